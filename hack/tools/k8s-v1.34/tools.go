@@ -1,0 +1,10 @@
+//go:build tools
+
+// Package tools pins the Kubernetes v1.34.3 commands that hack/tools/build.sh builds.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)

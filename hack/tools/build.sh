@@ -29,7 +29,7 @@ build() { # module-dir output package [ldflags]
 	mkdir -p "$(dirname "$out")"
 	echo "building $(basename "$out") $(basename "$(dirname "$out")") (cold builds take minutes)"
 	local start=$SECONDS
-	(cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
+	(cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
 	mv "$out.tmp" "$out"
 	echo "built $out in $((SECONDS - start))s"
 }

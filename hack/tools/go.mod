@@ -1,13 +1,17 @@
-// Module tools pins the generators and checkers slipway's Makefile runs (controller-gen). The
+// Module tools pins the generators and checkers slipway's Makefile runs (controller-gen, staticcheck). The
 // upstream Kubernetes and etcd binaries are built from the modules in k8s-v1.35, k8s-v1.34 and
 // etcd beside this file.
 module github.com/slipway-dev/slipway/hack/tools
 
-go 1.25.0
-
-require sigs.k8s.io/controller-tools v0.20.1
+go 1.26.0
 
 require (
+	honnef.co/go/tools v0.8.2
+	sigs.k8s.io/controller-tools v0.20.1
+)
+
+require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
@@ -29,12 +33,13 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/mod v0.31.0 // indirect
-	golang.org/x/net v0.48.0 // indirect
-	golang.org/x/sync v0.19.0 // indirect
-	golang.org/x/sys v0.39.0 // indirect
-	golang.org/x/text v0.32.0 // indirect
-	golang.org/x/tools v0.40.0 // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect

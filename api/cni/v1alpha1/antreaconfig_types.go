@@ -9,14 +9,14 @@ import (
 type AntreaConfigSpec struct {
 	// Antrea holds the package configuration.
 	// +optional
-	Antrea Antrea `json:"antrea,omitempty"`
+	Antrea Antrea `json:"antrea,omitempty,omitzero"`
 }
 
 // Antrea holds the antrea package configuration.
 type Antrea struct {
 	// AntreaConfigDataValue is the antrea configuration written into the data values.
 	// +optional
-	AntreaConfigDataValue AntreaConfigDataValue `json:"config,omitempty"`
+	AntreaConfigDataValue AntreaConfigDataValue `json:"config,omitempty,omitzero"`
 }
 
 // AntreaEgress configures Egress.
@@ -113,19 +113,19 @@ type AntreaIPSecCSRSigner struct {
 type AntreaConfigDataValue struct {
 	// Egress configuration.
 	// +optional
-	Egress AntreaEgress `json:"egress,omitempty"`
+	Egress AntreaEgress `json:"egress,omitempty,omitzero"`
 
 	// NodePortLocal configuration.
 	// +optional
-	NodePortLocal AntreaNodePortLocal `json:"nodePortLocal,omitempty"`
+	NodePortLocal AntreaNodePortLocal `json:"nodePortLocal,omitempty,omitzero"`
 
 	// AntreaProxy configuration.
 	// +optional
-	AntreaProxy AntreaProxy `json:"antreaProxy,omitempty"`
+	AntreaProxy AntreaProxy `json:"antreaProxy,omitempty,omitzero"`
 
 	// AntreaFlowExporter configuration.
 	// +optional
-	AntreaFlowExporter AntreaFlowExporter `json:"flowExporter,omitempty"`
+	AntreaFlowExporter AntreaFlowExporter `json:"flowExporter,omitempty,omitzero"`
 
 	// KubeAPIServerOverride is the API server address, overriding kubeconfig and in-cluster
 	// configuration.
@@ -134,19 +134,19 @@ type AntreaConfigDataValue struct {
 
 	// Multicast configuration.
 	// +optional
-	Multicast AntreaMulticast `json:"multicast,omitempty"`
+	Multicast AntreaMulticast `json:"multicast,omitempty,omitzero"`
 
 	// IPsec configuration.
 	// +optional
-	IPsec AntreaIPsec `json:"ipsec,omitempty"`
+	IPsec AntreaIPsec `json:"ipsec,omitempty,omitzero"`
 
 	// IPSecCSRSigner configuration.
 	// +optional
-	IPSecCSRSigner AntreaIPSecCSRSigner `json:"ipsecCSRSigner,omitempty"`
+	IPSecCSRSigner AntreaIPSecCSRSigner `json:"ipsecCSRSigner,omitempty,omitzero"`
 
 	// MultiCluster configuration.
 	// +optional
-	MultiCluster AntreaMultiCluster `json:"multicluster,omitempty"`
+	MultiCluster AntreaMultiCluster `json:"multicluster,omitempty,omitzero"`
 
 	// TransportInterface is the node interface used for tunnelling or routing.
 	// +optional
@@ -175,7 +175,7 @@ type AntreaConfigDataValue struct {
 
 	// WireGuard configuration.
 	// +optional
-	WireGuard AntreaWireGuard `json:"wireGuard,omitempty"`
+	WireGuard AntreaWireGuard `json:"wireGuard,omitempty,omitzero"`
 
 	// ServiceCIDR is the ClusterIP range of Services.
 	// +optional
@@ -226,15 +226,17 @@ type AntreaConfigDataValue struct {
 
 	// FeatureGates turns antrea features on and off.
 	// +optional
-	FeatureGates AntreaFeatureGates `json:"featureGates,omitempty"`
+	FeatureGates AntreaFeatureGates `json:"featureGates,omitempty,omitzero"`
 }
 
-// AntreaFeatureGates turns antrea features on and off. The JSON names are antrea's own.
+// AntreaFeatureGates turns antrea features on and off. The JSON names are antrea's own. Gates
+// that default to true are pointers, so that a typed client can turn them off (TKG's plain bools
+// drop an explicit false, which the API server then defaults back to true).
 type AntreaFeatureGates struct {
 	// AntreaProxy replaces kube-proxy for pod traffic.
 	// +optional
 	// +kubebuilder:default:=true
-	AntreaProxy bool `json:"AntreaProxy,omitempty"`
+	AntreaProxy *bool `json:"AntreaProxy,omitempty"`
 	// EndpointSlice makes AntreaProxy read EndpointSlices.
 	// +optional
 	// +kubebuilder:default:=false
@@ -242,7 +244,7 @@ type AntreaFeatureGates struct {
 	// AntreaPolicy enables Antrea-native policies.
 	// +optional
 	// +kubebuilder:default:=true
-	AntreaPolicy bool `json:"AntreaPolicy,omitempty"`
+	AntreaPolicy *bool `json:"AntreaPolicy,omitempty"`
 	// FlowExporter exports flow records.
 	// +optional
 	// +kubebuilder:default:=false
@@ -250,15 +252,15 @@ type AntreaFeatureGates struct {
 	// Egress enables SNAT IPs for pod egress traffic.
 	// +optional
 	// +kubebuilder:default:=true
-	Egress bool `json:"Egress,omitempty"`
+	Egress *bool `json:"Egress,omitempty"`
 	// NodePortLocal makes pods reachable through node ports.
 	// +optional
 	// +kubebuilder:default:=true
-	NodePortLocal bool `json:"NodePortLocal,omitempty"`
+	NodePortLocal *bool `json:"NodePortLocal,omitempty"`
 	// AntreaTraceflow enables Traceflow.
 	// +optional
 	// +kubebuilder:default:=true
-	AntreaTraceflow bool `json:"AntreaTraceflow,omitempty"`
+	AntreaTraceflow *bool `json:"AntreaTraceflow,omitempty"`
 	// NetworkPolicyStats collects network policy statistics.
 	// +optional
 	// +kubebuilder:default:=false

@@ -8,14 +8,14 @@ import (
 type CalicoConfigSpec struct {
 	// Calico holds the package configuration.
 	// +optional
-	Calico Calico `json:"calico,omitempty"`
+	Calico Calico `json:"calico,omitempty,omitzero"`
 }
 
 // Calico holds the calico package configuration.
 type Calico struct {
 	// Config is the calico configuration written into the data values.
 	// +optional
-	Config CalicoConfigDataValue `json:"config,omitempty"`
+	Config CalicoConfigDataValue `json:"config,omitempty,omitzero"`
 }
 
 // CalicoConfigDataValue is the calico configuration written into the package's data values.

@@ -13,7 +13,7 @@ type KappControllerConfigSpec struct {
 
 	// KappController configures the controller itself.
 	// +optional
-	KappController KappController `json:"kappController,omitempty"`
+	KappController KappController `json:"kappController,omitempty,omitzero"`
 }
 
 // KappController configures kapp-controller.
@@ -21,7 +21,7 @@ type KappController struct {
 	// CreateNamespace creates the namespace kapp-controller is deployed in.
 	// +optional
 	// +kubebuilder:default:=true
-	CreateNamespace bool `json:"createNamespace,omitempty"`
+	CreateNamespace *bool `json:"createNamespace,omitempty"`
 
 	// GlobalNamespace holds Package and PackageMetadata objects visible in every namespace.
 	// +optional
@@ -30,11 +30,11 @@ type KappController struct {
 
 	// Deployment configures kapp-controller's Deployment.
 	// +optional
-	Deployment KappDeployment `json:"deployment,omitempty"`
+	Deployment KappDeployment `json:"deployment,omitempty,omitzero"`
 
 	// Config is kapp-controller's own configuration.
 	// +optional
-	Config KappConfig `json:"config,omitempty"`
+	Config KappConfig `json:"config,omitempty,omitzero"`
 }
 
 // KappDeployment configures kapp-controller's Deployment.
@@ -42,7 +42,7 @@ type KappDeployment struct {
 	// HostNetwork runs the pod on the host network, as it must before a CNI is installed.
 	// +optional
 	// +kubebuilder:default:=true
-	HostNetwork bool `json:"hostNetwork,omitempty"`
+	HostNetwork *bool `json:"hostNetwork,omitempty"`
 
 	// PriorityClassName of the pod.
 	// +optional

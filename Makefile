@@ -1,0 +1,66 @@
+# slipway's build. `make test` is the one command that tests everything; it builds the upstream
+# binaries first when they are missing.
+
+SHELL := /usr/bin/env bash -o pipefail
+.DEFAULT_GOAL := build
+
+ROOT        := $(abspath .)
+BIN         := $(ROOT)/bin
+TOOLS_BIN   := $(BIN)/tools
+CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
+STATICCHECK := $(TOOLS_BIN)/staticcheck
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERSION)
+GO_TEST_FLAGS ?= -timeout 45m
+
+# The assets `make test` needs; hack/tools/build.sh skips what exists.
+ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \
+	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler,$(BIN)/k8s/$(v)/$(c)))
+
+.PHONY: build
+build: ## Build bin/slipway.
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)/slipway ./cmd/slipway
+
+.PHONY: assets
+assets: ## Build the upstream binaries (kube-apiserver, kube-controller-manager, kube-scheduler, etcd) into bin/.
+	hack/tools/build.sh
+
+$(ASSET_STAMPS):
+	hack/tools/build.sh
+
+$(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(STATICCHECK): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && go build -o $@ honnef.co/go/tools/cmd/staticcheck
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=config/crd/bases
+
+.PHONY: verify
+verify: generate ## Check that generated code is current, code is formatted, vetted and go.mod tidy.
+	@git diff --exit-code -- api config || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- api config; exit 1; }
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$bad" || { echo "not gofmt-formatted (run gofmt -w):"; echo "$$bad"; exit 1; }
+	go vet ./...
+	@for m in . hack/tools hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
+		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
+	done
+
+.PHONY: lint
+lint: $(STATICCHECK) ## Run staticcheck.
+	$(STATICCHECK) ./...
+
+.PHONY: test
+test: $(ASSET_STAMPS) ## Run unit and envtest tests (builds the upstream binaries first if missing).
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: clean
+clean: ## Remove bin/ except the upstream binaries, which take minutes to build.
+	rm -rf $(BIN)/slipway $(TOOLS_BIN)
+
+.PHONY: help
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'

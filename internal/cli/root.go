@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/slipway-dev/slipway/internal/cli/version"
+)
+
+// NewCommand returns the root `slipway` command.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "slipway",
+		Short: "Build and run Tanzu Kubernetes Grid compatible management and workload clusters",
+		Long: "slipway builds a Cluster API management cluster the way Tanzu Kubernetes Grid does, and creates,\n" +
+			"upgrades, scales and deletes workload clusters whose add-on packages come from a Kubernetes release.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.AddCommand(version.NewCommand(streams))
+	return cmd
+}

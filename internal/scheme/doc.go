@@ -1,0 +1,3 @@
+// Package scheme builds the runtime.Scheme that slipway's clients, controllers and tests share:
+// Kubernetes' built-in kinds, CRDs, Cluster API's kinds and slipway's TKG-compatible APIs.
+package scheme

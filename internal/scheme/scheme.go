@@ -1,0 +1,37 @@
+package scheme
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
+	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+)
+
+// New returns a scheme with every kind slipway reads or writes.
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		clusterv1.AddToScheme,
+		bootstrapv1.AddToScheme,
+		controlplanev1.AddToScheme,
+		runv1alpha3.AddToScheme,
+		cniv1alpha1.AddToScheme,
+		cpiv1alpha1.AddToScheme,
+		csiv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			// The schemes are built from static type lists; a failure is a programming error.
+			panic(err)
+		}
+	}
+	return s
+}

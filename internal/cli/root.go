@@ -4,6 +4,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/component"
+	"github.com/slipway-dev/slipway/internal/cli/local"
 	"github.com/slipway-dev/slipway/internal/cli/version"
 )
 
@@ -20,6 +22,10 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	cmd.AddCommand(version.NewCommand(streams))
+	cmd.AddCommand(
+		version.NewCommand(streams),
+		local.NewCommand(streams),
+		component.NewCommand(streams),
+	)
 	return cmd
 }

@@ -1,0 +1,47 @@
+// Package component holds `slipway component run NAME -- ARGS`, the entry point of slipway's
+// in-cluster components: the node agent of the local runtime runs it for pods whose image is a
+// component, and a component image runs it on a real cluster.
+package component
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/slipway-dev/slipway/internal/components"
+)
+
+// NewCommand returns `slipway component`.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	registry := components.Default()
+	cmd := &cobra.Command{Use: "component", Short: "Run slipway's in-cluster components"}
+	var podDir string
+	run := &cobra.Command{
+		Use:   "run NAME [-- ARGS...]",
+		Short: "Run a component with the container's arguments",
+		Long:  "Runs a component until SIGTERM. Components: " + strings.Join(registry.Names(), ", ") + ".",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := registry.Get(args[0])
+			if err != nil {
+				return err
+			}
+			ctrl.SetLogger(zap.New())
+			ctx := ctrl.SetupSignalHandler()
+			if err := c.Run(ctx, args[1:]); err != nil {
+				return fmt.Errorf("component %s: %w", c.Name, err)
+			}
+			return nil
+		},
+	}
+	// --pod-dir names the pod in the process list, so that deleting a cluster finds every
+	// process it started; the component reads its pod from the environment.
+	run.Flags().StringVar(&podDir, "pod-dir", "", "the pod's directory on the local runtime")
+	cmd.AddCommand(run)
+	_ = streams
+	return cmd
+}

@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+type createFlags struct {
+	kubernetesVersion string
+	controlPlaneNodes int
+	workerNodes       int
+	kubeconfig        string
+	wait              time.Duration
+	retain            bool
+}
+
+func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	f := &createFlags{}
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a local cluster",
+		Example: "  slipway local cluster create dev\n" +
+			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := localcluster.DefaultStore()
+			if err != nil {
+				return err
+			}
+			return store.Create(cmd.Context(), localcluster.CreateOptions{
+				Name:              args[0],
+				KubernetesVersion: f.kubernetesVersion,
+				ControlPlaneNodes: f.controlPlaneNodes,
+				WorkerNodes:       f.workerNodes,
+				Kubeconfig:        f.kubeconfig,
+				Wait:              f.wait,
+				Retain:            f.retain,
+				Out:               streams.Out,
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.kubernetesVersion, "kubernetes-version", assets.DefaultKubernetesVersion(), "Kubernetes version of the nodes")
+	cmd.Flags().IntVar(&f.controlPlaneNodes, "control-plane-nodes", 1, "number of control-plane nodes; several form one etcd cluster behind a load balancer")
+	cmd.Flags().IntVar(&f.workerNodes, "worker-nodes", 0, "number of worker nodes")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to merge the cluster's context into (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
+	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
+	return cmd
+}

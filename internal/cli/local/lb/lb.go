@@ -1,0 +1,48 @@
+// Package lb holds `slipway local lb run`, the load balancer process of a local cluster with
+// several control-plane nodes.
+package lb
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/lb"
+)
+
+// NewCommand returns `slipway local lb`.
+func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "lb", Short: "Load balancers of local clusters", Hidden: true}
+	var dir string
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Balance a local cluster's endpoint over its control-plane nodes until SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ctrl.SetLogger(zap.New())
+			spec, err := localcluster.ReadSpec(localcluster.Dirs{Root: dir})
+			if err != nil {
+				return err
+			}
+			if spec.LoadBalancerIP == "" {
+				return fmt.Errorf("cluster %s has one control-plane node and no load balancer", spec.Name)
+			}
+			var backends []string
+			for _, n := range spec.ControlPlane() {
+				backends = append(backends, net.JoinHostPort(n.IP, fmt.Sprint(localcluster.APIServerPort)))
+			}
+			ctx := ctrl.SetupSignalHandler()
+			listen := net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(localcluster.APIServerPort))
+			return lb.Run(ctrl.LoggerInto(ctx, ctrl.Log), listen, backends)
+		},
+	}
+	run.Flags().StringVar(&dir, "cluster-dir", "", "state directory of the cluster")
+	_ = run.MarkFlagRequired("cluster-dir")
+	cmd.AddCommand(run)
+	return cmd
+}

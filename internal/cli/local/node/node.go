@@ -1,0 +1,34 @@
+// Package node holds `slipway local node run`, the node agent's process, which
+// `slipway local cluster create` and `start` launch for each node.
+package node
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	localnode "github.com/slipway-dev/slipway/internal/local/node"
+)
+
+// NewCommand returns `slipway local node`.
+func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "node", Short: "Node agents of local clusters", Hidden: true}
+	opts := localnode.Options{}
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Run a node of a local cluster until SIGTERM (started by `slipway local cluster create`)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ctrl.SetLogger(zap.New())
+			ctx := ctrl.SetupSignalHandler()
+			return localnode.Run(ctrl.LoggerInto(ctx, ctrl.Log), opts)
+		},
+	}
+	run.Flags().StringVar(&opts.Node, "node", "", "name of the node")
+	run.Flags().StringVar(&opts.ClusterDir, "cluster-dir", "", "state directory of the cluster")
+	_ = run.MarkFlagRequired("node")
+	_ = run.MarkFlagRequired("cluster-dir")
+	cmd.AddCommand(run)
+	return cmd
+}

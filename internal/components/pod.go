@@ -1,0 +1,104 @@
+package components
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// The environment the node agent gives a component process, besides the pod's own.
+const (
+	// EnvPodDir is the pod's directory on the host.
+	EnvPodDir = "SLIPWAY_POD_DIR"
+	// EnvPodIP is the pod's loopback address; servers bind to it.
+	EnvPodIP = "SLIPWAY_POD_IP"
+	// EnvMounts maps the container's mount paths to host paths, as JSON.
+	EnvMounts = "SLIPWAY_MOUNTS"
+)
+
+// serviceAccountDir is where Kubernetes mounts a pod's token, CA and namespace.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// Pod is what a component knows of the pod it runs in. In a container on a real cluster it is
+// empty and every path and address is used as given.
+type Pod struct {
+	// Dir is the pod's directory on the host.
+	Dir string
+	// IP is the pod's address.
+	IP string
+	// Mounts maps mount paths to host paths.
+	Mounts map[string]string
+}
+
+// CurrentPod reads the pod the process runs in from its environment.
+func CurrentPod() (Pod, error) {
+	p := Pod{Dir: os.Getenv(EnvPodDir), IP: os.Getenv(EnvPodIP), Mounts: map[string]string{}}
+	if raw := os.Getenv(EnvMounts); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &p.Mounts); err != nil {
+			return Pod{}, fmt.Errorf("failed to read %s: %w", EnvMounts, err)
+		}
+	}
+	return p, nil
+}
+
+// Path returns where a path inside the container is on the host: the mount with the longest
+// matching prefix decides.
+func (p Pod) Path(containerPath string) string {
+	var prefixes []string
+	for m := range p.Mounts {
+		prefixes = append(prefixes, m)
+	}
+	sort.Slice(prefixes, func(i, j int) bool { return len(prefixes[i]) > len(prefixes[j]) })
+	clean := filepath.Clean(containerPath)
+	for _, m := range prefixes {
+		if clean == m || strings.HasPrefix(clean, strings.TrimSuffix(m, "/")+"/") {
+			return filepath.Join(p.Mounts[m], strings.TrimPrefix(clean, m))
+		}
+	}
+	if p.Dir != "" && filepath.IsAbs(clean) {
+		// Unmounted paths live in the pod's own root, as a container's writable layer.
+		return filepath.Join(p.Dir, "root", clean)
+	}
+	return containerPath
+}
+
+// BindAddress turns a listen address such as ":9443" into one on the pod's address, since
+// every pod on the local runtime shares the host's network.
+func (p Pod) BindAddress(addr string) string {
+	if p.IP == "" || addr == "0" {
+		return addr
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return net.JoinHostPort(p.IP, port)
+}
+
+// RestConfig returns the in-cluster configuration: the service-account token and CA from the
+// pod's mount and the API endpoint from KUBERNETES_SERVICE_HOST and _PORT.
+func (p Pod) RestConfig() (*rest.Config, error) {
+	if p.Dir == "" {
+		return ctrl.GetConfig()
+	}
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return nil, fmt.Errorf("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set")
+	}
+	tokenFile := p.Path(filepath.Join(serviceAccountDir, "token"))
+	if _, err := os.Stat(tokenFile); err != nil {
+		return nil, fmt.Errorf("no service-account token: %w", err)
+	}
+	return &rest.Config{
+		Host:            "https://" + net.JoinHostPort(host, port),
+		BearerTokenFile: tokenFile,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: p.Path(filepath.Join(serviceAccountDir, "ca.crt"))},
+	}, nil
+}

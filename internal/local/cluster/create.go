@@ -1,0 +1,307 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// CreateOptions are what `slipway local cluster create` takes.
+type CreateOptions struct {
+	Name              string
+	KubernetesVersion string
+	ControlPlaneNodes int
+	WorkerNodes       int
+	// Kubeconfig is the file the cluster's context is merged into; empty means kubectl's.
+	Kubeconfig string
+	// Wait is how long to wait for the nodes to be Ready; zero does not wait.
+	Wait time.Duration
+	// Retain keeps the cluster's processes and state when creation fails, for inspection.
+	Retain bool
+	// CAs are the cluster's authorities; nil generates them.
+	CAs *pki.CAs
+	// Executable is the slipway binary that runs the node agents; empty means this one.
+	Executable string
+	// Out receives the progress lines.
+	Out io.Writer
+}
+
+// validate checks the options and the host before anything starts.
+func (s Store) validate(opts *CreateOptions) error {
+	if errs := validation.IsDNS1123Label(opts.Name); len(errs) > 0 {
+		return fmt.Errorf("invalid cluster name %q: %s", opts.Name, strings.Join(errs, "; "))
+	}
+	if len(opts.Name) > 40 {
+		return fmt.Errorf("invalid cluster name %q: at most 40 characters, so that node names stay valid", opts.Name)
+	}
+	if opts.KubernetesVersion == "" {
+		opts.KubernetesVersion = assets.DefaultKubernetesVersion()
+	}
+	if opts.ControlPlaneNodes < 1 {
+		return fmt.Errorf("--control-plane-nodes is %d: a cluster needs at least one control-plane node", opts.ControlPlaneNodes)
+	}
+	if opts.WorkerNodes < 0 {
+		return fmt.Errorf("--worker-nodes is %d: use 0 or more", opts.WorkerNodes)
+	}
+	if _, err := os.Stat(s.Dirs(opts.Name).Root); err == nil {
+		return fmt.Errorf("local cluster %q already exists: delete it with `slipway local cluster delete %s` or choose another name", opts.Name, opts.Name)
+	}
+	if !slices.Contains(assets.KubernetesVersions, opts.KubernetesVersion) {
+		return fmt.Errorf("--kubernetes-version %q is not supported: use one of %s", opts.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
+	}
+	return nil
+}
+
+// ensureNodeImage checks that the binaries a node of this version runs are built.
+func ensureNodeImage(version string) error {
+	set, err := assets.Find()
+	if err != nil {
+		return err
+	}
+	for _, bin := range []string{assets.KubeAPIServer, assets.KubeControllerManager, assets.KubeScheduler} {
+		if _, err := set.Kubernetes(version, bin); err != nil {
+			return err
+		}
+	}
+	_, err = set.EtcdPath()
+	return err
+}
+
+// checkPorts fails when a port the cluster needs is taken.
+func checkPorts(spec *Spec) error {
+	var addrs []string
+	if spec.LoadBalancerIP != "" {
+		addrs = append(addrs, net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(APIServerPort)))
+	}
+	for _, n := range spec.Nodes {
+		ports := []int{KubeletPort}
+		if n.Role == RoleControlPlane {
+			ports = append(ports, APIServerPort, EtcdPort, EtcdPeerPort, KCMPort, SchedulerPort)
+		}
+		for _, p := range ports {
+			addrs = append(addrs, net.JoinHostPort(n.IP, fmt.Sprint(p)))
+		}
+	}
+	for _, addr := range addrs {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("port %s is in use by another process: stop it, or delete the local cluster that uses it: %w", addr, err)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// progress prints kind's step lines.
+type progress struct {
+	out   io.Writer
+	start time.Time
+}
+
+func (p *progress) step(msg string, f func() error) error {
+	fmt.Fprintf(p.out, " • %s ...\n", msg)
+	if err := f(); err != nil {
+		fmt.Fprintf(p.out, " ✗ %s\n", msg)
+		return err
+	}
+	fmt.Fprintf(p.out, " ✓ %s\n", msg)
+	return nil
+}
+
+// Create builds a local cluster and merges its context into the kubeconfig.
+func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
+	if err := s.validate(&opts); err != nil {
+		return err
+	}
+	index, err := s.freeIndex()
+	if err != nil {
+		return err
+	}
+	spec := NewSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	if err := checkPorts(spec); err != nil {
+		return err
+	}
+	if opts.Executable == "" {
+		if opts.Executable, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	dirs := s.Dirs(opts.Name)
+	p := &progress{out: opts.Out, start: time.Now()}
+	fmt.Fprintf(opts.Out, "Creating cluster %q ...\n", opts.Name)
+	// Nothing has started before the binaries are known to be there.
+	if err := p.step(fmt.Sprintf("Ensuring node image (slipway local runtime, Kubernetes %s) 🖼", spec.KubernetesVersion), func() error {
+		return ensureNodeImage(spec.KubernetesVersion)
+	}); err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if opts.Retain {
+			fmt.Fprintf(opts.Out, "Creation failed; the cluster is kept for inspection (--retain): logs are in %s\n", dirs.Root)
+			return
+		}
+		if derr := s.Delete(opts.Name, ""); derr != nil {
+			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
+		}
+	}()
+
+	if err := p.step("Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs) }); err != nil {
+		return err
+	}
+	if err := p.step("Writing configuration 📜", func() error { return s.writeConfiguration(dirs, spec) }); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", dirs.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	values := newManifestValues(spec, cfg.CAData)
+	if err := p.step("Starting control-plane 🕹️", func() error {
+		if err := s.startProcesses(dirs, spec, opts.Executable); err != nil {
+			return err
+		}
+		if err := waitForAPI(ctx, cfg, 3*time.Minute); err != nil {
+			return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(spec.ControlPlane()[0].Name))
+		}
+		if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
+			return err
+		}
+		return applyManifest(ctx, c, ManifestAddons, values)
+	}); err != nil {
+		return err
+	}
+	if err := p.step("Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
+		return err
+	}
+	if err := p.step("Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
+		return err
+	}
+	if opts.WorkerNodes > 0 {
+		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec, false, 3*time.Minute) }); err != nil {
+			return err
+		}
+	}
+	if opts.Wait > 0 {
+		if err := p.step(fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
+			return waitForNodes(ctx, cfg, spec, true, opts.Wait)
+		}); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Out, " • Ready after %s 💚\n", time.Since(p.start).Round(time.Second))
+	}
+	path := opts.Kubeconfig
+	if path == "" {
+		path = DefaultKubeconfigPath()
+	}
+	if err := s.MergeKubeconfig(opts.Name, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "Set kubectl context to %q\nYou can now use your cluster with:\n\nkubectl cluster-info --context %s --kubeconfig %s\n",
+		ContextName(opts.Name), ContextName(opts.Name), path)
+	return nil
+}
+
+// prepare writes the spec, the CAs and every node's certificates.
+func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs) error {
+	if err := WriteSpec(dirs, spec); err != nil {
+		return err
+	}
+	var err error
+	if cas == nil {
+		if cas, err = pki.GenerateCAs(); err != nil {
+			return err
+		}
+	}
+	if err := cas.Write(dirs.PKI()); err != nil {
+		return err
+	}
+	for _, n := range spec.Nodes {
+		if err := PrepareNode(dirs, spec, n, cas); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeConfiguration writes the administrator kubeconfig.
+func (s Store) writeConfiguration(dirs Dirs, spec *Spec) error {
+	cas, err := pki.ReadCAs(dirs.PKI())
+	if err != nil {
+		return err
+	}
+	return pki.WriteKubeconfig(dirs.Kubeconfig(), cas, spec.Name, spec.Endpoint(), "kubernetes-admin", []string{"system:masters"})
+}
+
+// waitForAPI waits until the API server answers /readyz.
+func waitForAPI(ctx context.Context, cfg *rest.Config, timeout time.Duration) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && strings.TrimSpace(string(body)) == "ok", nil
+	})
+}
+
+// waitForNodes waits until every node (or every control-plane node) is registered and Ready.
+func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlaneOnly bool, timeout time.Duration) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	want := spec.Nodes
+	if controlPlaneOnly {
+		want = spec.ControlPlane()
+	}
+	var notReady []string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		notReady = nil
+		for _, n := range want {
+			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil || !nodeReady(node) {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		return len(notReady) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes %s are not Ready: %w", strings.Join(notReady, ", "), err)
+	}
+	return nil
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

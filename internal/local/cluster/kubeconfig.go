@@ -1,0 +1,100 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ContextName is the kubeconfig context of a local cluster, as kind names its kind-NAME.
+func ContextName(cluster string) string { return "slipway-" + cluster }
+
+// DefaultKubeconfigPath returns where kubectl reads its configuration: the first path of
+// $KUBECONFIG, else ~/.kube/config.
+func DefaultKubeconfigPath() string {
+	if paths := filepath.SplitList(os.Getenv("KUBECONFIG")); len(paths) > 0 && paths[0] != "" {
+		return paths[0]
+	}
+	return clientcmd.RecommendedHomeFile
+}
+
+// Kubeconfig returns the administrator kubeconfig of a cluster with its entries named
+// slipway-NAME.
+func (s Store) Kubeconfig(name string) (*clientcmdapi.Config, error) {
+	if _, err := s.Get(name); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.LoadFromFile(s.Dirs(name).Kubeconfig())
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the kubeconfig of %s: %w", name, err)
+	}
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	if ctx == nil {
+		return nil, fmt.Errorf("the kubeconfig of %s has no current context", name)
+	}
+	n := ContextName(name)
+	return &clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{n: cfg.Clusters[ctx.Cluster]},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{n: cfg.AuthInfos[ctx.AuthInfo]},
+		Contexts:       map[string]*clientcmdapi.Context{n: {Cluster: n, AuthInfo: n}},
+		CurrentContext: n,
+	}, nil
+}
+
+// MergeKubeconfig adds the cluster's context to the kubeconfig at path and makes it current.
+func (s Store) MergeKubeconfig(name, path string) error {
+	add, err := s.Kubeconfig(name)
+	if err != nil {
+		return err
+	}
+	existing, err := loadOrEmpty(path)
+	if err != nil {
+		return err
+	}
+	n := ContextName(name)
+	existing.Clusters[n] = add.Clusters[n]
+	existing.AuthInfos[n] = add.AuthInfos[n]
+	existing.Contexts[n] = add.Contexts[n]
+	existing.CurrentContext = n
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*existing, path)
+}
+
+// RemoveFromKubeconfig removes the cluster's context from the kubeconfig at path.
+func RemoveFromKubeconfig(name, path string) error {
+	existing, err := clientcmd.LoadFromFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n := ContextName(name)
+	if _, ok := existing.Contexts[n]; !ok {
+		return nil
+	}
+	delete(existing.Clusters, n)
+	delete(existing.AuthInfos, n)
+	delete(existing.Contexts, n)
+	if existing.CurrentContext == n {
+		existing.CurrentContext = ""
+	}
+	return clientcmd.WriteToFile(*existing, path)
+}
+
+func loadOrEmpty(path string) (*clientcmdapi.Config, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return clientcmdapi.NewConfig(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Roles of nodes.
+const (
+	RoleControlPlane = "control-plane"
+	RoleWorker       = "worker"
+)
+
+// Ports every control-plane node listens on, on its own loopback address.
+const (
+	APIServerPort = 6443
+	EtcdPort      = 2379
+	EtcdPeerPort  = 2380
+	KubeletPort   = 10250
+	KCMPort       = 10257
+	SchedulerPort = 10259
+)
+
+// Defaults of the cluster network.
+const (
+	ServiceCIDR    = "10.96.0.0/16"
+	ServiceIP      = "10.96.0.1"
+	DNSServiceIP   = "10.96.0.10"
+	DNSDomain      = "cluster.local"
+	SpecFile       = "cluster.json"
+	KubeconfigFile = "kubeconfig"
+)
+
+// Spec is what a local cluster is made of; it is written once at creation.
+type Spec struct {
+	// Name of the cluster.
+	Name string `json:"name"`
+	// KubernetesVersion every node runs.
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Index chooses the cluster's loopback block 127.<Index>.0.0/16.
+	Index int `json:"index"`
+	// LoadBalancerIP fronts several control-plane nodes; empty with one.
+	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`
+	// Nodes of the cluster, control-plane nodes first.
+	Nodes []NodeSpec `json:"nodes"`
+}
+
+// NodeSpec is one node.
+type NodeSpec struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	// IP is the node's own loopback address.
+	IP string `json:"ip"`
+	// PodCIDR is the loopback range the node's pods take their addresses from.
+	PodCIDR string `json:"podCIDR"`
+}
+
+// EndpointHost returns the address clients reach the API server at.
+func (s *Spec) EndpointHost() string {
+	if s.LoadBalancerIP != "" {
+		return s.LoadBalancerIP
+	}
+	return s.ControlPlane()[0].IP
+}
+
+// Endpoint returns the API server URL.
+func (s *Spec) Endpoint() string {
+	return fmt.Sprintf("https://%s", net.JoinHostPort(s.EndpointHost(), fmt.Sprint(APIServerPort)))
+}
+
+// ControlPlane returns the control-plane nodes.
+func (s *Spec) ControlPlane() []NodeSpec {
+	var nodes []NodeSpec
+	for _, n := range s.Nodes {
+		if n.Role == RoleControlPlane {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
+}
+
+// Node returns the node with the given name.
+func (s *Spec) Node(name string) (NodeSpec, bool) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeSpec{}, false
+}
+
+// EtcdInitialCluster returns etcd's --initial-cluster value for the control-plane nodes.
+func (s *Spec) EtcdInitialCluster() string {
+	var members []string
+	for _, n := range s.ControlPlane() {
+		members = append(members, fmt.Sprintf("%s=https://%s", n.Name, net.JoinHostPort(n.IP, fmt.Sprint(EtcdPeerPort))))
+	}
+	return strings.Join(members, ",")
+}
+
+// NewSpec lays out a cluster: node names as kind names them (NAME-control-plane,
+// NAME-control-plane2, NAME-worker, …), node addresses 127.<index>.0.2 onwards, the load balancer
+// (with several control-plane nodes) at 127.<index>.0.1, and each node's pods in
+// 127.<index>.<ordinal+1>.0/24.
+func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
+	s := &Spec{Name: name, KubernetesVersion: version, Index: index}
+	if controlPlanes > 1 {
+		s.LoadBalancerIP = fmt.Sprintf("127.%d.0.1", index)
+	}
+	add := func(role, base string, count int) {
+		for i := 1; i <= count; i++ {
+			nodeName := fmt.Sprintf("%s-%s", name, base)
+			if i > 1 {
+				nodeName = fmt.Sprintf("%s%d", nodeName, i)
+			}
+			ordinal := len(s.Nodes) + 1
+			s.Nodes = append(s.Nodes, NodeSpec{
+				Name:    nodeName,
+				Role:    role,
+				IP:      fmt.Sprintf("127.%d.0.%d", index, ordinal+1),
+				PodCIDR: fmt.Sprintf("127.%d.%d.0/24", index, ordinal),
+			})
+		}
+	}
+	add(RoleControlPlane, "control-plane", controlPlanes)
+	add(RoleWorker, "worker", workers)
+	return s
+}
+
+// Dirs are the paths of one cluster's state.
+type Dirs struct {
+	// Root is the cluster's directory.
+	Root string
+}
+
+// Spec returns the path of the cluster's spec.
+func (d Dirs) Spec() string { return filepath.Join(d.Root, SpecFile) }
+
+// PKI returns the cluster-wide pki directory (the CAs).
+func (d Dirs) PKI() string { return filepath.Join(d.Root, "pki") }
+
+// Kubeconfig returns the path of the administrator kubeconfig.
+func (d Dirs) Kubeconfig() string { return filepath.Join(d.Root, KubeconfigFile) }
+
+// Node returns the directory of a node.
+func (d Dirs) Node(name string) string { return filepath.Join(d.Root, "nodes", name) }
+
+// NodePKI returns a node's pki directory in kubeadm's layout.
+func (d Dirs) NodePKI(name string) string { return filepath.Join(d.Node(name), "pki") }
+
+// NodeLogs returns a node's log directory.
+func (d Dirs) NodeLogs(name string) string { return filepath.Join(d.Node(name), "logs") }
+
+// NodePID returns the pid file of a node's agent.
+func (d Dirs) NodePID(name string) string { return filepath.Join(d.Node(name), "agent.pid") }
+
+// LoadBalancerPID returns the pid file of the load balancer.
+func (d Dirs) LoadBalancerPID() string { return filepath.Join(d.Root, "lb.pid") }
+
+// LoadBalancerLog returns the log of the load balancer.
+func (d Dirs) LoadBalancerLog() string { return filepath.Join(d.Root, "lb.log") }
+
+// ReadSpec loads a cluster's spec.
+func ReadSpec(d Dirs) (*Spec, error) {
+	data, err := os.ReadFile(d.Spec())
+	if err != nil {
+		return nil, err
+	}
+	var s Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", d.Spec(), err)
+	}
+	return &s, nil
+}
+
+// WriteSpec stores a cluster's spec.
+func WriteSpec(d Dirs, s *Spec) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.Root, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(d.Spec(), data, 0o600)
+}

@@ -1,0 +1,56 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slipway-dev/slipway/internal/local/proc"
+)
+
+// State is what `list` says of a cluster.
+type State struct {
+	Spec *Spec
+	// NodesRunning counts the nodes whose agent runs.
+	NodesRunning int
+	// LoadBalancerRunning is true when the cluster needs no load balancer or it runs.
+	LoadBalancerRunning bool
+}
+
+// Status is Running, Stopped or Degraded with what is down.
+func (s State) Status() string {
+	total := len(s.Spec.Nodes)
+	switch {
+	case s.NodesRunning == total && s.LoadBalancerRunning:
+		return "Running"
+	case s.NodesRunning == 0:
+		return "Stopped"
+	default:
+		var down []string
+		if s.NodesRunning < total {
+			down = append(down, fmt.Sprintf("%d/%d nodes running", s.NodesRunning, total))
+		}
+		if !s.LoadBalancerRunning {
+			down = append(down, "load balancer stopped")
+		}
+		return "Degraded (" + strings.Join(down, ", ") + ")"
+	}
+}
+
+// agentMarker is what a node agent's arguments contain.
+func agentMarker(dirs Dirs, node string) string {
+	return "--node " + node + " --cluster-dir " + dirs.Root
+}
+
+func lbMarker(dirs Dirs) string { return "lb run --cluster-dir " + dirs.Root }
+
+// Inspect reports which of a cluster's processes run.
+func (s Store) Inspect(spec *Spec) State {
+	dirs := s.Dirs(spec.Name)
+	st := State{Spec: spec, LoadBalancerRunning: spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs))}
+	for _, n := range spec.Nodes {
+		if proc.Alive(dirs.NodePID(n.Name), agentMarker(dirs, n.Name)) {
+			st.NodesRunning++
+		}
+	}
+	return st
+}

@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// HomeEnv names the environment variable that overrides slipway's state directory.
+const HomeEnv = "SLIPWAY_HOME"
+
+// Home returns slipway's state directory: $SLIPWAY_HOME, else slipway/ in the user's config
+// directory (~/.config/slipway).
+func Home() (string, error) {
+	if h := os.Getenv(HomeEnv); h != "" {
+		return h, nil
+	}
+	config, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the user's config directory (set %s): %w", HomeEnv, err)
+	}
+	return filepath.Join(config, "slipway"), nil
+}
+
+// Store is the directory that holds every local cluster.
+type Store struct {
+	// Root holds one directory per cluster.
+	Root string
+}
+
+// DefaultStore returns the store in slipway's state directory.
+func DefaultStore() (Store, error) {
+	home, err := Home()
+	if err != nil {
+		return Store{}, err
+	}
+	return Store{Root: filepath.Join(home, "local")}, nil
+}
+
+// Dirs returns the directories of a cluster.
+func (s Store) Dirs(name string) Dirs { return Dirs{Root: filepath.Join(s.Root, name)} }
+
+// ErrNotFound says a cluster does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Get returns a cluster's spec.
+func (s Store) Get(name string) (*Spec, error) {
+	spec, err := ReadSpec(s.Dirs(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
+	}
+	return spec, err
+}
+
+// List returns the specs of every cluster, by name.
+func (s Store) List() ([]*Spec, error) {
+	entries, err := os.ReadDir(s.Root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var specs []*Spec
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		spec, err := ReadSpec(s.Dirs(e.Name()))
+		if err != nil {
+			continue // a cluster still being created or half deleted
+		}
+		specs = append(specs, spec)
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	return specs, nil
+}
+
+// freeIndex returns the lowest address block no cluster uses.
+func (s Store) freeIndex() (int, error) {
+	specs, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	used := map[int]bool{}
+	for _, spec := range specs {
+		used[spec.Index] = true
+	}
+	for i := 1; i < 255; i++ {
+		if !used[i] {
+			return i, nil
+		}
+	}
+	return 0, errors.New("every loopback block 127.1-254.0.0/16 is taken: delete a local cluster first")
+}

@@ -1,0 +1,151 @@
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// leafValidity is how long issued certificates last, as kubeadm's default (CAs last ten years).
+const leafValidity = 365 * 24 * time.Hour
+
+// KeyPair is a certificate and its private key.
+type KeyPair struct {
+	Cert *x509.Certificate
+	Key  crypto.Signer
+}
+
+// CertPEM returns the certificate in PEM.
+func (kp *KeyPair) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: kp.Cert.Raw})
+}
+
+// KeyPEM returns the private key in PEM.
+func (kp *KeyPair) KeyPEM() ([]byte, error) { return keyutil.MarshalPrivateKeyToPEM(kp.Key) }
+
+// NewKey returns a new private key.
+func NewKey() (crypto.Signer, error) {
+	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+}
+
+// NewCA returns a new self-signed CA.
+func NewCA(commonName string) (*KeyPair, error) {
+	key, err := NewKey()
+	if err != nil {
+		return nil, err
+	}
+	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: commonName}, key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create CA %s: %w", commonName, err)
+	}
+	return &KeyPair{Cert: cert, Key: key}, nil
+}
+
+// ParseKeyPair reads a PEM certificate and key, such as a Cluster API CA secret's tls.crt and
+// tls.key.
+func ParseKeyPair(certPEM, keyPEM []byte) (*KeyPair, error) {
+	certs, err := certutil.ParseCertsPEM(certPEM)
+	if err != nil {
+		return nil, fmt.Errorf("failed to parse certificate: %w", err)
+	}
+	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("failed to parse private key: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("private key cannot sign")
+	}
+	return &KeyPair{Cert: certs[0], Key: signer}, nil
+}
+
+// CertSpec is what a leaf certificate says.
+type CertSpec struct {
+	CommonName   string
+	Organization []string
+	DNSNames     []string
+	IPs          []net.IP
+	Usages       []x509.ExtKeyUsage
+}
+
+// Issue signs a new leaf certificate with the CA.
+func (ca *KeyPair) Issue(spec CertSpec) (*KeyPair, error) {
+	key, err := NewKey()
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).SetInt64(math.MaxInt64))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
+		DNSNames:     spec.DNSNames,
+		IPAddresses:  spec.IPs,
+		NotBefore:    now.Add(-5 * time.Minute),
+		NotAfter:     now.Add(leafValidity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  spec.Usages,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to sign certificate %s: %w", spec.CommonName, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &KeyPair{Cert: cert, Key: key}, nil
+}
+
+// Write stores the pair as <base>.crt and <base>.key.
+func (kp *KeyPair) Write(base string) error {
+	keyPEM, err := kp.KeyPEM()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(base+".crt", kp.CertPEM(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(base+".key", keyPEM, 0o600)
+}
+
+// Read loads <base>.crt and <base>.key.
+func Read(base string) (*KeyPair, error) {
+	certPEM, err := os.ReadFile(base + ".crt")
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(base + ".key")
+	if err != nil {
+		return nil, err
+	}
+	return ParseKeyPair(certPEM, keyPEM)
+}
+
+// Usages of leaf certificates.
+var (
+	ServerUsage       = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	ClientUsage       = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	ServerClientUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+)

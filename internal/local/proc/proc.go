@@ -1,0 +1,144 @@
+// Package proc starts and finds the processes of the local runtime: detached node agents and
+// load balancers that outlive the CLI, and the supervised children of a node agent.
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// SpawnDetached starts the command in a session of its own, with output appended to logPath,
+// writes its pid to pidPath and returns without waiting: the process outlives its parent.
+func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return 0, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("failed to start %s: %w", args[0], err)
+	}
+	pid := cmd.Process.Pid
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		return 0, err
+	}
+	// Reap the child if it exits while this process still runs.
+	go func() { _ = cmd.Wait() }()
+	return pid, nil
+}
+
+// ReadPID returns the pid in a pid file, or 0.
+func ReadPID(pidPath string) int {
+	data, err := os.ReadFile(pidPath)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// Cmdline returns the arguments of a running process, or nil when it does not run.
+func Cmdline(pid int) []string {
+	if pid <= 0 {
+		return nil
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	if isZombie(pid) {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+}
+
+func isZombie(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z'
+}
+
+// Alive reports whether the process in pidPath runs and its arguments mention marker, which
+// guards against a reused pid.
+func Alive(pidPath, marker string) bool {
+	pid := ReadPID(pidPath)
+	args := Cmdline(pid)
+	return args != nil && strings.Contains(strings.Join(args, " "), marker)
+}
+
+// Mentioning returns the pids of running processes whose arguments mention marker, such as a
+// cluster's directory, except this process.
+func Mentioning(marker string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if args := Cmdline(pid); args != nil && strings.Contains(strings.Join(args, "\x00"), marker) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Terminate sends SIGTERM to the processes, waits up to grace for them to exit and kills those
+// still running. It returns an error naming any that survive.
+func Terminate(pids []int, grace time.Duration) error {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if len(running(pids)) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, pid := range running(pids) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if left := running(pids); len(left) > 0 {
+		return fmt.Errorf("processes %v survive SIGKILL", left)
+	}
+	return nil
+}
+
+func running(pids []int) []int {
+	var alive []int
+	for _, pid := range pids {
+		if Cmdline(pid) != nil {
+			alive = append(alive, pid)
+		}
+	}
+	return alive
+}
+
+// ErrNotRunning says a process is not running.
+var ErrNotRunning = errors.New("not running")

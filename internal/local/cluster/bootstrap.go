@@ -49,7 +49,7 @@ func newManifestValues(spec *Spec, caPEM []byte) manifestValues {
 		DNSDomain:         DNSDomain,
 		DNSServiceIP:      DNSServiceIP,
 		ServiceCIDR:       ServiceCIDR,
-		PodSubnet:         fmt.Sprintf("127.%d.0.0/16", spec.Index),
+		PodSubnet:         PodSubnet,
 		CAData:            base64.StdEncoding.EncodeToString(caPEM),
 	}
 }

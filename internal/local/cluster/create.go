@@ -203,13 +203,13 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		return err
 	}
 	if opts.WorkerNodes > 0 {
-		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec, false, 3*time.Minute) }); err != nil {
+		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec, false, p.start, 3*time.Minute) }); err != nil {
 			return err
 		}
 	}
 	if opts.Wait > 0 {
 		if err := p.step(fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
-			return waitForNodes(ctx, cfg, spec, true, opts.Wait)
+			return waitForNodes(ctx, cfg, spec, true, p.start, opts.Wait)
 		}); err != nil {
 			return err
 		}
@@ -270,8 +270,9 @@ func waitForAPI(ctx context.Context, cfg *rest.Config, timeout time.Duration) er
 	})
 }
 
-// waitForNodes waits until every node (or every control-plane node) is registered and Ready.
-func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlaneOnly bool, timeout time.Duration) error {
+// waitForNodes waits until every node (or every control-plane node) is registered and Ready,
+// with a heartbeat since the given time.
+func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlaneOnly bool, since time.Time, timeout time.Duration) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -285,7 +286,7 @@ func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlan
 		notReady = nil
 		for _, n := range want {
 			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-			if err != nil || !nodeReady(node) {
+			if err != nil || !nodeReady(node, since) {
 				notReady = append(notReady, n.Name)
 			}
 		}
@@ -297,10 +298,10 @@ func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlan
 	return nil
 }
 
-func nodeReady(node *corev1.Node) bool {
+func nodeReady(node *corev1.Node, since time.Time) bool {
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+			return c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(since.Truncate(time.Second))
 		}
 	}
 	return false

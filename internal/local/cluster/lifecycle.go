@@ -53,6 +53,7 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 		}
 	}
 	dirs := s.Dirs(name)
+	started := time.Now()
 	if err := s.startProcesses(dirs, spec, exe); err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 	if err := waitForAPI(ctx, cfg, timeout); err != nil {
 		return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.Root)
 	}
-	return waitForNodes(ctx, cfg, spec, false, timeout)
+	return waitForNodes(ctx, cfg, spec, false, started, timeout)
 }
 
 // Delete stops every process of a cluster, removes its state and, when kubeconfig is not empty,

@@ -23,7 +23,7 @@ func PrepareNode(dirs Dirs, spec *Spec, node NodeSpec, cas *pki.CAs) error {
 	ip := net.ParseIP(node.IP)
 	if node.Role == RoleControlPlane {
 		err := pki.WriteControlPlane(pkiDir, cas, pki.ControlPlaneSpec{
-			Node:       pki.Node{Name: node.Name, IP: ip},
+			Node:       pki.Node{Name: node.Name, IP: ip, Address: net.ParseIP(node.Address)},
 			EndpointIP: net.ParseIP(spec.EndpointHost()),
 			ServiceIP:  net.ParseIP(ServiceIP),
 		})
@@ -43,7 +43,7 @@ func PrepareNode(dirs Dirs, spec *Spec, node NodeSpec, cas *pki.CAs) error {
 		return err
 	}
 	serving, err := cas.Cluster.Issue(pki.CertSpec{
-		CommonName: node.Name, DNSNames: []string{node.Name}, IPs: []net.IP{ip}, Usages: pki.ServerUsage,
+		CommonName: node.Name, DNSNames: []string{node.Name}, IPs: []net.IP{ip, net.ParseIP(node.Address)}, Usages: pki.ServerUsage,
 	})
 	if err != nil {
 		return err

@@ -49,14 +49,22 @@ type Spec struct {
 	Nodes []NodeSpec `json:"nodes"`
 }
 
-// NodeSpec is one node.
+// NodeSpec is one node. A node and its pods each have two addresses: a loopback address its
+// processes listen on, and the network address Kubernetes shows (Node InternalIP, pod IP), which
+// Kubernetes requires not to be loopback. Nothing dials a network address: the API server's
+// cluster traffic goes through the node agent's egress proxy, which translates it to loopback.
 type NodeSpec struct {
 	Name string `json:"name"`
 	Role string `json:"role"`
-	// IP is the node's own loopback address.
+	// IP is the node's loopback address, which its processes listen on.
 	IP string `json:"ip"`
-	// PodCIDR is the loopback range the node's pods take their addresses from.
+	// Address is the node's network address, its InternalIP.
+	Address string `json:"address"`
+	// PodCIDR is the network range of the node's pods.
 	PodCIDR string `json:"podCIDR"`
+	// PodLoopbackCIDR is the loopback range the node's pods listen on; the host part of a pod's
+	// network address is the host part of its loopback address.
+	PodLoopbackCIDR string `json:"podLoopbackCIDR"`
 }
 
 // EndpointHost returns the address clients reach the API server at.
@@ -102,10 +110,16 @@ func (s *Spec) EtcdInitialCluster() string {
 	return strings.Join(members, ",")
 }
 
+// Network ranges a local cluster shows, as kind's: nodes in 172.18.<index>.0/24 and pods in
+// 10.244.0.0/16, one /24 a node.
+const (
+	PodSubnet = "10.244.0.0/16"
+)
+
 // NewSpec lays out a cluster: node names as kind names them (NAME-control-plane,
-// NAME-control-plane2, NAME-worker, …), node addresses 127.<index>.0.2 onwards, the load balancer
-// (with several control-plane nodes) at 127.<index>.0.1, and each node's pods in
-// 127.<index>.<ordinal+1>.0/24.
+// NAME-control-plane2, NAME-worker, …); node n (from 1) listens on 127.<index>.0.<n+1> and shows
+// 172.18.<index>.<n+1>; its pods listen in 127.<index>.<n>.0/24 and show 10.244.<n>.0/24; the
+// load balancer, with several control-plane nodes, listens on 127.<index>.0.1.
 func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
 	s := &Spec{Name: name, KubernetesVersion: version, Index: index}
 	if controlPlanes > 1 {
@@ -119,16 +133,49 @@ func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
 			}
 			ordinal := len(s.Nodes) + 1
 			s.Nodes = append(s.Nodes, NodeSpec{
-				Name:    nodeName,
-				Role:    role,
-				IP:      fmt.Sprintf("127.%d.0.%d", index, ordinal+1),
-				PodCIDR: fmt.Sprintf("127.%d.%d.0/24", index, ordinal),
+				Name:            nodeName,
+				Role:            role,
+				IP:              fmt.Sprintf("127.%d.0.%d", index, ordinal+1),
+				Address:         fmt.Sprintf("172.18.%d.%d", index, ordinal+1),
+				PodCIDR:         fmt.Sprintf("10.244.%d.0/24", ordinal),
+				PodLoopbackCIDR: fmt.Sprintf("127.%d.%d.0/24", index, ordinal),
 			})
 		}
 	}
 	add(RoleControlPlane, "control-plane", controlPlanes)
 	add(RoleWorker, "worker", workers)
 	return s
+}
+
+// Loopback translates an address Kubernetes shows (a node's or a pod's network address) into
+// the loopback address that answers for it. It fails for any other address, so that nothing
+// of the local runtime ever dials outside loopback.
+func (s *Spec) Loopback(ip string) (string, error) {
+	addr := net.ParseIP(ip).To4()
+	if addr == nil {
+		return "", fmt.Errorf("%q is not an IPv4 address", ip)
+	}
+	for _, n := range s.Nodes {
+		if ip == n.Address || ip == n.IP {
+			return n.IP, nil
+		}
+		_, pods, err := net.ParseCIDR(n.PodCIDR)
+		if err != nil {
+			continue
+		}
+		if pods.Contains(addr) {
+			loop, _, err := net.ParseCIDR(n.PodLoopbackCIDR)
+			if err != nil {
+				return "", err
+			}
+			l := loop.To4()
+			return fmt.Sprintf("%d.%d.%d.%d", l[0], l[1], l[2], addr[3]), nil
+		}
+		if _, loops, err := net.ParseCIDR(n.PodLoopbackCIDR); err == nil && loops.Contains(addr) {
+			return ip, nil
+		}
+	}
+	return "", fmt.Errorf("%s is neither a node nor a pod of cluster %s", ip, s.Name)
 }
 
 // Dirs are the paths of one cluster's state.

@@ -81,12 +81,22 @@ func Run(ctx context.Context, opts Options) error {
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
+	// The egress proxy outlives the API server it serves.
+	egressCtx, stopEgress := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
+		// Pods first, then the control plane in reverse start order, so that the API server
+		// still reaches etcd while it shuts down.
 		cancel()
 		wg.Wait()
+		a.pods.wait()
+		a.stopControlPlane(log)
+		stopEgress()
 	}()
 	if a.node.Role == cluster.RoleControlPlane {
-		if err := a.startControlPlane(runCtx, &wg); err != nil {
+		if err := a.serveEgress(egressCtx); err != nil {
+			return err
+		}
+		if err := a.startControlPlane(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
 	}
@@ -147,7 +157,7 @@ func newAgent(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := newIPPool(node.PodCIDR)
+	pool, err := newIPPool(node.PodCIDR, node.PodLoopbackCIDR)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +171,8 @@ func newAgent(opts Options) (*Agent, error) {
 }
 
 // startControlPlane starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler,
-// each supervised.
-func (a *Agent) startControlPlane(ctx context.Context, wg *sync.WaitGroup) error {
+// each supervised until stopControlPlane.
+func (a *Agent) startControlPlane(ctx context.Context) error {
 	set, err := assets.Find()
 	if err != nil {
 		return err
@@ -182,13 +192,25 @@ func (a *Agent) startControlPlane(ctx context.Context, wg *sync.WaitGroup) error
 			logPath: filepath.Join(a.dirs.NodeLogs(a.node.Name), c.name+".log"),
 		}}
 		a.staticPods = append(a.staticPods, sp)
-		wg.Add(1)
+		spCtx, cancel := context.WithCancel(ctx)
+		sp.stop, sp.done = cancel, make(chan struct{})
 		go func() {
-			defer wg.Done()
-			sp.process.run(ctx)
+			defer close(sp.done)
+			sp.process.run(spCtx)
 		}()
 	}
 	return nil
+}
+
+// stopControlPlane stops the static components in reverse start order.
+func (a *Agent) stopControlPlane(log logr.Logger) {
+	for i := len(a.staticPods) - 1; i >= 0; i-- {
+		sp := a.staticPods[i]
+		start := time.Now()
+		sp.stop()
+		<-sp.done
+		log.Info("Stopped", "component", sp.component.name, "after", time.Since(start).Round(time.Millisecond).String())
+	}
 }
 
 // waitForAPIServer waits until the cluster endpoint answers.

@@ -48,7 +48,10 @@ func staticComponents(spec *cluster.Spec, node cluster.NodeSpec, dirs cluster.Di
 		"--experimental-initial-corrupt-check=true",
 	}
 	apiserverArgs := []string{
-		"--advertise-address=" + node.IP,
+		// The API server listens on loopback and shows the node's network address; its cluster
+		// traffic (webhooks, kubelets) goes through the node agent's egress proxy.
+		"--advertise-address=" + node.Address,
+		"--egress-selector-config-file=" + filepath.Join(dirs.Node(node.Name), egressConfigFile),
 		"--bind-address=" + node.IP,
 		fmt.Sprintf("--secure-port=%d", cluster.APIServerPort),
 		"--allow-privileged=true",

@@ -34,6 +34,8 @@ type staticPod struct {
 	component staticComponent
 	process   *supervised
 	healthy   bool
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 func mirrorPodName(component, node string) string { return component + "-" + node }
@@ -75,7 +77,7 @@ func (a *Agent) desiredMirrorPod(sp *staticPod, node *corev1.Node) *corev1.Pod {
 	}
 	switch c.name {
 	case "kube-apiserver":
-		annotations[annotationAPIEndpoint] = fmt.Sprintf("%s:%d", a.node.IP, cluster.APIServerPort)
+		annotations[annotationAPIEndpoint] = fmt.Sprintf("%s:%d", a.node.Address, cluster.APIServerPort)
 	case "etcd":
 		annotations[annotationEtcdClientURLs] = fmt.Sprintf("https://%s:%d", a.node.IP, cluster.EtcdPort)
 	}
@@ -157,6 +159,6 @@ func (a *Agent) reportMirrorStatus(ctx context.Context, pod *corev1.Pod, sp *sta
 	if last != nil {
 		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: int32(last.code), Signal: 0, Reason: "Error", FinishedAt: metav1.NewTime(last.finished)}
 	}
-	status := podStatus(pod, []corev1.ContainerStatus{cs}, nil, a.node.IP, a.node.IP)
+	status := podStatus(pod, []corev1.ContainerStatus{cs}, nil, a.node.Address, a.node.Address)
 	return a.patchPodStatus(ctx, pod, status)
 }

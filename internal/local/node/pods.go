@@ -48,6 +48,7 @@ type containerRun struct {
 type containerExit struct {
 	name string
 	exit exit
+	proc *process
 }
 
 // podWorker runs one pod bound to the node.
@@ -56,10 +57,12 @@ type podWorker struct {
 	// namespace and name never change; pod is the newest version, owned by the run loop.
 	namespace, name string
 	pod             *corev1.Pod
-	dir     string
-	ip      string
-	updates chan *corev1.Pod
+	dir string
+	// ip is the loopback address the pod's processes listen on; podIP is its network address.
+	ip, podIP string
+	updates   chan *corev1.Pod
 	gone    chan struct{}
+	stopped chan struct{} // closed when run returns
 	exits   chan containerExit
 
 	containers     []*containerRun
@@ -70,7 +73,7 @@ type podWorker struct {
 	probeClient    *http.Client
 }
 
-func newPodWorker(a *Agent, pod *corev1.Pod, ip string) *podWorker {
+func newPodWorker(a *Agent, pod *corev1.Pod, ip, podIP string) *podWorker {
 	w := &podWorker{
 		agent:       a,
 		namespace:   pod.Namespace,
@@ -78,8 +81,10 @@ func newPodWorker(a *Agent, pod *corev1.Pod, ip string) *podWorker {
 		pod:         pod,
 		dir:         filepath.Join(a.dirs.Node(a.node.Name), "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		ip:          ip,
+		podIP:       podIP,
 		updates:     make(chan *corev1.Pod, 1),
 		gone:        make(chan struct{}),
+		stopped:     make(chan struct{}),
 		exits:       make(chan containerExit, 8),
 		simulated:   true,
 		probeClient: &http.Client{Timeout: time.Second, Transport: insecureTransport()},
@@ -113,6 +118,7 @@ func (w *podWorker) update(pod *corev1.Pod) {
 func (w *podWorker) run(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithValues("Pod", client.ObjectKeyFromObject(w.pod))
 	ctx = ctrl.LoggerInto(ctx, log)
+	defer close(w.stopped)
 	if err := os.MkdirAll(filepath.Join(w.dir, "logs"), 0o700); err != nil {
 		log.Error(err, "Failed to create pod directory")
 	}
@@ -235,7 +241,13 @@ func (w *podWorker) start(ctx context.Context, c *containerRun) {
 		return
 	}
 	c.proc, c.running, c.ready, c.waiting, c.waitingMsg = p, p.started, false, "", ""
-	go func() { w.exits <- containerExit{name: c.spec.Name, exit: <-p.done} }()
+	go func() {
+		<-p.done
+		select {
+		case w.exits <- containerExit{name: c.spec.Name, exit: p.result, proc: p}:
+		case <-w.stopped:
+		}
+	}()
 }
 
 // containerArgs are the arguments a component receives: the command after its program, then
@@ -251,7 +263,7 @@ func containerArgs(c *corev1.Container) []string {
 // handleExit records a container's end and schedules its restart as the restart policy says.
 func (w *podWorker) handleExit(e containerExit) {
 	for _, c := range w.containers {
-		if c.spec.Name != e.name || c.proc == nil {
+		if c.spec.Name != e.name || c.proc != e.proc {
 			continue
 		}
 		reason := "Completed"
@@ -353,8 +365,7 @@ func (w *podWorker) status() corev1.PodStatus {
 			regular = append(regular, s)
 		}
 	}
-	podIP := w.ip
-	return podStatus(w.pod, regular, inits, podIP, w.agent.node.IP)
+	return podStatus(w.pod, regular, inits, w.podIP, w.agent.node.Address)
 }
 
 // terminate stops the containers within the pod's grace period and removes the pod, as the
@@ -399,7 +410,11 @@ type podRunner struct {
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker
 	ips     *ipPool
+	running sync.WaitGroup
 }
+
+// wait waits until every worker has stopped its processes.
+func (r *podRunner) wait() { r.running.Wait() }
 
 func (r *podRunner) sync(ctx context.Context, pod *corev1.Pod) {
 	r.mu.Lock()
@@ -413,19 +428,21 @@ func (r *podRunner) sync(ctx context.Context, pod *corev1.Pod) {
 			return
 		}
 	}
-	ip := r.agent.node.IP
+	ip, podIP := r.agent.node.IP, r.agent.node.Address
 	if !pod.Spec.HostNetwork {
-		ip = r.ips.allocate(pod.Status.PodIP)
+		ip, podIP = r.ips.allocate(pod.Status.PodIP)
 	}
-	w := newPodWorker(r.agent, pod, ip)
+	w := newPodWorker(r.agent, pod, ip, podIP)
 	r.workers[pod.UID] = w
+	r.running.Add(1)
 	go func() {
+		defer r.running.Done()
 		w.run(ctx)
 		r.mu.Lock()
 		delete(r.workers, pod.UID)
 		r.mu.Unlock()
 		if !pod.Spec.HostNetwork {
-			r.ips.release(ip)
+			r.ips.release(podIP)
 		}
 	}()
 }

@@ -20,11 +20,12 @@ type exit struct {
 	finished time.Time
 }
 
-// process is one running child.
+// process is one running child. done is closed when it has exited; result says how.
 type process struct {
 	cmd     *exec.Cmd
 	started time.Time
-	done    chan exit
+	done    chan struct{}
+	result  exit
 }
 
 // startProcess starts args with env, output appended to logPath.
@@ -43,7 +44,7 @@ func startProcess(args, env []string, logPath string) (*process, error) {
 		logFile.Close()
 		return nil, fmt.Errorf("failed to start %s: %w", filepath.Base(args[0]), err)
 	}
-	p := &process{cmd: cmd, started: time.Now(), done: make(chan exit, 1)}
+	p := &process{cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		logFile.Close()
@@ -59,7 +60,8 @@ func startProcess(args, env []string, logPath string) (*process, error) {
 				e.code = 1
 			}
 		}
-		p.done <- e
+		p.result = e
+		close(p.done)
 	}()
 	return p, nil
 }
@@ -68,12 +70,12 @@ func startProcess(args, env []string, logPath string) (*process, error) {
 func (p *process) stop(grace time.Duration) exit {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case e := <-p.done:
-		return e
+	case <-p.done:
 	case <-time.After(grace):
 		_ = p.cmd.Process.Kill()
-		return <-p.done
+		<-p.done
 	}
+	return p.result
 }
 
 // backoff doubles the wait between restarts from initial up to max, and starts again after ten
@@ -125,7 +127,8 @@ func (s *supervised) run(ctx context.Context) {
 				p.stop(30 * time.Second)
 				s.set(func() { s.running = false })
 				return
-			case e := <-p.done:
+			case <-p.done:
+				e := p.result
 				log.Info("Exited", "code", e.code, "signal", e.signal)
 				s.set(func() { s.running, s.lastExit = false, &e; s.restarts++ })
 			}

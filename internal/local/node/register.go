@@ -127,7 +127,7 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 			condition(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "slipway node agent is posting ready status"),
 		},
 		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: a.node.IP},
+			{Type: corev1.NodeInternalIP, Address: a.node.Address},
 			{Type: corev1.NodeHostName, Address: a.node.Name},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: cluster.KubeletPort}},

@@ -10,46 +10,62 @@ import (
 	"sync"
 )
 
-// ipPool hands out the node's pod addresses, 127.x.y.2 to 127.x.y.254 of its pod range.
+// ipPool hands out the node's pod addresses: host 2 to 254 of its pod range, as the network
+// address and the loopback address with the same host part.
 type ipPool struct {
-	mu     sync.Mutex
-	prefix string // "127.x.y."
-	used   map[string]bool
+	mu       sync.Mutex
+	prefix   string // "10.244.n."
+	loopback string // "127.x.n."
+	used     map[string]bool
 }
 
-func newIPPool(podCIDR string) (*ipPool, error) {
-	ip, _, err := net.ParseCIDR(podCIDR)
+func newIPPool(podCIDR, loopbackCIDR string) (*ipPool, error) {
+	prefix, err := prefix24(podCIDR)
 	if err != nil {
-		return nil, fmt.Errorf("invalid pod range %q: %w", podCIDR, err)
+		return nil, err
+	}
+	loopback, err := prefix24(loopbackCIDR)
+	if err != nil {
+		return nil, err
+	}
+	return &ipPool{prefix: prefix, loopback: loopback, used: map[string]bool{}}, nil
+}
+
+func prefix24(cidr string) (string, error) {
+	ip, _, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return "", fmt.Errorf("invalid pod range %q: %w", cidr, err)
 	}
 	v4 := ip.To4()
-	return &ipPool{prefix: fmt.Sprintf("%d.%d.%d.", v4[0], v4[1], v4[2]), used: map[string]bool{}}, nil
+	return fmt.Sprintf("%d.%d.%d.", v4[0], v4[1], v4[2]), nil
 }
 
-// allocate returns want when it is free and in range (a pod keeps its address across agent
-// restarts), else the first free address.
-func (p *ipPool) allocate(want string) string {
+// allocate returns the loopback and network address of a pod: want when it is free and in
+// range (a pod keeps its address across agent restarts), else the first free one.
+func (p *ipPool) allocate(want string) (loopback, podIP string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if want != "" && strings.HasPrefix(want, p.prefix) && !p.used[want] {
-		p.used[want] = true
-		return want
-	}
-	for i := 2; i < 255; i++ {
-		ip := fmt.Sprintf("%s%d", p.prefix, i)
-		if !p.used[ip] {
-			p.used[ip] = true
-			return ip
+	if want == "" || !strings.HasPrefix(want, p.prefix) || p.used[want] {
+		want = ""
+		for i := 2; i < 255; i++ {
+			if ip := fmt.Sprintf("%s%d", p.prefix, i); !p.used[ip] {
+				want = ip
+				break
+			}
+		}
+		if want == "" {
+			// 253 pods exceed what the node advertises (110): the scheduler stops first.
+			want = p.prefix + "254"
 		}
 	}
-	// 253 pods on one node exceed what the node advertises (110); the scheduler stops first.
-	return p.prefix + "254"
+	p.used[want] = true
+	return p.loopback + strings.TrimPrefix(want, p.prefix), want
 }
 
-func (p *ipPool) release(ip string) {
+func (p *ipPool) release(podIP string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.used, ip)
+	delete(p.used, podIP)
 }
 
 // insecureTransport probes servers on the pods' own loopback addresses, as the kubelet does not

@@ -197,9 +197,9 @@ func (w *podWorker) fieldValue(path string) string {
 	case path == "spec.serviceAccountName":
 		return serviceAccountName(pod)
 	case path == "status.podIP", path == "status.podIPs":
-		return w.ip
+		return w.podIP
 	case path == "status.hostIP", path == "status.hostIPs":
-		return w.agent.node.IP
+		return w.agent.node.Address
 	case strings.HasPrefix(path, "metadata.labels['"):
 		return pod.Labels[strings.TrimSuffix(strings.TrimPrefix(path, "metadata.labels['"), "']")]
 	case strings.HasPrefix(path, "metadata.annotations['"):

@@ -108,7 +108,10 @@ func publicKeyPEM(pub crypto.PublicKey) ([]byte, error) {
 // Node says where a node is, for the certificates that name it.
 type Node struct {
 	Name string
-	IP   net.IP
+	// IP is where the node listens.
+	IP net.IP
+	// Address is the node's network address, as Kubernetes shows it.
+	Address net.IP
 }
 
 // ControlPlaneSpec is what a control-plane node's certificates must name.
@@ -136,7 +139,7 @@ func WriteControlPlane(dir string, cas *CAs, spec ControlPlaneSpec) error {
 		{"apiserver", cas.Cluster, CertSpec{
 			CommonName: "kube-apiserver",
 			DNSNames:   []string{spec.Node.Name, "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
-			IPs:        append([]net.IP{spec.Node.IP, spec.EndpointIP, spec.ServiceIP}, loopback...),
+			IPs:        append([]net.IP{spec.Node.IP, spec.Node.Address, spec.EndpointIP, spec.ServiceIP}, loopback...),
 			Usages:     ServerUsage,
 		}},
 		{"apiserver-kubelet-client", cas.Cluster, CertSpec{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"kubeadm:cluster-admins"}, Usages: ClientUsage}},

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/proc"
+)
+
+// TestLocalClusterBadInput checks that bad input fails before anything starts, with a message
+// that says what to do.
+func TestLocalClusterBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"unknown version", []string{"bad-version", "--kubernetes-version", "v1.20.0"}, nil, "use one of v1.35.4, v1.34.3"},
+		{"invalid name", []string{"Bad_Name"}, nil, "invalid cluster name"},
+		{"no control plane", []string{"bad-cp", "--control-plane-nodes", "0"}, nil, "at least one control-plane node"},
+		{"assets missing", []string{"bad-assets"}, []string{assets.DirEnv + "=" + t.TempDir()}, "run `make assets`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, e := range tc.env {
+				k, v, _ := strings.Cut(e, "=")
+				t.Setenv(k, v)
+			}
+			out, err := runSlipway(t, append([]string{"local", "cluster", "create"}, tc.args...)...)
+			if err == nil || !strings.Contains(out, tc.want) {
+				t.Fatalf("want a failure saying %q, got %v:\n%s", tc.want, err, out)
+			}
+			assertNothingStarted(t, tc.args[0])
+		})
+	}
+
+	t.Run("name taken", func(t *testing.T) {
+		dir := filepath.Join(home, "local", "taken")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		out, err := runSlipway(t, "local", "cluster", "create", "taken")
+		if err == nil || !strings.Contains(out, "already exists: delete it with `slipway local cluster delete taken`") {
+			t.Fatalf("want a name-taken failure, got %v:\n%s", err, out)
+		}
+	})
+
+	t.Run("port in use", func(t *testing.T) {
+		// The next cluster takes the lowest free block; hold its API server port.
+		l := holdFirstFreeBlock(t)
+		defer l.Close()
+		out, err := runSlipway(t, "local", "cluster", "create", "bad-port")
+		if err == nil || !strings.Contains(out, "is in use by another process") {
+			t.Fatalf("want a port-in-use failure, got %v:\n%s", err, out)
+		}
+		assertNothingStarted(t, "bad-port")
+	})
+}
+
+func assertNothingStarted(t *testing.T, name string) {
+	t.Helper()
+	dir := filepath.Join(home, "local", name)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("state %s was created: %v", dir, err)
+	}
+	if pids := proc.Mentioning(dir); len(pids) > 0 {
+		t.Errorf("processes %v were started", pids)
+	}
+}
+
+// holdFirstFreeBlock listens on the API server address of the first loopback block no cluster
+// of this test run uses.
+func holdFirstFreeBlock(t *testing.T) net.Listener {
+	t.Helper()
+	for i := 1; i < 255; i++ {
+		entries, _ := os.ReadDir(filepath.Join(home, "local"))
+		used := false
+		for _, e := range entries {
+			data, _ := os.ReadFile(filepath.Join(home, "local", e.Name(), "cluster.json"))
+			if strings.Contains(string(data), `"index": `+itoa(i)+",") {
+				used = true
+			}
+		}
+		if used {
+			continue
+		}
+		l, err := net.Listen("tcp", "127."+itoa(i)+".0.2:6443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	t.Fatal("no free block")
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// killAll kills a process and every process whose arguments mention marker, as a crash or
+// kill -9 would.
+func killAll(t *testing.T, pid int, marker string) {
+	t.Helper()
+	if pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range proc.Mentioning(marker) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// containsLine reports whether a line of out contains every part.
+func containsLine(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}

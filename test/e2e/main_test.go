@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// slipway is the binary under test, built once; home is its state directory.
+var (
+	slipway string
+	home    string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	set := assets.Set{Dir: filepath.Join(root, "bin")}
+	if _, err := set.Kubernetes(assets.DefaultKubernetesVersion(), assets.KubeAPIServer); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "slipway-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	slipway = filepath.Join(tmp, "slipway")
+	build := exec.Command("go", "build", "-o", slipway, "./cmd/slipway")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: failed to build slipway: %v\n%s", err, out)
+		return 1
+	}
+	home = filepath.Join(tmp, "home")
+	os.Setenv(cluster.HomeEnv, home)
+	os.Setenv(assets.DirEnv, set.Dir)
+	os.Setenv("KUBECONFIG", filepath.Join(tmp, "kubeconfig"))
+	return m.Run()
+}
+
+// runSlipway runs the binary and returns its combined output.
+func runSlipway(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, slipway, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// localCluster is a cluster created for a test and deleted after it.
+type localCluster struct {
+	name   string
+	dirs   cluster.Dirs
+	config *rest.Config
+	client client.Client
+	cs     *kubernetes.Clientset
+}
+
+func createCluster(t *testing.T, name string, args ...string) *localCluster {
+	t.Helper()
+	start := time.Now()
+	out, err := runSlipway(t, append([]string{"local", "cluster", "create", name}, args...)...)
+	if err != nil {
+		t.Fatalf("create %s failed: %v\n%s", name, err, out)
+	}
+	t.Logf("created %s in %s:\n%s", name, time.Since(start).Round(100*time.Millisecond), out)
+	for _, line := range []string{"Ensuring node image", "Preparing nodes", "Writing configuration", "Starting control-plane",
+		"Installing CNI", "Installing StorageClass", "Waiting 2m0s for control-plane = Ready", "Ready after"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("create output lacks %q", line)
+		}
+	}
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	lc := &localCluster{name: name, dirs: store.Dirs(name)}
+	kubeconfig, err := runSlipway(t, "local", "cluster", "kubeconfig", name)
+	if err != nil {
+		t.Fatalf("kubeconfig: %v\n%s", err, kubeconfig)
+	}
+	lc.config, err = clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.client, err = client.New(lc.config, client.Options{Scheme: scheme.New()}); err != nil {
+		t.Fatal(err)
+	}
+	if lc.cs, err = kubernetes.NewForConfig(lc.config); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := os.Stat(lc.dirs.Root); err == nil {
+			if out, err := runSlipway(t, "local", "cluster", "delete", name); err != nil {
+				t.Errorf("delete %s: %v\n%s", name, err, out)
+			}
+		}
+	})
+	return lc
+}
+
+// eventually polls f until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

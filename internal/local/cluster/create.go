@@ -2,12 +2,12 @@ package cluster
 
 import (
 	"context"
-	"slices"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 

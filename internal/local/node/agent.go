@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -271,7 +271,7 @@ func (a *Agent) watchPods(ctx context.Context) error {
 	}))
 	informer := factory.Core().V1().Pods().Informer()
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { a.syncPod(ctx, obj) },
+		AddFunc:    func(obj interface{}) { a.syncPod(ctx, obj) },
 		UpdateFunc: func(_, obj interface{}) { a.syncPod(ctx, obj) },
 		DeleteFunc: func(obj interface{}) {
 			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {

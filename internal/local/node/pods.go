@@ -57,13 +57,13 @@ type podWorker struct {
 	// namespace and name never change; pod is the newest version, owned by the run loop.
 	namespace, name string
 	pod             *corev1.Pod
-	dir string
+	dir             string
 	// ip is the loopback address the pod's processes listen on; podIP is its network address.
 	ip, podIP string
 	updates   chan *corev1.Pod
-	gone    chan struct{}
-	stopped chan struct{} // closed when run returns
-	exits   chan containerExit
+	gone      chan struct{}
+	stopped   chan struct{} // closed when run returns
+	exits     chan containerExit
 
 	containers     []*containerRun
 	simulated      bool

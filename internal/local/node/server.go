@@ -243,4 +243,3 @@ func (d dialer) PortForward(ctx context.Context, _ string, _ types.UID, port int
 	ctrl.LoggerFrom(ctx).V(4).Info("Port-forward ended", "port", port)
 	return nil
 }
-

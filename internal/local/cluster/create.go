@@ -183,7 +183,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	}
 	values := newManifestValues(spec, cfg.CAData)
 	if err := p.step("Starting control-plane 🕹️", func() error {
-		if err := s.startProcesses(dirs, spec, opts.Executable); err != nil {
+		if _, err := s.startProcesses(dirs, spec, opts.Executable); err != nil {
 			return err
 		}
 		if err := waitForAPI(ctx, cfg, 3*time.Minute); err != nil {
@@ -203,13 +203,13 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		return err
 	}
 	if opts.WorkerNodes > 0 {
-		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec, false, p.start, 3*time.Minute) }); err != nil {
+		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, p.start, 3*time.Minute) }); err != nil {
 			return err
 		}
 	}
 	if opts.Wait > 0 {
 		if err := p.step(fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
-			return waitForNodes(ctx, cfg, spec, true, p.start, opts.Wait)
+			return waitForNodes(ctx, cfg, spec.ControlPlane(), p.start, opts.Wait)
 		}); err != nil {
 			return err
 		}
@@ -270,16 +270,12 @@ func waitForAPI(ctx context.Context, cfg *rest.Config, timeout time.Duration) er
 	})
 }
 
-// waitForNodes waits until every node (or every control-plane node) is registered and Ready,
-// with a heartbeat since the given time.
-func waitForNodes(ctx context.Context, cfg *rest.Config, spec *Spec, controlPlaneOnly bool, since time.Time, timeout time.Duration) error {
+// waitForNodes waits until the nodes are registered and Ready, with a heartbeat since the
+// given time.
+func waitForNodes(ctx context.Context, cfg *rest.Config, want []NodeSpec, since time.Time, timeout time.Duration) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
-	}
-	want := spec.Nodes
-	if controlPlaneOnly {
-		want = spec.ControlPlane()
 	}
 	var notReady []string
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {

@@ -21,23 +21,26 @@ func lbArgs(exe string, dirs Dirs) []string {
 	return []string{exe, "local", "lb", "run", "--cluster-dir", dirs.Root}
 }
 
-// startProcesses starts the load balancer and every node agent that does not run.
-func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) error {
+// startProcesses starts the load balancer and every node agent that does not run, and returns
+// the nodes it started.
+func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
 	if spec.LoadBalancerIP != "" && !proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs)) {
 		if _, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var started []NodeSpec
 	for _, n := range spec.Nodes {
 		if proc.Alive(dirs.NodePID(n.Name), agentMarker(dirs, n.Name)) {
 			continue
 		}
 		logPath := dirs.NodeLogs(n.Name) + "/agent.log"
 		if _, err := proc.SpawnDetached(agentArgs(exe, dirs, n.Name), logPath, dirs.NodePID(n.Name)); err != nil {
-			return fmt.Errorf("failed to start node %s: %w", n.Name, err)
+			return nil, fmt.Errorf("failed to start node %s: %w", n.Name, err)
 		}
+		started = append(started, n)
 	}
-	return nil
+	return started, nil
 }
 
 // Start brings a stopped or degraded cluster back, after a host restart or a killed node: it
@@ -54,7 +57,8 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 	}
 	dirs := s.Dirs(name)
 	started := time.Now()
-	if err := s.startProcesses(dirs, spec, exe); err != nil {
+	restarted, err := s.startProcesses(dirs, spec, exe)
+	if err != nil {
 		return err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", dirs.Kubeconfig())
@@ -64,7 +68,11 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 	if err := waitForAPI(ctx, cfg, timeout); err != nil {
 		return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.Root)
 	}
-	return waitForNodes(ctx, cfg, spec, false, started, timeout)
+	if err := waitForNodes(ctx, cfg, restarted, started, timeout); err != nil {
+		return err
+	}
+	// The nodes that kept running only need to be Ready.
+	return waitForNodes(ctx, cfg, spec.Nodes, time.Time{}, timeout)
 }
 
 // Delete stops every process of a cluster, removes its state and, when kubeconfig is not empty,

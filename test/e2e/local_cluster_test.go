@@ -176,6 +176,75 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a crashing component restarts with back-off", func(t *testing.T) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "crasher", Namespace: "default"},
+			Spec: corev1.PodSpec{
+				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+				Containers: []corev1.Container{{
+					Name: "manager", Image: "example.com/addons-controller:v1",
+					// No certificate there: the webhook server cannot start.
+					Args: []string{"--tls-cert-dir=/nonexistent"},
+				}},
+			},
+		}
+		if err := lc.client.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		var first time.Time
+		eventually(t, time.Minute, "first crash", func() error {
+			if err := lc.client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+				return err
+			}
+			cs := pod.Status.ContainerStatuses
+			if len(cs) == 0 || cs[0].RestartCount < 1 {
+				return fmt.Errorf("not restarted yet")
+			}
+			if cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "CrashLoopBackOff" {
+				return fmt.Errorf("state %+v", cs[0].State)
+			}
+			if cs[0].LastTerminationState.Terminated == nil || cs[0].LastTerminationState.Terminated.ExitCode == 0 {
+				return fmt.Errorf("last state %+v", cs[0].LastTerminationState)
+			}
+			first = cs[0].LastTerminationState.Terminated.FinishedAt.Time
+			return nil
+		})
+		eventually(t, time.Minute, "second start after the back-off", func() error {
+			if err := lc.client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+				return err
+			}
+			if cs := pod.Status.ContainerStatuses; len(cs) == 0 || cs[0].RestartCount < 2 {
+				return fmt.Errorf("restarted %d times", cs[0].RestartCount)
+			}
+			return nil
+		})
+		second := pod.Status.ContainerStatuses[0].LastTerminationState.Terminated
+		if second.StartedAt.Time.Sub(first) < 9*time.Second {
+			t.Errorf("restarted %s after the crash, want the kubelet's 10s back-off", second.StartedAt.Time.Sub(first))
+		}
+		logs, err := lc.cs.CoreV1().Pods("default").GetLogs("crasher", &corev1.PodLogOptions{Previous: true}).DoRaw(ctx)
+		if err != nil || !strings.Contains(string(logs), "nonexistent") {
+			t.Errorf("previous logs do not say why it crashed: %v\n%s", err, logs)
+		}
+	})
+
+	t.Run("deleting a component pod stops its process within the grace period", func(t *testing.T) {
+		pod := waitForReadyPod(t, lc, "tkg-system", "app=tanzu-addons-manager")
+		if err := lc.client.Delete(ctx, pod, client.GracePeriodSeconds(5)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "pod removed", func() error {
+			err := lc.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+			if err == nil {
+				return fmt.Errorf("pod %s still exists", pod.Name)
+			}
+			return client.IgnoreNotFound(err)
+		})
+		if pids := proc.Mentioning(string(pod.UID)); len(pids) > 0 {
+			t.Errorf("processes %v of the deleted pod survive", pids)
+		}
+	})
+
 	t.Run("delete leaves no process, port or file behind", func(t *testing.T) {
 		spec, err := readSpec(lc)
 		if err != nil {

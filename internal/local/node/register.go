@@ -139,7 +139,6 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 			OSImage:                 "slipway local runtime",
 			ContainerRuntimeVersion: "slipway://" + version.Get(),
 			KubeletVersion:          a.spec.KubernetesVersion,
-			KubeProxyVersion:        a.spec.KubernetesVersion,
 			OperatingSystem:         "linux",
 			Architecture:            runtime.GOARCH,
 		},

@@ -15,10 +15,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -34,8 +37,59 @@ import (
 // kind user would: nodes, kube-system, a Deployment placed by the scheduler, a component running
 // as a process with its logs, a component's webhook, and a clean delete.
 func TestLocalCluster(t *testing.T) {
-	lc := createCluster(t, "e2e", "--worker-nodes", "1")
+	// The cluster's CAs are supplied, as a Cluster API cluster's secrets supply them.
+	cas, err := pki.GenerateCAs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkiDir := t.TempDir()
+	if err := cas.Write(pkiDir); err != nil {
+		t.Fatal(err)
+	}
+	lc := createCluster(t, "e2e", "--worker-nodes", "1", "--pki-dir", pkiDir)
 	ctx := t.Context()
+
+	t.Run("a kubeconfig signed by the supplied CA works", func(t *testing.T) {
+		cfg, err := pki.Kubeconfig(cas, "e2e", lc.config.Host, "capi-admin", []string{"system:masters"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		restCfg, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+			t.Fatalf("the supplied CA's client certificate is refused: %v", err)
+		}
+	})
+
+	t.Run("kubeadm's and kind's objects exist", func(t *testing.T) {
+		for _, key := range []client.ObjectKey{
+			{Namespace: "kube-system", Name: "kubeadm-config"},
+			{Namespace: "kube-system", Name: "kubelet-config"},
+			{Namespace: "kube-public", Name: "cluster-info"},
+			{Namespace: "kube-system", Name: "coredns"},
+		} {
+			if err := lc.client.Get(ctx, key, &corev1.ConfigMap{}); err != nil {
+				t.Errorf("ConfigMap %s: %v", key, err)
+			}
+		}
+		sc := &storagev1.StorageClass{}
+		if err := lc.client.Get(ctx, client.ObjectKey{Name: "standard"}, sc); err != nil || sc.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" {
+			t.Errorf("default StorageClass: %v %v", err, sc.Annotations)
+		}
+	})
+
+	t.Run("port-forward through the API server reaches etcd", func(t *testing.T) {
+		status := portForwardGet(t, lc, "kube-system", "etcd-e2e-control-plane", 2379, "/health")
+		if !strings.Contains(status, `"health":"true"`) {
+			t.Fatalf("etcd /health through port-forward: %s", status)
+		}
+	})
 
 	t.Run("nodes are Ready with providerIDs and addresses", func(t *testing.T) {
 		nodes := &corev1.NodeList{}

@@ -197,3 +197,53 @@ func WriteKubeconfig(path string, cas *CAs, clusterName, server, user string, gr
 	}
 	return clientcmd.WriteToFile(*cfg, path)
 }
+
+// Cluster API's certificate secrets of a cluster, by suffix of <cluster>-<suffix>.
+const (
+	SecretCA             = "ca"
+	SecretEtcd           = "etcd"
+	SecretFrontProxy     = "proxy"
+	SecretServiceAccount = "sa"
+)
+
+// CAsFromSecretData builds a cluster's authorities from the data of Cluster API's secrets
+// (<cluster>-ca, -etcd, -proxy and -sa, each with tls.crt and tls.key), keyed by suffix, so that
+// the kubeconfig Cluster API generates works against the nodes unchanged.
+func CAsFromSecretData(secrets map[string]map[string][]byte) (*CAs, error) {
+	pair := func(suffix string) (*KeyPair, error) {
+		data, ok := secrets[suffix]
+		if !ok {
+			return nil, fmt.Errorf("secret <cluster>-%s is missing", suffix)
+		}
+		kp, err := ParseKeyPair(data["tls.crt"], data["tls.key"])
+		if err != nil {
+			return nil, fmt.Errorf("secret <cluster>-%s: %w", suffix, err)
+		}
+		return kp, nil
+	}
+	var c CAs
+	var err error
+	if c.Cluster, err = pair(SecretCA); err != nil {
+		return nil, err
+	}
+	if c.Etcd, err = pair(SecretEtcd); err != nil {
+		return nil, err
+	}
+	if c.FrontProxy, err = pair(SecretFrontProxy); err != nil {
+		return nil, err
+	}
+	sa, ok := secrets[SecretServiceAccount]
+	if !ok {
+		return nil, fmt.Errorf("secret <cluster>-%s is missing", SecretServiceAccount)
+	}
+	key, err := keyutil.ParsePrivateKeyPEM(sa["tls.key"])
+	if err != nil {
+		return nil, fmt.Errorf("secret <cluster>-%s: %w", SecretServiceAccount, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("secret <cluster>-%s: the key cannot sign", SecretServiceAccount)
+	}
+	c.ServiceAccount = signer
+	return &c, nil
+}

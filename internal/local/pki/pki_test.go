@@ -4,7 +4,10 @@ import (
 	"crypto/x509"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"k8s.io/client-go/util/keyutil"
 )
 
 func TestControlPlaneCertificatesChainAndName(t *testing.T) {
@@ -66,5 +69,38 @@ func TestParseKeyPairAcceptsClusterAPISecrets(t *testing.T) {
 	}
 	if _, err := ParseKeyPair([]byte("junk"), keyPEM); err == nil {
 		t.Fatal("junk certificate accepted")
+	}
+}
+
+func TestCAsFromSecretData(t *testing.T) {
+	cas, err := GenerateCAs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(kp *KeyPair) map[string][]byte {
+		key, err := kp.KeyPEM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string][]byte{"tls.crt": kp.CertPEM(), "tls.key": key}
+	}
+	saKey, err := keyutil.MarshalPrivateKeyToPEM(cas.ServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]map[string][]byte{
+		SecretCA: secret(cas.Cluster), SecretEtcd: secret(cas.Etcd), SecretFrontProxy: secret(cas.FrontProxy),
+		SecretServiceAccount: {"tls.key": saKey},
+	}
+	got, err := CAsFromSecretData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Cluster.Cert.Equal(cas.Cluster.Cert) || !got.Etcd.Cert.Equal(cas.Etcd.Cert) {
+		t.Fatal("authorities differ")
+	}
+	delete(data, SecretEtcd)
+	if _, err := CAsFromSecretData(data); err == nil || !strings.Contains(err.Error(), "<cluster>-etcd is missing") {
+		t.Fatalf("a missing secret is reported as %v", err)
 	}
 }

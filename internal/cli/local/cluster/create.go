@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/pki"
 )
 
 type createFlags struct {
@@ -17,6 +19,7 @@ type createFlags struct {
 	kubeconfig        string
 	wait              time.Duration
 	retain            bool
+	pkiDir            string
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -32,6 +35,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var cas *pki.CAs
+			if f.pkiDir != "" {
+				if cas, err = pki.ReadCAs(f.pkiDir); err != nil {
+					return fmt.Errorf("--pki-dir %s: %w: it must hold ca.crt/ca.key, etcd/ca.crt/ca.key, front-proxy-ca.crt/ca.key and sa.key as kubeadm lays them out", f.pkiDir, err)
+				}
+			}
 			return store.Create(cmd.Context(), localcluster.CreateOptions{
 				Name:              args[0],
 				KubernetesVersion: f.kubernetesVersion,
@@ -40,6 +49,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Kubeconfig:        f.kubeconfig,
 				Wait:              f.wait,
 				Retain:            f.retain,
+				CAs:               cas,
 				Out:               streams.Out,
 			})
 		},
@@ -50,5 +60,6 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to merge the cluster's context into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
+	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	return cmd
 }

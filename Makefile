@@ -34,10 +34,17 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 $(STATICCHECK): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $@ honnef.co/go/tools/cmd/staticcheck
 
+KAPP_CONTROLLER_APIS := github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1 \
+	github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1 \
+	github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1
+
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types.
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types (slipway's and kapp-controller's).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=config/crd/bases
+	rm -rf config/crd/carvel
+	$(CONTROLLER_GEN) crd:crdVersions=v1 $(foreach p,$(KAPP_CONTROLLER_APIS),paths=$(p)) output:crd:artifacts:config=config/crd/carvel
+	go run ./hack/carvel-crds config/crd/carvel
 
 .PHONY: verify
 verify: generate ## Check that generated code is current, code is formatted, vetted and go.mod tidy.

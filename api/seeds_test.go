@@ -17,17 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	//lint:ignore SA1019 seeds/002 shows its Clusters as cluster.x-k8s.io/v1beta1, which Cluster API still serves.
+	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-
-	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
-
-	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
 var env *envtest.Environment
@@ -36,24 +32,15 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Run(m, func(e *envtest.Environment) { env = e }))
 }
 
-// decodeScheme knows, besides slipway's kinds, the kinds seeds/002 shows that slipway does not
-// serve itself: Cluster API's v1beta1 Cluster and Carvel's Package.
+// decodeScheme knows, besides the kinds slipway serves, Cluster API's v1beta1 Cluster, which
+// seeds/002 shows.
 func decodeScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := scheme.New()
 	if err := clusterv1beta1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	if err := datapkgingv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
 	return s
-}
-
-// servedOnlyByPackageController lists the kinds whose CRDs come with the package controller; their
-// server-side acceptance is proven by that controller's tests.
-var servedOnlyByPackageController = map[schema.GroupKind]bool{
-	{Group: "data.packaging.carvel.dev", Kind: "Package"}: true,
 }
 
 func TestSeeds002Objects(t *testing.T) {
@@ -68,13 +55,6 @@ func TestSeeds002Objects(t *testing.T) {
 			t.Run(fmt.Sprintf("%s#%d", filepath.Base(file), i), func(t *testing.T) {
 				obj := decodeStrict(t, s, doc)
 				encoded := roundTrip(t, s, obj)
-				gk := obj.GetObjectKind().GroupVersionKind().GroupKind()
-				if servedOnlyByPackageController[gk] {
-					if missing := missingFields(t, yamlToJSONValue(t, doc), jsonValue(t, encoded)); len(missing) > 0 {
-						t.Errorf("encoding the typed object loses %v", missing)
-					}
-					return
-				}
 				namespace := "seeds-" + strings.ToLower(strings.TrimSuffix(filepath.Base(file), ".yaml"))
 				applyAndCompare(t, doc, encoded, namespace)
 			})
@@ -208,7 +188,7 @@ func applyAndCompare(t *testing.T, doc, encoded []byte, namespace string) {
 }
 
 func slipwayServes(group string) bool {
-	return group == "" || strings.HasSuffix(group, ".tanzu.vmware.com")
+	return group == "" || strings.HasSuffix(group, ".tanzu.vmware.com") || strings.HasSuffix(group, "packaging.carvel.dev")
 }
 
 func mustJSON(t *testing.T, v interface{}) []byte {

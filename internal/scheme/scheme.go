@@ -8,6 +8,10 @@ import (
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
@@ -27,6 +31,9 @@ func New() *runtime.Scheme {
 		cniv1alpha1.AddToScheme,
 		cpiv1alpha1.AddToScheme,
 		csiv1alpha1.AddToScheme,
+		pkgingv1alpha1.AddToScheme,
+		datapkgingv1alpha1.AddToScheme,
+		kappctrlv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			// The schemes are built from static type lists; a failure is a programming error.

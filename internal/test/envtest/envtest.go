@@ -100,7 +100,7 @@ func (e *Environment) Stop() error {
 }
 
 // CRDDirectories lists the directories of every CRD the environment installs: slipway's
-// generated CRDs and those of Cluster API core, kubeadm bootstrap and kubeadm control plane,
+// generated CRDs (its own and kapp-controller's) and those of Cluster API core, kubeadm bootstrap and kubeadm control plane,
 // taken from the Cluster API module that go.mod pins.
 func CRDDirectories() ([]string, error) {
 	root, err := assets.SourceRoot()
@@ -113,6 +113,7 @@ func CRDDirectories() ([]string, error) {
 	}
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
+		filepath.Join(root, "config", "crd", "carvel"),
 		filepath.Join(capi, "config", "crd", "bases"),
 		filepath.Join(capi, "bootstrap", "kubeadm", "config", "crd", "bases"),
 		filepath.Join(capi, "controlplane", "kubeadm", "config", "crd", "bases"),

@@ -28,12 +28,17 @@ type Environment struct {
 	// Scheme is slipway's scheme.
 	Scheme *runtime.Scheme
 
-	env *crenvtest.Environment
+	env    *crenvtest.Environment
+	onStop []func()
 }
+
+// OnStop registers a function that runs before the API server stops, such as cancelling a
+// manager whose watches would keep it from shutting down.
+func (e *Environment) OnStop(f func()) { e.onStop = append(e.onStop, f) }
 
 // Run starts the environment, hands it to setup, runs the package's tests and stops it. It
 // returns the exit code for os.Exit. When the upstream binaries are missing it prints how to
-// build them and fails.
+// build them and fails. What setup starts (a manager) is stopped through Environment.OnStop.
 func Run(m *testing.M, setup func(*Environment)) int {
 	env, err := Start()
 	if err != nil {
@@ -42,6 +47,9 @@ func Run(m *testing.M, setup func(*Environment)) int {
 	}
 	setup(env)
 	code := m.Run()
+	for _, stop := range env.onStop {
+		stop()
+	}
 	if err := env.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "envtest: failed to stop: %v\n", err)
 		if code == 0 {

@@ -1,0 +1,185 @@
+// Package fetch is the first stage of an App: it writes what the App's fetch steps name (inline
+// files and files from Secrets and ConfigMaps, an OCI image, an imgpkg bundle) into a directory.
+package fetch
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ImagesLockPath is where an imgpkg bundle lists the images its configuration refers to.
+const ImagesLockPath = ".imgpkg/images.yml"
+
+// Fetch writes every fetch step into dir: a single step at its root, several each in the
+// directory named by its path or its index, as kapp-controller lays them out. Secrets and
+// ConfigMaps are read from namespace.
+func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappctrlv1alpha1.AppFetch, dir string) error {
+	if len(steps) == 0 {
+		return errors.New("spec.fetch is empty: an App needs at least one fetch step")
+	}
+	for i, step := range steps {
+		target := dir
+		if len(steps) > 1 {
+			sub := step.Path
+			if sub == "" {
+				sub = strconv.Itoa(i)
+			}
+			target = filepath.Join(dir, sub)
+		}
+		if err := os.MkdirAll(target, 0o700); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case step.Inline != nil:
+			err = inline(ctx, c, namespace, step.Inline, target)
+		case step.ImgpkgBundle != nil:
+			err = image(ctx, c, namespace, step.ImgpkgBundle.Image, step.ImgpkgBundle.SecretRef, "", target)
+		case step.Image != nil:
+			err = image(ctx, c, namespace, step.Image.URL, step.Image.SecretRef, step.Image.SubPath, target)
+		default:
+			err = errors.New("only inline, image and imgpkgBundle sources are supported by slipway's package controller (http, git and helmChart are not)")
+		}
+		if err != nil {
+			return fmt.Errorf("spec.fetch[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func inline(ctx context.Context, c client.Client, namespace string, in *kappctrlv1alpha1.AppFetchInline, dir string) error {
+	for path, content := range in.Paths {
+		if err := writeFile(dir, path, []byte(content)); err != nil {
+			return err
+		}
+	}
+	for i, from := range in.PathsFrom {
+		var data map[string][]byte
+		var sub string
+		switch {
+		case from.SecretRef != nil:
+			s := &corev1.Secret{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.SecretRef.Name}, s); err != nil {
+				return fmt.Errorf("inline.pathsFrom[%d]: Secret %s: %w", i, from.SecretRef.Name, err)
+			}
+			data, sub = s.Data, from.SecretRef.DirectoryPath
+		case from.ConfigMapRef != nil:
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.ConfigMapRef.Name}, cm); err != nil {
+				return fmt.Errorf("inline.pathsFrom[%d]: ConfigMap %s: %w", i, from.ConfigMapRef.Name, err)
+			}
+			data = map[string][]byte{}
+			for k, v := range cm.Data {
+				data[k] = []byte(v)
+			}
+			sub = from.ConfigMapRef.DirectoryPath
+		}
+		for k, v := range data {
+			if err := writeFile(filepath.Join(dir, sub), k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// image pulls an image (an imgpkg bundle is one) and writes its files.
+func image(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, subPath, dir string) error {
+	opts := []name.Option{}
+	if isLocalRegistry(ref) {
+		opts = append(opts, name.Insecure)
+	}
+	r, err := name.ParseReference(ref, opts...)
+	if err != nil {
+		return fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	auth, err := credentials(ctx, c, namespace, secret)
+	if err != nil {
+		return err
+	}
+	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuth(auth))
+	if err != nil {
+		return fmt.Errorf("failed to pull %s: %w", ref, err)
+	}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	return untar(rc, dir, subPath)
+}
+
+// isLocalRegistry reports whether a reference names a registry on this host, which serves
+// plain HTTP.
+func isLocalRegistry(ref string) bool {
+	host := strings.SplitN(ref, "/", 2)[0]
+	return strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.")
+}
+
+func credentials(ctx context.Context, c client.Client, namespace string, ref *kappctrlv1alpha1.AppFetchLocalRef) (authn.Authenticator, error) {
+	if ref == nil || ref.Name == "" {
+		return authn.Anonymous, nil
+	}
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, s); err != nil {
+		return nil, fmt.Errorf("registry credentials Secret %s: %w", ref.Name, err)
+	}
+	return authn.FromConfig(authn.AuthConfig{
+		Username: string(s.Data["username"]), Password: string(s.Data["password"]), RegistryToken: string(s.Data["token"]),
+	}), nil
+}
+
+func untar(r io.Reader, dir, subPath string) error {
+	tr := tar.NewReader(r)
+	prefix := strings.Trim(subPath, "/")
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		path := strings.TrimPrefix(filepath.Clean("/"+h.Name), "/")
+		if prefix != "" {
+			if !strings.HasPrefix(path, prefix+"/") {
+				continue
+			}
+			path = strings.TrimPrefix(path, prefix+"/")
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, 64<<20))
+		if err != nil {
+			return err
+		}
+		if err := writeFile(dir, path, data); err != nil {
+			return err
+		}
+	}
+}
+
+// writeFile writes data at a relative path below dir, refusing paths that leave it.
+func writeFile(dir, rel string, data []byte) error {
+	target := filepath.Join(dir, filepath.Clean("/"+rel))
+	if !strings.HasPrefix(target, filepath.Clean(dir)+string(filepath.Separator)) {
+		return fmt.Errorf("path %q leaves the fetch directory", rel)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(target, data, 0o600)
+}

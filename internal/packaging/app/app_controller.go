@@ -15,9 +15,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
@@ -46,7 +48,9 @@ type Reconciler struct {
 // read, so that a values change deploys at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kappctrlv1alpha1.App{}).
+		For(&kappctrlv1alpha1.App{}, builder.WithPredicates(predicate.Or(
+			// Status writes of its own do not trigger another sync; syncPeriod does.
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.appsInNamespace)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.appsInNamespace)).
 		Complete(r)
@@ -109,7 +113,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, Finalizer) {
 		patch := client.MergeFrom(app.DeepCopy())
 		controllerutil.AddFinalizer(app, Finalizer)
-		return ctrl.Result{}, r.Client.Patch(ctx, app, patch)
+		// Go on in the same pass: the finalizer's own update does not trigger another.
+		if err := r.Client.Patch(ctx, app, patch); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	s := &scope{app: app, status: *app.Status.DeepCopy()}
 	defer func() {

@@ -18,9 +18,11 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -52,7 +54,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.GlobalNamespace = DefaultGlobalNamespace
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&pkgingv1alpha1.PackageInstall{}).
+		For(&pkgingv1alpha1.PackageInstall{}, builder.WithPredicates(predicate.Or(
+			// Status writes of its own do not trigger another sync; syncPeriod does.
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&kappctrlv1alpha1.App{}).
 		Watches(&datapkgingv1alpha1.Package{}, handler.EnqueueRequestsFromMapFunc(r.installsOfPackage)).
 		Complete(r)
@@ -90,7 +94,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if pi.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(pi, Finalizer) {
 		patch := client.MergeFrom(pi.DeepCopy())
 		controllerutil.AddFinalizer(pi, Finalizer)
-		return ctrl.Result{}, r.Client.Patch(ctx, pi, patch)
+		// Go on in the same pass: the finalizer's own update does not trigger another.
+		if err := r.Client.Patch(ctx, pi, patch); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	status := *pi.Status.DeepCopy()
 	defer func() {

@@ -15,6 +15,7 @@ import (
 // imagesLock is imgpkg's .imgpkg/images.yml: each image a bundle's configuration uses, by digest,
 // with the reference the configuration wrote in the kbld.carvel.dev/id annotation.
 type imagesLock struct {
+	Kind   string `json:"kind"`
 	Images []struct {
 		Image       string            `json:"image"`
 		Annotations map[string]string `json:"annotations"`
@@ -35,7 +36,7 @@ func kbld(spec *kappctrlv1alpha1.AppTemplateKbld, dir string, previous []byte) (
 			return nil, fmt.Errorf("kbld path %q: %w", p, err)
 		}
 		var lock imagesLock
-		if err := yaml.Unmarshal(data, &lock); err != nil || len(lock.Images) == 0 {
+		if err := yaml.Unmarshal(data, &lock); err != nil || lock.Kind != "ImagesLock" {
 			// Not a lock file: configuration to resolve.
 			input = append(append(input, []byte("\n---\n")...), data...)
 			continue

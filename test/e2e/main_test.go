@@ -65,7 +65,12 @@ func run(m *testing.M) int {
 // runSlipway runs the binary and returns its combined output.
 func runSlipway(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	return runSlipwayContext(t.Context(), args...)
+}
+
+// runSlipwayContext runs the binary under ctx; cleanups use it, as t.Context is done by then.
+func runSlipwayContext(parent context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, slipway, args...)
 	var out bytes.Buffer
@@ -115,7 +120,7 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 	}
 	t.Cleanup(func() {
 		if _, err := os.Stat(lc.dirs.Root); err == nil {
-			if out, err := runSlipway(t, "local", "cluster", "delete", name); err != nil {
+			if out, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", name); err != nil {
 				t.Errorf("delete %s: %v\n%s", name, err, out)
 			}
 		}

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	vendirversions "github.com/vmware-tanzu/carvel-vendir/pkg/vendir/versions/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/local/node"
+	"github.com/slipway-dev/slipway/internal/packaging/bundle"
+)
+
+// writeTree writes files below a new directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPackageControllerOnLocalCluster runs kapp-controller's manifests on a local cluster: the
+// image runs slipway's package controller as a process, which installs a package from an imgpkg
+// bundle in a package repository, through to a Deployment the node agent runs.
+func TestPackageControllerOnLocalCluster(t *testing.T) {
+	lc := createCluster(t, "e2e-pkg")
+	ctx := t.Context()
+	for _, obj := range renderObjects(t, filepath.Join("testdata", "kapp-controller", "kapp-controller.yaml"), nil) {
+		if err := lc.client.Create(ctx, obj); err != nil {
+			t.Fatalf("failed to create %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	pod := waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
+	if pod.Annotations[node.AnnotationSimulated] == "true" {
+		t.Fatal("kapp-controller is simulated, not run")
+	}
+
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	pkgBundle, err := bundle.Push(writeTree(t, map[string]string{
+		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: " + host + "/web@sha256:" + strings.Repeat("a", 64) + "\n  annotations:\n    kbld.carvel.dev/id: web:latest\n",
+		"config/schema.yml":  "#@data/values-schema\n---\nreplicas: 1\n",
+		"config/web.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: #@ data.values.replicas\n" +
+			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: web:latest\n",
+	}), host+"/packages/web:1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoBundle, err := bundle.Push(writeTree(t, map[string]string{
+		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
+		"packages/web.example.com/1.0.0.yml": fmt.Sprintf(`apiVersion: data.packaging.carvel.dev/v1alpha1
+kind: Package
+metadata:
+  name: web.example.com.1.0.0
+spec:
+  refName: web.example.com
+  version: 1.0.0
+  template:
+    spec:
+      fetch:
+      - imgpkgBundle:
+          image: %s
+      template:
+      - ytt:
+          paths: [config/]
+      - kbld:
+          paths: ["-", .imgpkg/images.yml]
+      deploy:
+      - kapp:
+          rawOptions: [--wait-timeout=60s]
+`, pkgBundle),
+	}), host+"/packages/repo:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	repo := &pkgingv1alpha1.PackageRepository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tanzu-package-repo-global", Name: "repo"},
+		Spec:       pkgingv1alpha1.PackageRepositorySpec{Fetch: &pkgingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: repoBundle}}},
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "installer"}}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "installer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "installer", Namespace: "default"}},
+	}
+	values := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-values"}, StringData: map[string]string{"values.yml": "replicas: 2\n"}}
+	pi := &pkgingv1alpha1.PackageInstall{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: pkgingv1alpha1.PackageInstallSpec{
+			ServiceAccountName: "installer",
+			PackageRef: &pkgingv1alpha1.PackageRef{RefName: "web.example.com",
+				VersionSelection: &vendirversions.VersionSelectionSemver{Constraints: ">=1.0.0"}},
+			Values: []pkgingv1alpha1.PackageInstallValues{{SecretRef: &pkgingv1alpha1.PackageInstallValuesSecretRef{Name: "web-values"}}},
+		},
+	}
+	for _, obj := range []client.Object{repo, sa, crb, values, pi} {
+		eventually(t, 30*time.Second, "create "+obj.GetName(), func() error { return lc.client.Create(ctx, obj) })
+	}
+	start := time.Now()
+	eventually(t, 2*time.Minute, "PackageInstall succeeded", func() error {
+		got := &pkgingv1alpha1.PackageInstall{}
+		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(pi), got); err != nil {
+			return err
+		}
+		if got.Status.Version != "1.0.0" || got.Status.FriendlyDescription != "Reconcile succeeded" {
+			return fmt.Errorf("%q %q", got.Status.FriendlyDescription, got.Status.UsefulErrorMessage)
+		}
+		return nil
+	})
+	t.Logf("package installed %s after the PackageInstall", time.Since(start).Round(100*time.Millisecond))
+	deploy := &appsv1.Deployment{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, deploy); err != nil {
+		t.Fatal(err)
+	}
+	if deploy.Status.AvailableReplicas != 2 {
+		t.Errorf("the values were not applied or the Deployment is not available: %d replicas available", deploy.Status.AvailableReplicas)
+	}
+	if image := deploy.Spec.Template.Spec.Containers[0].Image; !strings.Contains(image, "@sha256:") {
+		t.Errorf("kbld did not resolve the image from the bundle's images.yml: %s", image)
+	}
+}

@@ -19,11 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	//lint:ignore SA1019 seeds/002 shows its Clusters as cluster.x-k8s.io/v1beta1, which Cluster API still serves.
-	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/test/envtest"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
 var env *envtest.Environment

@@ -89,9 +89,9 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-func setup(t *testing.T, ns string) {
-	t.Helper()
-	create(t,
+// namespaceObjects are a namespace with a service account that may install anything in it.
+func namespaceObjects(ns string) []client.Object {
+	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: packageinstall.DefaultGlobalNamespace}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}},
@@ -100,7 +100,12 @@ func setup(t *testing.T, ns string) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "installer", Namespace: ns}},
 		},
-	)
+	}
+}
+
+func setup(t *testing.T, ns string) {
+	t.Helper()
+	create(t, namespaceObjects(ns)...)
 }
 
 func eventually(t *testing.T, what string, f func() error) {

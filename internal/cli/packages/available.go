@@ -1,0 +1,90 @@
+package packages
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
+)
+
+func newAvailableCommand(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "available", Short: "List and get the packages available to install"}
+	cmd.AddCommand(newAvailableList(g, streams), newAvailableGet(g, streams))
+	return cmd
+}
+
+func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	ns := &namespaceFlags{}
+	cmd := &cobra.Command{
+		Use:   "list [PACKAGE_NAME]",
+		Short: "List available packages, or the versions of one",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				versions, err := c.AvailableVersions(cmd.Context(), args[0], ns.list())
+				if err != nil {
+					return err
+				}
+				var rows [][]string
+				for _, v := range versions {
+					rows = append(rows, row(ns.all, v.Namespace, v.Name, v.Version, v.ReleasedAt))
+				}
+				return table(streams.Out, withNamespace([]string{"NAME", "VERSION", "RELEASED-AT"}, ns.all), rows)
+			}
+			pkgs, err := c.AvailableList(cmd.Context(), ns.list())
+			if err != nil {
+				return err
+			}
+			var rows [][]string
+			for _, p := range pkgs {
+				rows = append(rows, row(ns.all, p.Namespace, p.Name, p.DisplayName, p.ShortDescription, p.LatestVersion))
+			}
+			return table(streams.Out, withNamespace([]string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, ns.all), rows)
+		},
+	}
+	ns.add(cmd, true)
+	return cmd
+}
+
+func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	ns := &namespaceFlags{}
+	var valuesSchema bool
+	cmd := &cobra.Command{
+		Use:   "get PACKAGE_NAME[/VERSION]",
+		Short: "Get a package, or its values schema",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			p, err := c.AvailableGet(cmd.Context(), args[0], ns.namespace)
+			if err != nil {
+				return err
+			}
+			if valuesSchema {
+				rows, err := pkgclient.ValuesSchema(p)
+				if err != nil {
+					return err
+				}
+				var cells [][]string
+				for _, r := range rows {
+					cells = append(cells, []string{r.Key, r.Default, r.Type, r.Description})
+				}
+				return table(streams.Out, []string{"KEY", "DEFAULT", "TYPE", "DESCRIPTION"}, cells)
+			}
+			_, err = fmt.Fprintf(streams.Out, "NAME:\t%s\nVERSION:\t%s\nRELEASED-AT:\t%s\nRELEASE-NOTES:\t%s\nLICENSE:\t%v\n",
+				p.Spec.RefName, p.Spec.Version, p.Spec.ReleasedAt, p.Spec.ReleaseNotes, p.Spec.Licenses)
+			return err
+		},
+	}
+	ns.add(cmd, false)
+	cmd.Flags().BoolVar(&valuesSchema, "values-schema", false, "show the values schema of the package")
+	return cmd
+}

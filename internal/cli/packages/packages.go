@@ -1,0 +1,100 @@
+// Package packages holds `slipway package`, the tanzu package plugin's verbs: repository,
+// available and installed, with the same flags and columns.
+package packages
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// globalFlags are the flags every verb takes.
+type globalFlags struct {
+	kubeconfig, context string
+}
+
+func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if g.kubeconfig != "" {
+		rules.ExplicitPath = g.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the kubeconfig (--kubeconfig, --context): %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, err
+	}
+	return &pkgclient.Client{C: c, Out: streams.ErrOut}, nil
+}
+
+// NewCommand returns `slipway package`.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	g := &globalFlags{}
+	cmd := &cobra.Command{
+		Use:     "package",
+		Aliases: []string{"packages"},
+		Short:   "Manage package repositories and packages, as `tanzu package`",
+	}
+	cmd.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	cmd.PersistentFlags().StringVar(&g.context, "context", "", "the kubeconfig context")
+	cmd.AddCommand(newRepositoryCommand(g, streams), newAvailableCommand(g, streams), newInstalledCommand(g, streams))
+	return cmd
+}
+
+// table prints rows under upper-case headers, as the tanzu CLI's table output.
+func table(out io.Writer, headers []string, rows [][]string) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  "+strings.Join(headers, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(w, "  "+strings.Join(r, "\t"))
+	}
+	return w.Flush()
+}
+
+// namespaceFlags are -n and -A.
+type namespaceFlags struct {
+	namespace string
+	all       bool
+}
+
+func (n *namespaceFlags) add(cmd *cobra.Command, allowAll bool) {
+	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default", "the namespace")
+	if allowAll {
+		cmd.Flags().BoolVarP(&n.all, "all-namespaces", "A", false, "list across all namespaces")
+	}
+}
+
+func (n *namespaceFlags) list() string {
+	if n.all {
+		return ""
+	}
+	return n.namespace
+}
+
+func withNamespace(headers []string, all bool) []string {
+	if all {
+		return append(headers, "NAMESPACE")
+	}
+	return headers
+}
+
+func row(all bool, namespace string, cells ...string) []string {
+	if all {
+		return append(cells, namespace)
+	}
+	return cells
+}
+
+const defaultWaitTimeout = 5 * time.Minute

@@ -1,0 +1,240 @@
+package packages_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/slipway-dev/slipway/internal/cli/packages"
+	"github.com/slipway-dev/slipway/internal/packaging/app"
+	"github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/packaging/packageinstall"
+	"github.com/slipway-dev/slipway/internal/packaging/packagerepository"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
+)
+
+var (
+	env        *envtest.Environment
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
+		env = e
+		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+		if err != nil {
+			panic(err)
+		}
+		for _, setup := range []func(ctrl.Manager) error{
+			(&app.Reconciler{Client: mgr.GetClient(), Config: e.Config}).SetupWithManager,
+			(&packageinstall.Reconciler{Client: mgr.GetClient()}).SetupWithManager,
+			(&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager,
+		} {
+			if err := setup(mgr); err != nil {
+				panic(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		e.OnStop(func() { cancel(); <-done })
+		go func() {
+			defer close(done)
+			if err := mgr.Start(ctx); err != nil {
+				panic(err)
+			}
+		}()
+		dir, err := os.MkdirTemp("", "slipway-package-cli-")
+		if err != nil {
+			panic(err)
+		}
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		cfg := clientcmdapi.Config{
+			Clusters:       map[string]*clientcmdapi.Cluster{"envtest": {Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}},
+			AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData}},
+			Contexts:       map[string]*clientcmdapi.Context{"envtest": {Cluster: "envtest", AuthInfo: "admin"}},
+			CurrentContext: "envtest",
+		}
+		if err := clientcmd.WriteToFile(cfg, kubeconfig); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+// run runs `slipway package ARGS` and returns what it printed.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := packages.NewCommand(streams)
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage = true
+	err := cmd.ExecuteContext(t.Context())
+	return out.String() + errOut.String(), err
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("slipway package %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func packageYAML(version, bundleRef string) string {
+	return fmt.Sprintf(`apiVersion: data.packaging.carvel.dev/v1alpha1
+kind: Package
+metadata:
+  name: web.example.com.%[1]s
+spec:
+  refName: web.example.com
+  version: %[1]s
+  releasedAt: "2026-01-01T00:00:00Z"
+  valuesSchema:
+    openAPIv3:
+      type: object
+      properties:
+        greeting:
+          type: string
+          default: hello
+          description: What the ConfigMap says.
+  template:
+    spec:
+      fetch:
+      - imgpkgBundle:
+          image: %[2]s
+      template:
+      - ytt:
+          paths: [config/]
+      deploy:
+      - kapp: {}
+`, version, bundleRef)
+}
+
+func TestPackageVerbs(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	var versions []string
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		ref, err := bundle.Push(tree(t, map[string]string{
+			".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
+			"config/schema.yml":  "#@data/values-schema\n---\ngreeting: hello\n",
+			"config/cm.yml":      "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\ndata:\n  version: \"" + v + "\"\n  greeting: #@ data.values.greeting\n",
+		}), host+"/packages/web:"+v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, ref)
+	}
+	repo, err := bundle.Push(tree(t, map[string]string{
+		".imgpkg/images.yml":        "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
+		"packages/web/metadata.yml": "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: PackageMetadata\nmetadata:\n  name: web.example.com\nspec:\n  displayName: web\n  shortDescription: A web greeting\n",
+		"packages/web/1.0.0.yml":    packageYAML("1.0.0", versions[0]),
+		"packages/web/1.1.0.yml":    packageYAML("1.1.0", versions[1]),
+	}), host+"/packages/repo:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := mustRun(t, "repository", "add", "standard", "--url", repo, "-n", packageinstall.DefaultGlobalNamespace, "--create-namespace")
+	if !strings.Contains(out, "Added package repository 'standard' in namespace 'tanzu-package-repo-global'") {
+		t.Errorf("repository add said:\n%s", out)
+	}
+	out = mustRun(t, "repository", "list", "-A")
+	if !lineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !lineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded") {
+		t.Errorf("repository list:\n%s", out)
+	}
+	out = mustRun(t, "available", "list")
+	if !lineHas(out, "NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION") || !lineHas(out, "web.example.com", "A web greeting", "1.1.0") {
+		t.Errorf("available list (global packages seen from default):\n%s", out)
+	}
+	out = mustRun(t, "available", "list", "web.example.com")
+	if !lineHas(out, "web.example.com", "1.0.0") || !lineHas(out, "web.example.com", "1.1.0") {
+		t.Errorf("available list NAME:\n%s", out)
+	}
+	out = mustRun(t, "available", "get", "web.example.com/1.1.0", "--values-schema")
+	if !lineHas(out, "KEY", "DEFAULT", "TYPE", "DESCRIPTION") || !lineHas(out, "greeting", "hello", "string", "What the ConfigMap says.") {
+		t.Errorf("values schema:\n%s", out)
+	}
+
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte("greeting: hi\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, "installed", "create", "web", "-p", "web.example.com", "-v", "1.0.0", "-f", values)
+	if !strings.Contains(out, "Added installed package 'web' in namespace 'default'") {
+		t.Errorf("installed create said:\n%s", out)
+	}
+	out = mustRun(t, "installed", "list")
+	if !lineHas(out, "NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS") || !lineHas(out, "web", "web.example.com", "1.0.0", "Reconcile succeeded") {
+		t.Errorf("installed list:\n%s", out)
+	}
+	out = mustRun(t, "installed", "update", "web", "-v", "1.1.0")
+	if !strings.Contains(out, "Updated installed package 'web'") {
+		t.Errorf("installed update said:\n%s", out)
+	}
+	out = mustRun(t, "installed", "get", "web")
+	if !lineHas(out, "web", "web.example.com", "1.1.0", "Reconcile succeeded") {
+		t.Errorf("installed get:\n%s", out)
+	}
+
+	out, err = run(t, "installed", "create", "nope", "-p", "nothing.example.com", "-v", "1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "package 'nothing.example.com' is not available in namespace 'default'") {
+		t.Errorf("installing a missing package: %v\n%s", err, out)
+	}
+
+	mustRun(t, "installed", "delete", "web", "-y")
+	out = mustRun(t, "installed", "list")
+	if lineHas(out, "web", "web.example.com") {
+		t.Errorf("installed list after delete:\n%s", out)
+	}
+	mustRun(t, "repository", "delete", "standard", "-n", packageinstall.DefaultGlobalNamespace, "-y")
+	out = mustRun(t, "available", "list")
+	if lineHas(out, "web.example.com") {
+		t.Errorf("available list after the repository's delete:\n%s", out)
+	}
+}
+
+// lineHas reports whether one line of out contains every part.
+func lineHas(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}

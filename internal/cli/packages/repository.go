@@ -1,0 +1,110 @@
+package packages
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
+)
+
+func newRepositoryCommand(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "repository", Aliases: []string{"repo"}, Short: "Add, list, get and delete package repositories"}
+	cmd.AddCommand(newRepositoryAdd(g, streams), newRepositoryList(g, streams), newRepositoryGet(g, streams), newRepositoryDelete(g, streams))
+	return cmd
+}
+
+func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := pkgclient.RepositoryOptions{}
+	ns := &namespaceFlags{}
+	cmd := &cobra.Command{
+		Use:     "add REPOSITORY_NAME --url REPOSITORY_URL",
+		Short:   "Add a package repository",
+		Example: "  slipway package repository add tanzu-standard --url projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0 -n tanzu-package-repo-global",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			o.Name, o.Namespace = args[0], ns.namespace
+			return c.RepositoryAdd(cmd.Context(), o)
+		},
+	}
+	ns.add(cmd, false)
+	cmd.Flags().StringVar(&o.URL, "url", "", "the imgpkg bundle of the repository")
+	cmd.Flags().BoolVar(&o.CreateNamespace, "create-namespace", false, "create the namespace if it is missing")
+	cmd.Flags().BoolVar(&o.Wait, "wait", true, "wait for the repository to reconcile")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	return cmd
+}
+
+func newRepositoryList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	ns := &namespaceFlags{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List package repositories",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			repos, err := c.RepositoryList(cmd.Context(), ns.list())
+			if err != nil {
+				return err
+			}
+			var rows [][]string
+			for _, r := range repos {
+				rows = append(rows, row(ns.all, r.Namespace, r.Name, r.Repository, r.Tag, r.Status, r.Details))
+			}
+			return table(streams.Out, withNamespace([]string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, ns.all), rows)
+		},
+	}
+	ns.add(cmd, true)
+	return cmd
+}
+
+func newRepositoryGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	ns := &namespaceFlags{}
+	cmd := &cobra.Command{
+		Use:   "get REPOSITORY_NAME",
+		Short: "Get a package repository",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			r, err := c.RepositoryGet(cmd.Context(), args[0], ns.namespace)
+			if err != nil {
+				return err
+			}
+			return table(streams.Out, []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, [][]string{{r.Name, r.Repository, r.Tag, r.Status, r.Details}})
+		},
+	}
+	ns.add(cmd, false)
+	return cmd
+}
+
+func newRepositoryDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	ns := &namespaceFlags{}
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "delete REPOSITORY_NAME",
+		Short: "Delete a package repository and the packages it made available",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			return c.RepositoryDelete(cmd.Context(), args[0], ns.namespace, timeout)
+		},
+	}
+	ns.add(cmd, false)
+	cmd.Flags().BoolP("yes", "y", false, "delete without asking (slipway never asks)")
+	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	return cmd
+}

@@ -1,0 +1,3 @@
+// Package client holds the flows behind slipway's commands, one sub-package per noun, so that
+// commands only parse flags and print.
+package client

@@ -1,0 +1,169 @@
+package packaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/blang/semver/v4"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Client runs the package verbs against one cluster.
+type Client struct {
+	C client.Client
+	// Out receives progress lines.
+	Out io.Writer
+	// PollInterval is how often waits look; zero means a second.
+	PollInterval time.Duration
+	// GlobalNamespace holds packages visible from every namespace, as kapp-controller's
+	// packaging global namespace; empty means TKG's tanzu-package-repo-global.
+	GlobalNamespace string
+}
+
+// visible returns the namespaces whose packages a namespace sees: its own and the global one;
+// nil (all) for "".
+func (c *Client) visible(namespace string) []string {
+	if namespace == "" {
+		return []string{""}
+	}
+	global := c.GlobalNamespace
+	if global == "" {
+		global = "tanzu-package-repo-global"
+	}
+	if namespace == global {
+		return []string{namespace}
+	}
+	return []string{namespace, global}
+}
+
+func (c *Client) interval() time.Duration {
+	if c.PollInterval > 0 {
+		return c.PollInterval
+	}
+	return time.Second
+}
+
+// succeeded reads kapp-controller's conditions: done, and the useful error when failed.
+func succeeded(status kappctrlv1alpha1.GenericStatus, generation int64) (bool, error) {
+	if status.ObservedGeneration != generation {
+		return false, nil
+	}
+	for _, c := range status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case kappctrlv1alpha1.ReconcileSucceeded:
+			return true, nil
+		case kappctrlv1alpha1.ReconcileFailed:
+			msg := status.UsefulErrorMessage
+			if msg == "" {
+				msg = c.Message
+			}
+			return false, errors.New(msg)
+		}
+	}
+	return false, nil
+}
+
+// waitFor polls get until the object reconciles, fails, or the timeout passes.
+func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration, get func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, error)) error {
+	var last kappctrlv1alpha1.GenericStatus
+	var failed error
+	err := wait.PollUntilContextTimeout(ctx, c.interval(), timeout, true, func(ctx context.Context) (bool, error) {
+		status, generation, err := get(ctx)
+		if err != nil {
+			return false, err
+		}
+		last = status
+		done, err := succeeded(status, generation)
+		if err != nil {
+			failed = err
+			return false, err
+		}
+		return done, nil
+	})
+	if failed != nil {
+		return fmt.Errorf("%s reconcile failed: %w", what, failed)
+	}
+	if err != nil {
+		return fmt.Errorf("timed out after %s waiting for %s (last status %q): %w", timeout, what, last.FriendlyDescription, err)
+	}
+	return nil
+}
+
+// latestVersion returns the highest semantic version among the packages.
+func latestVersion(pkgs []datapkgingv1alpha1.Package) string {
+	var latest *semver.Version
+	for _, p := range pkgs {
+		v, err := semver.ParseTolerant(p.Spec.Version)
+		if err != nil {
+			continue
+		}
+		if latest == nil || latest.LT(v) {
+			latest = &v
+		}
+	}
+	if latest == nil {
+		return ""
+	}
+	return latest.String()
+}
+
+// packagesOf lists the Packages of a refName visible from a namespace ("" for all).
+func (c *Client) packagesOf(ctx context.Context, refName, namespace string) ([]datapkgingv1alpha1.Package, error) {
+	var out []datapkgingv1alpha1.Package
+	for _, ns := range c.visible(namespace) {
+		list := &datapkgingv1alpha1.PackageList{}
+		if err := c.C.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("failed to list packages: %w", err)
+		}
+		for _, p := range list.Items {
+			if refName == "" || p.Spec.RefName == refName {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		vi, erri := semver.ParseTolerant(out[i].Spec.Version)
+		vj, errj := semver.ParseTolerant(out[j].Spec.Version)
+		if erri != nil || errj != nil {
+			return out[i].Spec.Version < out[j].Spec.Version
+		}
+		return vi.LT(vj)
+	})
+	return out, nil
+}
+
+// ensureNamespace creates a namespace if asked to and it is missing.
+func (c *Client) ensureNamespace(ctx context.Context, name string) error {
+	err := c.C.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// splitImage splits an image reference into repository and tag, for the repository columns.
+func splitImage(ref string) (string, string) {
+	if i := strings.LastIndex(ref, "@"); i >= 0 {
+		return ref[:i], ref[i+1:]
+	}
+	slash := strings.LastIndex(ref, "/")
+	if i := strings.LastIndex(ref, ":"); i > slash {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, ""
+}
+

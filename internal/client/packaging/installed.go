@@ -1,0 +1,225 @@
+package packaging
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	vendirversions "github.com/vmware-tanzu/carvel-vendir/pkg/vendir/versions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Annotations the tanzu CLI puts on what it creates for an installed package.
+const (
+	AnnotationCreatedFor = "tkg.tanzu.vmware.com/tanzu-package"
+)
+
+// InstallOptions are what `package installed create` and `update` take.
+type InstallOptions struct {
+	Name, Namespace, PackageName, Version string
+	// ValuesFile is a YAML file of values.
+	ValuesFile string
+	// ServiceAccountName is used instead of creating one.
+	ServiceAccountName string
+	CreateNamespace    bool
+	Wait               bool
+	WaitTimeout        time.Duration
+}
+
+// InstalledRow is one line of `package installed list`.
+type InstalledRow struct {
+	Name, PackageName, PackageVersion, Status, Namespace string
+}
+
+func createdName(name, namespace, suffix string) string {
+	return fmt.Sprintf("%s-%s-%s", name, namespace, suffix)
+}
+
+// InstalledCreate installs a package: a service account with cluster-admin rights (as the tanzu
+// CLI creates one), a values Secret from the file, and the PackageInstall.
+func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) error {
+	if o.PackageName == "" || o.Version == "" {
+		return fmt.Errorf("--package and --version are required: `slipway package available list` shows them")
+	}
+	if o.CreateNamespace {
+		if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
+			return err
+		}
+	}
+	existing := &pkgingv1alpha1.PackageInstall{}
+	if err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, existing); err == nil {
+		return fmt.Errorf("package install '%s' already exists in namespace '%s': use `slipway package installed update`", o.Name, o.Namespace)
+	}
+	if pkgs, err := c.packagesOf(ctx, o.PackageName, o.Namespace); err != nil {
+		return err
+	} else if len(pkgs) == 0 {
+		return fmt.Errorf("package '%s' is not available in namespace '%s': `slipway package available list -n %s` shows what is, and `slipway package repository add` adds a repository", o.PackageName, o.Namespace, o.Namespace)
+	}
+	fmt.Fprintf(c.Out, "Installing package '%s'\n", o.PackageName)
+	sa := o.ServiceAccountName
+	if sa == "" {
+		sa = createdName(o.Name, o.Namespace, "sa")
+		if err := c.ensureServiceAccount(ctx, o.Name, o.Namespace, sa); err != nil {
+			return err
+		}
+	}
+	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name}}
+	if err := c.applyInstall(ctx, pi, o, sa); err != nil {
+		return err
+	}
+	return c.waitInstalled(ctx, o, "Added installed package")
+}
+
+// InstalledUpdate changes the version or values of an installed package.
+func (c *Client) InstalledUpdate(ctx context.Context, o InstallOptions) error {
+	pi := &pkgingv1alpha1.PackageInstall{}
+	if err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, pi); err != nil {
+		return fmt.Errorf("failed to find installed package '%s' in namespace '%s': %w", o.Name, o.Namespace, err)
+	}
+	if o.PackageName == "" && pi.Spec.PackageRef != nil {
+		o.PackageName = pi.Spec.PackageRef.RefName
+	}
+	if o.Version == "" && pi.Spec.PackageRef != nil && pi.Spec.PackageRef.VersionSelection != nil {
+		o.Version = pi.Spec.PackageRef.VersionSelection.Constraints
+	}
+	fmt.Fprintf(c.Out, "Updating installed package '%s'\n", o.Name)
+	if err := c.applyInstall(ctx, pi, o, pi.Spec.ServiceAccountName); err != nil {
+		return err
+	}
+	return c.waitInstalled(ctx, o, "Updated installed package")
+}
+
+func (c *Client) applyInstall(ctx context.Context, pi *pkgingv1alpha1.PackageInstall, o InstallOptions, sa string) error {
+	var values []pkgingv1alpha1.PackageInstallValues
+	if o.ValuesFile != "" {
+		data, err := os.ReadFile(o.ValuesFile)
+		if err != nil {
+			return fmt.Errorf("--values-file: %w", err)
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: createdName(o.Name, o.Namespace, "values")}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, c.C, secret, func() error {
+			secret.Annotations = map[string]string{AnnotationCreatedFor: o.Name + "-" + o.Namespace}
+			secret.Data = map[string][]byte{"values.yaml": data}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("failed to write the values Secret: %w", err)
+		}
+		values = []pkgingv1alpha1.PackageInstallValues{{SecretRef: &pkgingv1alpha1.PackageInstallValuesSecretRef{Name: secret.Name}}}
+	}
+	_, err := controllerutil.CreateOrUpdate(ctx, c.C, pi, func() error {
+		pi.Spec.ServiceAccountName = sa
+		pi.Spec.PackageRef = &pkgingv1alpha1.PackageRef{RefName: o.PackageName,
+			VersionSelection: &vendirversions.VersionSelectionSemver{Constraints: o.Version}}
+		if values != nil {
+			pi.Spec.Values = values
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("failed to write PackageInstall %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done string) error {
+	if !o.Wait {
+		return nil
+	}
+	fmt.Fprintf(c.Out, "Waiting for 'PackageInstall' reconciliation for '%s'\n", o.Name)
+	if err := c.waitFor(ctx, "package install "+o.Name, o.WaitTimeout, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+		pi := &pkgingv1alpha1.PackageInstall{}
+		err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, pi)
+		return pi.Status.GenericStatus, pi.Generation, err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "%s '%s' in namespace '%s'\n", done, o.Name, o.Namespace)
+	return nil
+}
+
+// ensureServiceAccount creates the service account, cluster role and binding the tanzu CLI
+// creates for an install.
+func (c *Client) ensureServiceAccount(ctx context.Context, name, namespace, sa string) error {
+	annotations := map[string]string{AnnotationCreatedFor: name + "-" + namespace}
+	role := createdName(name, namespace, "cluster-role")
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa, Annotations: annotations}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role, Annotations: annotations},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: createdName(name, namespace, "cluster-rolebinding"), Annotations: annotations},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: namespace}}},
+	}
+	for _, o := range objs {
+		if err := c.C.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create %s: %w", o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// InstalledList lists installed packages of a namespace ("" for all).
+func (c *Client) InstalledList(ctx context.Context, namespace string) ([]InstalledRow, error) {
+	list := &pkgingv1alpha1.PackageInstallList{}
+	var opts []client.ListOption
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if err := c.C.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("failed to list installed packages: %w", err)
+	}
+	rows := make([]InstalledRow, 0, len(list.Items))
+	for _, pi := range list.Items {
+		rows = append(rows, installedRow(&pi))
+	}
+	return rows, nil
+}
+
+// InstalledGet returns one installed package.
+func (c *Client) InstalledGet(ctx context.Context, name, namespace string) (InstalledRow, *pkgingv1alpha1.PackageInstall, error) {
+	pi := &pkgingv1alpha1.PackageInstall{}
+	if err := c.C.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pi); err != nil {
+		return InstalledRow{}, nil, fmt.Errorf("failed to find installed package '%s' in namespace '%s': %w", name, namespace, err)
+	}
+	return installedRow(pi), pi, nil
+}
+
+func installedRow(pi *pkgingv1alpha1.PackageInstall) InstalledRow {
+	ref := ""
+	if pi.Spec.PackageRef != nil {
+		ref = pi.Spec.PackageRef.RefName
+	}
+	return InstalledRow{Name: pi.Name, PackageName: ref, PackageVersion: pi.Status.Version, Status: pi.Status.FriendlyDescription, Namespace: pi.Namespace}
+}
+
+// InstalledDelete uninstalls a package and removes what InstalledCreate made for it.
+func (c *Client) InstalledDelete(ctx context.Context, name, namespace string, timeout time.Duration) error {
+	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	fmt.Fprintf(c.Out, "Uninstalling package '%s' from namespace '%s'\n", name, namespace)
+	if err := c.C.Delete(ctx, pi); err != nil {
+		return fmt.Errorf("failed to delete installed package '%s' in namespace '%s': %w", name, namespace, err)
+	}
+	if err := c.waitGone(ctx, pi, timeout); err != nil {
+		return err
+	}
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: createdName(name, namespace, "values")}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: createdName(name, namespace, "sa")}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: createdName(name, namespace, "cluster-rolebinding")}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: createdName(name, namespace, "cluster-role")}},
+	} {
+		if err := c.C.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("failed to delete %s: %w", o.GetName(), err)
+		}
+	}
+	fmt.Fprintf(c.Out, "Uninstalled package '%s' from namespace '%s'\n", name, namespace)
+	return nil
+}

@@ -38,6 +38,14 @@ KAPP_CONTROLLER_APIS := github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/
 	github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1 \
 	github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1
 
+PACKAGES_REGISTRY ?= 127.0.0.1:5000
+PACKAGES_TAG ?= v0.1.0
+
+.PHONY: packages
+packages: build ## Build packages/ into imgpkg bundles and a repository bundle, pushed to the local registry.
+	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
+	hack/packages.sh $(PACKAGES_REGISTRY) $(PACKAGES_TAG)
+
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types (slipway's and kapp-controller's).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...

@@ -49,7 +49,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	cmd.PersistentFlags().StringVar(&g.context, "context", "", "the kubeconfig context")
-	cmd.AddCommand(newRepositoryCommand(g, streams), newAvailableCommand(g, streams), newInstalledCommand(g, streams))
+	cmd.AddCommand(newRepositoryCommand(g, streams), newAvailableCommand(g, streams), newInstalledCommand(g, streams), newBundleCommand(streams))
 	return cmd
 }
 

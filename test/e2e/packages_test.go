@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// TestPackagesFromSources builds packages/ into bundles in the local registry with the same
+// script as `make packages`, and installs a package from that repository with `slipway package`
+// on a local cluster running kapp-controller.
+func TestPackagesFromSources(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := l.Addr().String()
+	l.Close()
+	if out, err := runSlipway(t, "local", "registry", "start", "--address", registry); err != nil {
+		t.Fatalf("registry start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
+	script := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "packages.sh"), registry, "v0.0.1-e2e")
+	script.Env = append(os.Environ(), "SLIPWAY="+slipway)
+	out, err := script.Output()
+	if err != nil {
+		t.Fatalf("hack/packages.sh: %v\n%s", err, out)
+	}
+	repo := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(repo, registry+"/packages/slipway-repo@sha256:") {
+		t.Fatalf("the script printed %q, not the repository's reference", repo)
+	}
+
+	lc := createCluster(t, "e2e-sources")
+	ctx := t.Context()
+	for _, obj := range renderObjects(t, filepath.Join("testdata", "kapp-controller", "kapp-controller.yaml"), nil) {
+		if err := lc.client.Create(ctx, obj); err != nil {
+			t.Fatalf("failed to create %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg, err := runSlipway(t, "local", "cluster", "kubeconfig", "e2e-sources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pkg := func(args ...string) string {
+		t.Helper()
+		var out string
+		var err error
+		// The CRDs appear once kapp-controller has installed them.
+		eventually(t, time.Minute, "slipway package "+strings.Join(args, " "), func() error {
+			out, err = runSlipway(t, append(append([]string{"package"}, args...), "--kubeconfig", kubeconfig)...)
+			if err != nil && strings.Contains(out, "no matches for") {
+				return fmt.Errorf("%v: %s", err, out)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("slipway package %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	pkg("repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
+	out2 := pkg("available", "list", "-n", "kube-system")
+	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.6.4+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
+		t.Fatalf("available list:\n%s", out2)
+	}
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte("metricsServer:\n  config:\n    replicas: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pkg("installed", "create", "metrics-server", "-p", "metrics-server.tanzu.vmware.com", "-v", "0.6.4+vmware.1-tkg.1", "-n", "kube-system", "-f", values)
+	out2 = pkg("installed", "list", "-A")
+	if !containsLine(out2, "metrics-server", "0.6.4+vmware.1-tkg.1", "Reconcile succeeded", "kube-system") {
+		t.Fatalf("installed list:\n%s", out2)
+	}
+	deploy := &appsv1.Deployment{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "metrics-server"}, deploy); err != nil {
+		t.Fatal(err)
+	}
+	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, "projects.registry.vmware.com/tkg/metrics-server") {
+		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
+	}
+	pkg("installed", "delete", "metrics-server", "-n", "kube-system", "-y")
+	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
+		t.Fatal("metrics-server survives its uninstall")
+	}
+}

@@ -166,4 +166,3 @@ func splitImage(ref string) (string, string) {
 	}
 	return ref, ""
 }
-

@@ -19,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
 // slipway is the binary under test, built once; home is its state directory.
@@ -131,15 +132,5 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 // eventually polls f until it returns nil or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	envtest.Eventually(t, timeout, what, f)
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,23 +22,8 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
-
-// writeTree writes files below a new directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestPackageControllerOnLocalCluster runs kapp-controller's manifests on a local cluster: the
 // image runs slipway's package controller as a process, which installs a package from an imgpkg
@@ -60,7 +44,7 @@ func TestPackageControllerOnLocalCluster(t *testing.T) {
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	host := strings.TrimPrefix(reg.URL, "http://")
-	pkgBundle, err := bundle.Push(writeTree(t, map[string]string{
+	pkgBundle, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: " + host + "/web@sha256:" + strings.Repeat("a", 64) + "\n  annotations:\n    kbld.carvel.dev/id: web:latest\n",
 		"config/schema.yml":  "#@data/values-schema\n---\nreplicas: 1\n",
 		"config/web.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: #@ data.values.replicas\n" +
@@ -69,7 +53,7 @@ func TestPackageControllerOnLocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repoBundle, err := bundle.Push(writeTree(t, map[string]string{
+	repoBundle, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
 		"packages/web.example.com/1.0.0.yml": fmt.Sprintf(`apiVersion: data.packaging.carvel.dev/v1alpha1
 kind: Package

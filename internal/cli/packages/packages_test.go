@@ -1,7 +1,6 @@
 package packages_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/slipway-dev/slipway/internal/cli/packages"
 	"github.com/slipway-dev/slipway/internal/packaging/app"
@@ -24,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
 var (
@@ -34,28 +33,17 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
 		env = e
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-		if err != nil {
-			panic(err)
-		}
-		for _, setup := range []func(ctrl.Manager) error{
-			(&app.Reconciler{Client: mgr.GetClient(), Config: e.Config}).SetupWithManager,
-			(&packageinstall.Reconciler{Client: mgr.GetClient()}).SetupWithManager,
-			(&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager,
-		} {
-			if err := setup(mgr); err != nil {
-				panic(err)
-			}
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		e.OnStop(func() { cancel(); <-done })
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				panic(err)
-			}
-		}()
+		e.StartManager(
+			func(mgr ctrl.Manager) error {
+				return (&app.Reconciler{Client: mgr.GetClient(), Config: e.Config}).SetupWithManager(mgr)
+			},
+			func(mgr ctrl.Manager) error {
+				return (&packageinstall.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			},
+			func(mgr ctrl.Manager) error {
+				return (&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			},
+		)
 		dir, err := os.MkdirTemp("", "slipway-package-cli-")
 		if err != nil {
 			panic(err)
@@ -95,21 +83,6 @@ func mustRun(t *testing.T, args ...string) string {
 	return out
 }
 
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func packageYAML(version, bundleRef string) string {
 	return fmt.Sprintf(`apiVersion: data.packaging.carvel.dev/v1alpha1
 kind: Package
@@ -146,7 +119,7 @@ func TestPackageVerbs(t *testing.T) {
 	host := strings.TrimPrefix(reg.URL, "http://")
 	var versions []string
 	for _, v := range []string{"1.0.0", "1.1.0"} {
-		ref, err := bundle.Push(tree(t, map[string]string{
+		ref, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 			".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
 			"config/schema.yml":  "#@data/values-schema\n---\ngreeting: hello\n",
 			"config/cm.yml":      "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\ndata:\n  version: \"" + v + "\"\n  greeting: #@ data.values.greeting\n",
@@ -156,7 +129,7 @@ func TestPackageVerbs(t *testing.T) {
 		}
 		versions = append(versions, ref)
 	}
-	repo, err := bundle.Push(tree(t, map[string]string{
+	repo, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 		".imgpkg/images.yml":        "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
 		"packages/web/metadata.yml": "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: PackageMetadata\nmetadata:\n  name: web.example.com\nspec:\n  displayName: web\n  shortDescription: A web greeting\n",
 		"packages/web/1.0.0.yml":    packageYAML("1.0.0", versions[0]),

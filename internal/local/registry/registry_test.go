@@ -2,8 +2,6 @@ package registry
 
 import (
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,22 +9,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
 // TestBundlesSurviveARestart pushes a bundle, starts a new registry on the same directory and
 // pulls it back.
 func TestBundlesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
-	src := t.TempDir()
-	for name, content := range map[string]string{".imgpkg/images.yml": "kind: ImagesLock\n", "config/a.yml": "a: 1\n"} {
-		path := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := testfiles.WriteTree(t, map[string]string{".imgpkg/images.yml": "kind: ImagesLock\n", "config/a.yml": "a: 1\n"})
 	h, err := NewHandler(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/packaging/status"
 	"github.com/slipway-dev/slipway/internal/packaging/template"
 )
 
@@ -174,12 +175,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	now := metav1.Now()
 
 	err = fetch.Fetch(ctx, r.Client, app.Namespace, app.Spec.Fetch, dir)
-	s.status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: exitCode(err), Error: errString(err)}
+	s.status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: status.ExitCode(err), Error: status.Error(err)}
 	if err != nil {
 		return fail("Fetching resources", err)
 	}
 	out, err := template.Template(ctx, r.Client, app.Namespace, app.Spec.Template, dir)
-	s.status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: metav1.Now(), ExitCode: exitCode(err), Error: errString(err)}
+	s.status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: metav1.Now(), ExitCode: status.ExitCode(err), Error: status.Error(err)}
 	if err != nil {
 		return fail("Templating dir", err)
 	}
@@ -188,7 +189,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		var res deploy.Result
 		res, err = deploy.Apply(ctx, target, app.Name, string(app.UID), objs, waitTimeout(app))
 		s.status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{
-			StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: exitCode(err), Error: errString(err),
+			StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: status.ExitCode(err), Error: status.Error(err),
 			KappDeployStatus: &kappctrlv1alpha1.KappDeployStatus{AssociatedResources: kappctrlv1alpha1.AssociatedResources{
 				Label: res.Label, Namespaces: res.Namespaces, GroupKinds: res.GroupKinds,
 			}},
@@ -261,20 +262,6 @@ func waitTimeout(app *kappctrlv1alpha1.App) time.Duration {
 
 func setCondition(status *kappctrlv1alpha1.AppStatus, t kappctrlv1alpha1.ConditionType, reason, message string) {
 	status.Conditions = []kappctrlv1alpha1.Condition{{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message}}
-}
-
-func exitCode(err error) int {
-	if err != nil {
-		return 1
-	}
-	return 0
-}
-
-func errString(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return ""
 }
 
 func firstLine(s string) string {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/packaging/status"
 )
 
 // target returns where the App deploys: the App's cluster as its service account, or the
@@ -102,16 +103,7 @@ func (r *Reconciler) remoteConfig(ctx context.Context, app *kappctrlv1alpha1.App
 func equalStatus(a, b kappctrlv1alpha1.AppStatus) bool {
 	strip := func(s kappctrlv1alpha1.AppStatus) kappctrlv1alpha1.AppStatus {
 		s = *s.DeepCopy()
-		if s.Fetch != nil {
-			s.Fetch.StartedAt, s.Fetch.UpdatedAt = metav1.Time{}, metav1.Time{}
-		}
-		if s.Template != nil {
-			s.Template.UpdatedAt = metav1.Time{}
-		}
-		if s.Deploy != nil {
-			s.Deploy.StartedAt, s.Deploy.UpdatedAt = metav1.Time{}, metav1.Time{}
-		}
-		s.ConsecutiveReconcileSuccesses = min(s.ConsecutiveReconcileSuccesses, 1)
+		status.Stages{Fetch: s.Fetch, Template: s.Template, Deploy: s.Deploy, Successes: &s.ConsecutiveReconcileSuccesses}.ClearTimes()
 		return s
 	}
 	return reflect.DeepEqual(strip(a), strip(b))

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/slipway-dev/slipway/internal/packaging/app"
 	"github.com/slipway-dev/slipway/internal/packaging/packageinstall"
@@ -30,25 +29,14 @@ var env *envtest.Environment
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
 		env = e
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-		if err != nil {
-			panic(err)
-		}
-		if err := (&app.Reconciler{Client: mgr.GetClient(), Config: e.Config}).SetupWithManager(mgr); err != nil {
-			panic(err)
-		}
-		if err := (&packageinstall.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-			panic(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		e.OnStop(func() { cancel(); <-done })
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				panic(err)
-			}
-		}()
+		e.StartManager(
+			func(mgr ctrl.Manager) error {
+				return (&app.Reconciler{Client: mgr.GetClient(), Config: e.Config}).SetupWithManager(mgr)
+			},
+			func(mgr ctrl.Manager) error {
+				return (&packageinstall.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			},
+		)
 	}))
 }
 
@@ -110,17 +98,7 @@ func setup(t *testing.T, ns string) {
 
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	envtest.Eventually(t, 45*time.Second, what, f)
 }
 
 func greeter(ns string) (map[string]string, error) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/packaging/fetch"
+	stagestatus "github.com/slipway-dev/slipway/internal/packaging/status"
 	"github.com/slipway-dev/slipway/internal/packaging/template"
 )
 
@@ -130,7 +131,7 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 	step := kappctrlv1alpha1.AppFetch{Inline: f.Inline, Image: f.Image, ImgpkgBundle: f.ImgpkgBundle, HTTP: f.HTTP, Git: f.Git}
 	now := metav1.Now()
 	err = fetch.Fetch(ctx, r.Client, repo.Namespace, []kappctrlv1alpha1.AppFetch{step}, dir)
-	status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: exitCode(err), Error: errString(err)}
+	status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err)}
 	if err != nil {
 		return "Fetching resources", err
 	}
@@ -139,7 +140,7 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 		steps = append(steps, kappctrlv1alpha1.AppTemplate{Kbld: &kappctrlv1alpha1.AppTemplateKbld{Paths: []string{"-", fetch.ImagesLockPath}}})
 	}
 	out, err := template.Template(ctx, r.Client, repo.Namespace, steps, dir)
-	status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: metav1.Now(), ExitCode: exitCode(err), Error: errString(err)}
+	status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: metav1.Now(), ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err)}
 	if err != nil {
 		return "Templating packages", err
 	}
@@ -163,7 +164,7 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 		o.SetAnnotations(annotations)
 	}
 	res, err := deploy.Apply(ctx, target, inventoryName(repo), string(repo.UID), objs, waitTimeout)
-	status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: exitCode(err), Error: errString(err),
+	status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err),
 		KappDeployStatus: &kappctrlv1alpha1.KappDeployStatus{AssociatedResources: kappctrlv1alpha1.AssociatedResources{Label: res.Label, Namespaces: res.Namespaces, GroupKinds: res.GroupKinds}}}
 	if err != nil {
 		return "Deploying packages", err
@@ -171,35 +172,12 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 	return "", nil
 }
 
-func exitCode(err error) int {
-	if err != nil {
-		return 1
-	}
-	return 0
-}
-
-func errString(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
 // equalStatus ignores timestamps and success counts, so that a converged repository is not
 // rewritten on every sync.
 func equalStatus(a, b pkgingv1alpha1.PackageRepositoryStatus) bool {
 	strip := func(s pkgingv1alpha1.PackageRepositoryStatus) pkgingv1alpha1.PackageRepositoryStatus {
 		s = *s.DeepCopy()
-		if s.Fetch != nil {
-			s.Fetch.StartedAt, s.Fetch.UpdatedAt = metav1.Time{}, metav1.Time{}
-		}
-		if s.Template != nil {
-			s.Template.UpdatedAt = metav1.Time{}
-		}
-		if s.Deploy != nil {
-			s.Deploy.StartedAt, s.Deploy.UpdatedAt = metav1.Time{}, metav1.Time{}
-		}
-		s.ConsecutiveReconcileSuccesses = min(s.ConsecutiveReconcileSuccesses, 1)
+		stagestatus.Stages{Fetch: s.Fetch, Template: s.Template, Deploy: s.Deploy, Successes: &s.ConsecutiveReconcileSuccesses}.ClearTimes()
 		return s
 	}
 	return reflect.DeepEqual(strip(a), strip(b))

@@ -7,7 +7,6 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,11 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/slipway-dev/slipway/internal/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
 var env *envtest.Environment
@@ -33,22 +32,9 @@ var env *envtest.Environment
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
 		env = e
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-		if err != nil {
-			panic(err)
-		}
-		if err := (&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-			panic(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		e.OnStop(func() { cancel(); <-done })
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				panic(err)
-			}
-		}()
+		e.StartManager(func(mgr ctrl.Manager) error {
+			return (&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		})
 	}))
 }
 
@@ -80,18 +66,8 @@ func metadataYAML(refName string) string {
 // pushRepo builds a repository bundle from files and pushes it.
 func pushRepo(t *testing.T, registryHost, tag string, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
 	files[".imgpkg/images.yml"] = "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n"
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ref, err := bundle.Push(dir, registryHost+"/packages/repo:"+tag)
+	ref, err := bundle.Push(testfiles.WriteTree(t, files), registryHost+"/packages/repo:"+tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,17 +76,7 @@ func pushRepo(t *testing.T, registryHost, tag string, files map[string]string) s
 
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	envtest.Eventually(t, 45*time.Second, what, f)
 }
 
 func packages(ns string) ([]string, error) {

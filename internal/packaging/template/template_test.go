@@ -1,30 +1,16 @@
 package template
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestYttWithSchemaPathValuesAndKbld(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	dir := testfiles.WriteTree(t, map[string]string{
 		"config/schema.yml": "#@data/values-schema\n---\nreplicas: 1\nimage: registry.example.com/web:v1\n",
 		"config/app.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: #@ data.values.replicas\n" +
 			"  template:\n    spec:\n      containers:\n      - name: web\n        image: #@ data.values.image\n",

@@ -100,6 +100,21 @@ func TestPackagesFromSources(t *testing.T) {
 	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, "projects.registry.vmware.com/tkg/metrics-server") {
 		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
 	}
+	// Every core add-on installs with its default values; their workloads are simulated.
+	addons := map[string]string{
+		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
+		"vsphere-csi": "vsphere-csi.tanzu.vmware.com", "secretgen-controller": "secretgen-controller.tanzu.vmware.com",
+		"pinniped": "pinniped.tanzu.vmware.com", "tkg-storageclass": "tkg-storageclass.tanzu.vmware.com",
+	}
+	for name, refName := range addons {
+		pkg("installed", "create", name, "-p", refName, "-v", ">=0.0.0", "-n", "tkg-system")
+	}
+	out2 = pkg("installed", "list", "-n", "tkg-system")
+	for name, refName := range addons {
+		if !containsLine(out2, name, refName, "Reconcile succeeded") {
+			t.Errorf("%s is not installed:\n%s", name, out2)
+		}
+	}
 	pkg("installed", "delete", "metrics-server", "-n", "kube-system", "-y")
 	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
 		t.Fatal("metrics-server survives its uninstall")

@@ -1,0 +1,66 @@
+package template
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// TestPackageSourcesRender renders every package source in packages/ with its default values,
+// through the templates its Package declares, and checks its Package and PackageMetadata decode
+// strictly.
+func TestPackageSourcesRender(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "packages", "*", "*", "bundle"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no package sources: %v", err)
+	}
+	for _, bundle := range dirs {
+		versionDir := filepath.Dir(bundle)
+		t.Run(strings.TrimPrefix(versionDir, root+"/packages/"), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(versionDir, "package.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkg := &datapkgingv1alpha1.Package{}
+			if err := yaml.UnmarshalStrict(data, pkg); err != nil {
+				t.Fatalf("package.yml: %v", err)
+			}
+			if pkg.Spec.RefName != filepath.Base(filepath.Dir(versionDir)) || !strings.HasPrefix(pkg.Spec.Version, filepath.Base(versionDir)) {
+				t.Errorf("package.yml says %s %s, its directory %s", pkg.Spec.RefName, pkg.Spec.Version, versionDir)
+			}
+			if want := pkg.Spec.RefName + "." + strings.ReplaceAll(pkg.Spec.Version, "+", "--"); pkg.Name != want {
+				t.Errorf("Package is named %s, want %s", pkg.Name, want)
+			}
+			meta, err := os.ReadFile(filepath.Join(filepath.Dir(versionDir), "metadata.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.UnmarshalStrict(meta, &datapkgingv1alpha1.PackageMetadata{}); err != nil {
+				t.Fatalf("metadata.yml: %v", err)
+			}
+			out, err := Template(t.Context(), nil, "default", pkg.Spec.Template.Spec.Template, bundle)
+			if err != nil {
+				t.Fatalf("rendering with default values: %v", err)
+			}
+			if len(strings.TrimSpace(string(out))) == 0 {
+				t.Fatal("renders nothing")
+			}
+			// Every image the configuration names is resolved by the bundle's lock.
+			for _, line := range strings.Split(string(out), "\n") {
+				if img, ok := strings.CutPrefix(strings.TrimSpace(line), "image: "); ok && !strings.Contains(img, "/") {
+					t.Errorf("image %s is not resolved by .imgpkg/images.yml", img)
+				}
+			}
+		})
+	}
+}

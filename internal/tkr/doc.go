@@ -1,0 +1,3 @@
+// Package tkr is the TKR service: the Kubernetes release catalogue (TanzuKubernetesRelease and
+// OSImage), its resolver and compatibility.
+package tkr

@@ -1,0 +1,35 @@
+package tkr
+
+import "testing"
+
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.2-tkg.1", -1},
+		{"v1.35.4+vmware.10-tkg.1", "v1.35.4+vmware.9-tkg.1", 1},
+		{"v1.35.4+vmware.1-tkg.2", "v1.35.4+vmware.1-tkg.1", 1},
+		{"v1.34.3+vmware.9-tkg.9", "v1.35.4+vmware.1-tkg.1", -1},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", 0},
+		{"v1.35.0-rc.1+vmware.1", "v1.35.0+vmware.1", -1},
+		{"garbage", "v1.0.0", -1},
+	} {
+		if got := CompareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareVersions(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestVersionPrefixes(t *testing.T) {
+	got := VersionPrefixes(VersionLabel("v1.35.4+vmware.1-tkg.1"))
+	want := []string{"v1", "v1.35", "v1.35.4", "v1.35.4---vmware", "v1.35.4---vmware.1", "v1.35.4---vmware.1-tkg", "v1.35.4---vmware.1-tkg.1"}
+	if len(got) != len(want) {
+		t.Fatalf("prefixes %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("prefixes %v, want %v", got, want)
+		}
+	}
+}

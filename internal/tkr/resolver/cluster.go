@@ -1,0 +1,189 @@
+package resolver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+)
+
+// VariableTKRData is the ClusterClass variable the resolver fills: per Kubernetes version, the
+// release's Kubernetes spec, the chosen OSImage's reference and labels.
+const VariableTKRData = "TKR_DATA"
+
+// TKRData is one entry of TKR_DATA.
+type TKRData struct {
+	KubernetesSpec runv1alpha3.KubernetesSpec `json:"kubernetesSpec"`
+	OSImageRef     runv1alpha3.JSONObject    `json:"osImageRef"`
+	Labels         map[string]string          `json:"labels"`
+}
+
+// ClusterDefaulter resolves a topology Cluster's release on admission, for Clusters whose
+// Cluster or ClusterClass carries run.tanzu.vmware.com/resolve-tkr.
+type ClusterDefaulter struct {
+	Client client.Reader
+}
+
+var _ admission.Defaulter[*clusterv1.Cluster] = &ClusterDefaulter{}
+
+// SetupWebhookWithManager registers the defaulter as a mutating webhook on Clusters.
+func (d *ClusterDefaulter) SetupWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &clusterv1.Cluster{}).WithDefaulter(d).Complete()
+}
+
+// Default sets the label run.tanzu.vmware.com/tkr, the full Kubernetes version and TKR_DATA,
+// or denies with what was asked and why each release was rejected.
+func (d *ClusterDefaulter) Default(ctx context.Context, cluster *clusterv1.Cluster) error {
+	topology := &cluster.Spec.Topology
+	if topology.ClassRef.Name == "" {
+		return nil
+	}
+	selector, ok, err := d.tkrSelector(ctx, cluster)
+	if err != nil || !ok {
+		return err
+	}
+	if current, ok := cluster.Labels[runv1alpha3.LabelTKR]; ok && d.stillResolved(ctx, current, topology.Version) {
+		return nil
+	}
+	q, err := query(cluster, selector)
+	if err != nil {
+		return err
+	}
+	tkrs := &runv1alpha3.TanzuKubernetesReleaseList{}
+	if err := d.Client.List(ctx, tkrs); err != nil {
+		return fmt.Errorf("failed to list TanzuKubernetesReleases: %w", err)
+	}
+	images := &runv1alpha3.OSImageList{}
+	if err := d.Client.List(ctx, images); err != nil {
+		return fmt.Errorf("failed to list OSImages: %w", err)
+	}
+	res, err := Resolve(pointers(tkrs.Items), pointers(images.Items), q)
+	if err != nil {
+		return err
+	}
+	return apply(cluster, res)
+}
+
+// tkrSelector reads resolve-tkr from the Cluster, else from its ClusterClass.
+func (d *ClusterDefaulter) tkrSelector(ctx context.Context, cluster *clusterv1.Cluster) (labels.Selector, bool, error) {
+	value, ok := cluster.Annotations[runv1alpha3.AnnotationResolveTKR]
+	if !ok {
+		class := &clusterv1.ClusterClass{}
+		ns := cluster.Spec.Topology.ClassRef.Namespace
+		if ns == "" {
+			ns = cluster.Namespace
+		}
+		if err := d.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster.Spec.Topology.ClassRef.Name}, class); err != nil {
+			return nil, false, client.IgnoreNotFound(err)
+		}
+		if value, ok = class.Annotations[runv1alpha3.AnnotationResolveTKR]; !ok {
+			return nil, false, nil
+		}
+	}
+	selector, err := labels.Parse(value)
+	if err != nil {
+		return nil, false, fmt.Errorf("annotation %s: invalid label selector %q: %w", runv1alpha3.AnnotationResolveTKR, value, err)
+	}
+	return selector, true, nil
+}
+
+// stillResolved reports whether the Cluster's release still gives its version, so that an
+// update that does not change the version keeps the release.
+func (d *ClusterDefaulter) stillResolved(ctx context.Context, name, version string) bool {
+	t := &runv1alpha3.TanzuKubernetesRelease{}
+	if err := d.Client.Get(ctx, client.ObjectKey{Name: name}, t); err != nil {
+		return false
+	}
+	return t.Spec.Kubernetes.Version == version
+}
+
+func query(cluster *clusterv1.Cluster, tkrSelector labels.Selector) (Query, error) {
+	topology := cluster.Spec.Topology
+	part := func(annotations map[string]string, where string) (*OSImageQuery, error) {
+		osSelector := labels.Everything()
+		if v, ok := annotations[runv1alpha3.AnnotationResolveOSImage]; ok {
+			s, err := labels.Parse(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s annotation %s: invalid label selector %q: %w", where, runv1alpha3.AnnotationResolveOSImage, v, err)
+			}
+			osSelector = s
+		}
+		return &OSImageQuery{K8sVersionPrefix: topology.Version, TKRSelector: tkrSelector, OSImageSelector: osSelector}, nil
+	}
+	cp, err := part(topology.ControlPlane.Metadata.Annotations, "spec.topology.controlPlane.metadata")
+	if err != nil {
+		return Query{}, err
+	}
+	q := Query{ControlPlane: cp}
+	for i, md := range topology.Workers.MachineDeployments {
+		p, err := part(md.Metadata.Annotations, fmt.Sprintf("spec.topology.workers.machineDeployments[%d].metadata", i))
+		if err != nil {
+			return Query{}, err
+		}
+		q.MachineDeployments = append(q.MachineDeployments, p)
+	}
+	return q, nil
+}
+
+// apply writes the resolution into the Cluster.
+func apply(cluster *clusterv1.Cluster, res *Result) error {
+	if cluster.Labels == nil {
+		cluster.Labels = map[string]string{}
+	}
+	cluster.Labels[runv1alpha3.LabelTKR] = res.TKR.Name
+	cluster.Spec.Topology.Version = res.TKR.Spec.Kubernetes.Version
+	cp, err := tkrData(res.TKR, res.ControlPlane[0])
+	if err != nil {
+		return err
+	}
+	setVariable(&cluster.Spec.Topology.Variables, cp)
+	for i := range cluster.Spec.Topology.Workers.MachineDeployments {
+		md := &cluster.Spec.Topology.Workers.MachineDeployments[i]
+		data, err := tkrData(res.TKR, res.MachineDeployments[i][0])
+		if err != nil {
+			return err
+		}
+		setVariable(&md.Variables.Overrides, data)
+	}
+	return nil
+}
+
+func tkrData(t *runv1alpha3.TanzuKubernetesRelease, image *runv1alpha3.OSImage) (apiextensionsv1.JSON, error) {
+	data := map[string]TKRData{t.Spec.Kubernetes.Version: {
+		KubernetesSpec: t.Spec.Kubernetes,
+		OSImageRef:     image.Spec.Image.Ref,
+		Labels: map[string]string{
+			runv1alpha3.LabelTKR: t.Name, runv1alpha3.LabelOSImage: image.Name,
+			"os-name": image.Spec.OS.Name, "os-version": image.Spec.OS.Version, "os-arch": image.Spec.OS.Arch,
+			"os-type": image.Spec.OS.Type, "image-type": image.Spec.Image.Type,
+		},
+	}}
+	raw, err := json.Marshal(data)
+	return apiextensionsv1.JSON{Raw: raw}, err
+}
+
+func setVariable(vars *[]clusterv1.ClusterVariable, value apiextensionsv1.JSON) {
+	for i := range *vars {
+		if (*vars)[i].Name == VariableTKRData {
+			(*vars)[i].Value = value
+			return
+		}
+	}
+	*vars = append(*vars, clusterv1.ClusterVariable{Name: VariableTKRData, Value: value})
+}
+
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}

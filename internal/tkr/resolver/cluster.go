@@ -22,7 +22,7 @@ const VariableTKRData = "TKR_DATA"
 // TKRData is one entry of TKR_DATA.
 type TKRData struct {
 	KubernetesSpec runv1alpha3.KubernetesSpec `json:"kubernetesSpec"`
-	OSImageRef     runv1alpha3.JSONObject    `json:"osImageRef"`
+	OSImageRef     runv1alpha3.JSONObject     `json:"osImageRef"`
 	Labels         map[string]string          `json:"labels"`
 }
 

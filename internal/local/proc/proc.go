@@ -4,7 +4,6 @@ package proc
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -139,6 +138,3 @@ func running(pids []int) []int {
 	}
 	return alive
 }
-
-// ErrNotRunning says a process is not running.
-var ErrNotRunning = errors.New("not running")

@@ -33,11 +33,7 @@ func runAddonsManager(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	pod, err := CurrentPod()
-	if err != nil {
-		return err
-	}
-	cfg, err := pod.RestConfig()
+	pod, cfg, err := CurrentPodConfig()
 	if err != nil {
 		return err
 	}

@@ -102,3 +102,14 @@ func (p Pod) RestConfig() (*rest.Config, error) {
 		TLSClientConfig: rest.TLSClientConfig{CAFile: p.Path(filepath.Join(serviceAccountDir, "ca.crt"))},
 	}, nil
 }
+
+// CurrentPodConfig reads the pod the process runs in and its in-cluster configuration, what
+// every component starts with.
+func CurrentPodConfig() (Pod, *rest.Config, error) {
+	pod, err := CurrentPod()
+	if err != nil {
+		return Pod{}, nil, err
+	}
+	cfg, err := pod.RestConfig()
+	return pod, cfg, err
+}

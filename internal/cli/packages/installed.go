@@ -1,8 +1,6 @@
 package packages
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -103,22 +101,5 @@ func newInstalledGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 }
 
 func newInstalledDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	var timeout time.Duration
-	cmd := &cobra.Command{
-		Use:   "delete INSTALLED_PACKAGE_NAME",
-		Short: "Uninstall a package",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
-			return c.InstalledDelete(cmd.Context(), args[0], ns.namespace, timeout)
-		},
-	}
-	ns.add(cmd, false)
-	cmd.Flags().BoolP("yes", "y", false, "delete without asking (slipway never asks)")
-	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
-	return cmd
+	return newDeleteCommand(g, streams, "delete INSTALLED_PACKAGE_NAME", "Uninstall a package", (*pkgclient.Client).InstalledDelete)
 }

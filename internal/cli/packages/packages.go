@@ -3,6 +3,7 @@
 package packages
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -98,3 +99,26 @@ func row(all bool, namespace string, cells ...string) []string {
 }
 
 const defaultWaitTimeout = 5 * time.Minute
+
+// newDeleteCommand returns a delete verb: one name, -n, -y and --wait-timeout.
+func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, short string,
+	del func(c *pkgclient.Client, ctx context.Context, name, namespace string, timeout time.Duration) error) *cobra.Command {
+	ns := &namespaceFlags{}
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			return del(c, cmd.Context(), args[0], ns.namespace, timeout)
+		},
+	}
+	ns.add(cmd, false)
+	cmd.Flags().BoolP("yes", "y", false, "delete without asking (slipway never asks)")
+	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	return cmd
+}

@@ -1,8 +1,6 @@
 package packages
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -89,22 +87,5 @@ func newRepositoryGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 }
 
 func newRepositoryDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	var timeout time.Duration
-	cmd := &cobra.Command{
-		Use:   "delete REPOSITORY_NAME",
-		Short: "Delete a package repository and the packages it made available",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
-			return c.RepositoryDelete(cmd.Context(), args[0], ns.namespace, timeout)
-		},
-	}
-	ns.add(cmd, false)
-	cmd.Flags().BoolP("yes", "y", false, "delete without asking (slipway never asks)")
-	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
-	return cmd
+	return newDeleteCommand(g, streams, "delete REPOSITORY_NAME", "Delete a package repository and the packages it made available", (*pkgclient.Client).RepositoryDelete)
 }

@@ -14,6 +14,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/cluster-api/util/finalizers"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,13 +112,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log := ctrl.LoggerFrom(ctx).WithValues("App", klog.KObj(app))
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, Finalizer) {
-		patch := client.MergeFrom(app.DeepCopy())
-		controllerutil.AddFinalizer(app, Finalizer)
-		// Go on in the same pass: the finalizer's own update does not trigger another.
-		if err := r.Client.Patch(ctx, app, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Go on in the same pass once the finalizer is added: its own update does not trigger
+	// another.
+	if _, err := finalizers.EnsureFinalizer(ctx, r.Client, app, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	s := &scope{app: app, status: *app.Status.DeepCopy()}
 	defer func() {

@@ -17,10 +17,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/cluster-api/util/finalizers"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -91,13 +91,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("PackageInstall", klog.KObj(pi)))
-	if pi.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(pi, Finalizer) {
-		patch := client.MergeFrom(pi.DeepCopy())
-		controllerutil.AddFinalizer(pi, Finalizer)
-		// Go on in the same pass: the finalizer's own update does not trigger another.
-		if err := r.Client.Patch(ctx, pi, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Go on in the same pass once the finalizer is added: its own update does not trigger
+	// another.
+	if _, err := finalizers.EnsureFinalizer(ctx, r.Client, pi, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	status := *pi.Status.DeepCopy()
 	defer func() {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/cluster-api/util/finalizers"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,13 +61,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("PackageRepository", klog.KObj(repo)))
-	if repo.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(repo, Finalizer) {
-		patch := client.MergeFrom(repo.DeepCopy())
-		controllerutil.AddFinalizer(repo, Finalizer)
-		// Go on in the same pass: the finalizer's own update does not trigger another.
-		if err := r.Client.Patch(ctx, repo, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Go on in the same pass once the finalizer is added: its own update does not trigger
+	// another.
+	if _, err := finalizers.EnsureFinalizer(ctx, r.Client, repo, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	status := *repo.Status.DeepCopy()
 	defer func() {

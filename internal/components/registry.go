@@ -41,6 +41,9 @@ func Default() *Registry {
 	return NewRegistry(
 		addonsManager(),
 		kappController(),
+		tkrSourceController(),
+		tkrStatusController(),
+		tkrResolverWebhook(),
 	)
 }
 

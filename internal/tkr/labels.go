@@ -38,7 +38,7 @@ func VersionPrefixes(label string) []string {
 }
 
 // TKRLabels returns a release's labels with its version prefixes added, and the incompatible and
-// invalid labels set from its conditions.
+// invalid labels set from its conditions (and removed when they no longer say so).
 func TKRLabels(tkr *runv1alpha3.TanzuKubernetesRelease) map[string]string {
 	out := map[string]string{}
 	for k, v := range tkr.Labels {
@@ -47,6 +47,8 @@ func TKRLabels(tkr *runv1alpha3.TanzuKubernetesRelease) map[string]string {
 	for _, p := range VersionPrefixes(VersionLabel(tkr.Spec.Version)) {
 		out[p] = ""
 	}
+	delete(out, runv1alpha3.LabelIncompatible)
+	delete(out, runv1alpha3.LabelInvalid)
 	for _, c := range tkr.Status.Conditions {
 		if c.Status != "False" {
 			continue

@@ -48,3 +48,56 @@ type Condition struct {
 
 // Conditions is a list of conditions, at most one of each type.
 type Conditions []Condition
+
+// Get returns the condition of the given type, or nil.
+func (cs Conditions) Get(conditionType string) *Condition {
+	for i := range cs {
+		if cs[i].Type == conditionType {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// IsTrue reports whether the condition of the given type is True.
+func (cs Conditions) IsTrue(conditionType string) bool {
+	c := cs.Get(conditionType)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// IsFalse reports whether the condition of the given type is False.
+func (cs Conditions) IsFalse(conditionType string) bool {
+	c := cs.Get(conditionType)
+	return c != nil && c.Status == corev1.ConditionFalse
+}
+
+// Set adds or replaces the condition of c's type. LastTransitionTime is kept while the status
+// does not change, and set to now (or to c's, when given) when it does.
+func (cs *Conditions) Set(c Condition) {
+	if c.Status != corev1.ConditionFalse {
+		c.Severity = ""
+	}
+	if old := cs.Get(c.Type); old != nil {
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		} else if c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = metav1.Now()
+		}
+		*old = c
+		return
+	}
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.Now()
+	}
+	*cs = append(*cs, c)
+}
+
+// MarkTrue sets the condition of the given type True.
+func (cs *Conditions) MarkTrue(conditionType string) {
+	cs.Set(Condition{Type: conditionType, Status: corev1.ConditionTrue})
+}
+
+// MarkFalse sets the condition of the given type False, saying why.
+func (cs *Conditions) MarkFalse(conditionType, reason string, severity ConditionSeverity, message string) {
+	cs.Set(Condition{Type: conditionType, Status: corev1.ConditionFalse, Reason: reason, Severity: severity, Message: message})
+}

@@ -100,11 +100,7 @@ func inline(ctx context.Context, c client.Client, namespace string, in *kappctrl
 
 // image pulls an image (an imgpkg bundle is one) and writes its files.
 func image(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, subPath, dir string) error {
-	opts := []name.Option{}
-	if isLocalRegistry(ref) {
-		opts = append(opts, name.Insecure)
-	}
-	r, err := name.ParseReference(ref, opts...)
+	r, err := name.ParseReference(ref, nameOptions(ref)...)
 	if err != nil {
 		return fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
@@ -162,7 +158,7 @@ func untar(r io.Reader, dir, subPath string) error {
 			}
 			path = strings.TrimPrefix(path, prefix+"/")
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, 64<<20))
+		data, err := io.ReadAll(io.LimitReader(tr, maxFileSize))
 		if err != nil {
 			return err
 		}

@@ -46,34 +46,38 @@ func (d *ClusterDefaulter) Default(ctx context.Context, cluster *clusterv1.Clust
 	if topology.ClassRef.Name == "" {
 		return nil
 	}
-	selector, ok, err := d.tkrSelector(ctx, cluster)
+	q, ok, err := ClusterQuery(ctx, d.Client, cluster, topology.Version)
 	if err != nil || !ok {
 		return err
 	}
 	if current, ok := cluster.Labels[runv1alpha3.LabelTKR]; ok && d.stillResolved(ctx, current, topology.Version) {
 		return nil
 	}
-	q, err := query(cluster, selector)
+	tkrs, images, err := List(ctx, d.Client)
 	if err != nil {
 		return err
 	}
-	tkrs := &runv1alpha3.TanzuKubernetesReleaseList{}
-	if err := d.Client.List(ctx, tkrs); err != nil {
-		return fmt.Errorf("failed to list TanzuKubernetesReleases: %w", err)
-	}
-	images := &runv1alpha3.OSImageList{}
-	if err := d.Client.List(ctx, images); err != nil {
-		return fmt.Errorf("failed to list OSImages: %w", err)
-	}
-	res, err := Resolve(pointers(tkrs.Items), pointers(images.Items), q)
+	res, err := Resolve(tkrs, images, q)
 	if err != nil {
 		return err
 	}
 	return apply(cluster, res)
 }
 
+// ClusterQuery returns what a topology Cluster asks for, with the given version (a prefix, a full
+// version or a TKR name) in place of its spec.topology.version; ok is false when neither the
+// Cluster nor its ClusterClass carries run.tanzu.vmware.com/resolve-tkr.
+func ClusterQuery(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster, version string) (Query, bool, error) {
+	selector, ok, err := tkrSelector(ctx, c, cluster)
+	if err != nil || !ok {
+		return Query{}, false, err
+	}
+	q, err := query(cluster, version, selector)
+	return q, err == nil, err
+}
+
 // tkrSelector reads resolve-tkr from the Cluster, else from its ClusterClass.
-func (d *ClusterDefaulter) tkrSelector(ctx context.Context, cluster *clusterv1.Cluster) (labels.Selector, bool, error) {
+func tkrSelector(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster) (labels.Selector, bool, error) {
 	value, ok := cluster.Annotations[runv1alpha3.AnnotationResolveTKR]
 	if !ok {
 		class := &clusterv1.ClusterClass{}
@@ -81,7 +85,7 @@ func (d *ClusterDefaulter) tkrSelector(ctx context.Context, cluster *clusterv1.C
 		if ns == "" {
 			ns = cluster.Namespace
 		}
-		if err := d.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster.Spec.Topology.ClassRef.Name}, class); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster.Spec.Topology.ClassRef.Name}, class); err != nil {
 			return nil, false, client.IgnoreNotFound(err)
 		}
 		if value, ok = class.Annotations[runv1alpha3.AnnotationResolveTKR]; !ok {
@@ -105,7 +109,7 @@ func (d *ClusterDefaulter) stillResolved(ctx context.Context, name, version stri
 	return t.Spec.Kubernetes.Version == version
 }
 
-func query(cluster *clusterv1.Cluster, tkrSelector labels.Selector) (Query, error) {
+func query(cluster *clusterv1.Cluster, version string, tkrSelector labels.Selector) (Query, error) {
 	topology := cluster.Spec.Topology
 	part := func(annotations map[string]string, where string) (*OSImageQuery, error) {
 		osSelector := labels.Everything()
@@ -116,7 +120,7 @@ func query(cluster *clusterv1.Cluster, tkrSelector labels.Selector) (Query, erro
 			}
 			osSelector = s
 		}
-		return &OSImageQuery{K8sVersionPrefix: topology.Version, TKRSelector: tkrSelector, OSImageSelector: osSelector}, nil
+		return &OSImageQuery{K8sVersionPrefix: version, TKRSelector: tkrSelector, OSImageSelector: osSelector}, nil
 	}
 	cp, err := part(topology.ControlPlane.Metadata.Annotations, "spec.topology.controlPlane.metadata")
 	if err != nil {
@@ -186,4 +190,17 @@ func pointers[T any](items []T) []*T {
 		out[i] = &items[i]
 	}
 	return out
+}
+
+// List returns every release and OSImage, for Resolve and Candidates.
+func List(ctx context.Context, c client.Reader) ([]*runv1alpha3.TanzuKubernetesRelease, []*runv1alpha3.OSImage, error) {
+	tkrs := &runv1alpha3.TanzuKubernetesReleaseList{}
+	if err := c.List(ctx, tkrs); err != nil {
+		return nil, nil, fmt.Errorf("failed to list TanzuKubernetesReleases: %w", err)
+	}
+	images := &runv1alpha3.OSImageList{}
+	if err := c.List(ctx, images); err != nil {
+		return nil, nil, fmt.Errorf("failed to list OSImages: %w", err)
+	}
+	return pointers(tkrs.Items), pointers(images.Items), nil
 }

@@ -91,13 +91,23 @@ func (e *Error) Error() string {
 
 // Resolve picks the newest release satisfying every part of the query.
 func Resolve(tkrs []*runv1alpha3.TanzuKubernetesRelease, osImages []*runv1alpha3.OSImage, q Query) (*Result, error) {
+	results, rejected := Candidates(tkrs, osImages, q)
+	if len(results) == 0 {
+		return nil, &Error{Query: q, Rejected: rejected}
+	}
+	return results[0], nil
+}
+
+// Candidates returns every release satisfying every part of the query, newest first, and why
+// each other release was rejected.
+func Candidates(tkrs []*runv1alpha3.TanzuKubernetesRelease, osImages []*runv1alpha3.OSImage, q Query) ([]*Result, map[string][]string) {
 	byName := map[string]*runv1alpha3.OSImage{}
 	for _, o := range osImages {
 		byName[o.Name] = o
 	}
 	parts := append([]*OSImageQuery{q.ControlPlane}, q.MachineDeployments...)
 	rejected := map[string][]string{}
-	var best *Result
+	var results []*Result
 	for _, t := range tkrs {
 		res := &Result{TKR: t, MachineDeployments: make([][]*runv1alpha3.OSImage, len(q.MachineDeployments))}
 		reasons := unwanted(t)
@@ -124,14 +134,12 @@ func Resolve(tkrs []*runv1alpha3.TanzuKubernetesRelease, osImages []*runv1alpha3
 			rejected[t.Name] = []string{fmt.Sprintf("invalid version %q", t.Spec.Version)}
 			continue
 		}
-		if best == nil || tkr.CompareVersions(best.TKR.Spec.Version, t.Spec.Version) < 0 {
-			best = res
-		}
+		results = append(results, res)
 	}
-	if best == nil {
-		return nil, &Error{Query: q, Rejected: rejected}
-	}
-	return best, nil
+	sort.SliceStable(results, func(i, j int) bool {
+		return tkr.CompareVersions(results[i].TKR.Spec.Version, results[j].TKR.Spec.Version) > 0
+	})
+	return results, rejected
 }
 
 func partName(i int) string {

@@ -1,0 +1,64 @@
+package components
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// managerFlags are the flags TKG's controller managers share.
+type managerFlags struct {
+	metricsAddr *string
+	healthAddr  *string
+	webhookPort *int
+	certDir     *string
+}
+
+func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
+	return managerFlags{
+		metricsAddr: flags.String("metrics-bind-addr", "0", "address of the metrics endpoint; 0 turns it off"),
+		healthAddr:  flags.String("health-addr", healthAddr, "address of the health endpoint"),
+		webhookPort: flags.Int("webhook-server-port", 9443, "port of the webhook server"),
+		certDir:     flags.String("tls-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook server's tls.crt and tls.key"),
+	}
+}
+
+// runManager creates a manager in the current pod, lets setup register controllers and webhooks,
+// and runs it. With webhooks, the webhook server listens on the pod's address and health and
+// readiness wait for it.
+func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(ctrl.Manager) error) error {
+	pod, cfg, err := CurrentPodConfig()
+	if err != nil {
+		return err
+	}
+	opts := ctrl.Options{
+		Scheme:                 scheme.New(),
+		Metrics:                metricsserver.Options{BindAddress: pod.BindAddress(*f.metricsAddr)},
+		HealthProbeBindAddress: pod.BindAddress(*f.healthAddr),
+	}
+	if webhooks {
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: pod.IP, Port: *f.webhookPort, CertDir: pod.Path(*f.certDir)})
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return fmt.Errorf("failed to create manager: %w", err)
+	}
+	if err := setup(mgr); err != nil {
+		return err
+	}
+	if webhooks {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+		if err := mgr.AddHealthzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}

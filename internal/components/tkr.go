@@ -1,0 +1,90 @@
+package components
+
+import (
+	"context"
+	"flag"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/tkr/resolver"
+	"github.com/slipway-dev/slipway/internal/tkr/source"
+	"github.com/slipway-dev/slipway/internal/tkr/status"
+)
+
+// tkrSourceController is TKG's tkr-source-controller: it fetches the TKR catalogue from the
+// registry, installs the TKR packages and sets each release's Compatible condition. Its flags
+// are TKG's.
+func tkrSourceController() Component {
+	return Component{Name: "tkr-source-controller", Images: []string{"tkr-source-controller"}, Run: runTKRSourceController}
+}
+
+func runTKRSourceController(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("tkr-source-controller", flag.ContinueOnError)
+	mf := addManagerFlags(flags, ":18317")
+	namespace := flags.String("namespace", source.DefaultNamespace, "namespace of the TKR packages and what they hold")
+	compatibilityImage := flags.String("bom-metadata-image-path", "", "repository of the compatibility metadata image, tagged v1, v2, …")
+	repoImage := flags.String("tkr-repo-image-path", "", "repository of the TKR package repository bundles, tagged by release version")
+	initial := flags.Int("initial-discover-frequency", 60, "seconds between discovery attempts until one succeeds")
+	continuous := flags.Int("continuous-discover-frequency", 600, "seconds between discoveries")
+	flags.String("bom-image-path", "", "accepted for compatibility: slipway keeps no BOM ConfigMaps")
+	flags.String("legacy-namespace", "", "accepted for compatibility")
+	flags.String("sa-name", "", "accepted for compatibility")
+	flags.Bool("skip-verify-registry-cert", false, "accepted for compatibility: the local registry is plain HTTP on loopback")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return runManager(ctx, mf, false, func(mgr ctrl.Manager) error {
+		compat := &source.Compatibility{Client: mgr.GetClient(), Namespace: *namespace}
+		fetcher := &source.Fetcher{
+			Client: mgr.GetClient(), Compatibility: compat,
+			CompatibilityImage: *compatibilityImage, TKRRepositoryImage: *repoImage,
+			InitialInterval: time.Duration(*initial) * time.Second, Interval: time.Duration(*continuous) * time.Second,
+		}
+		if err := fetcher.SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if err := (&source.PackageReconciler{Client: mgr.GetClient(), Namespace: *namespace}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&source.CompatibilityReconciler{Client: mgr.GetClient(), Compatibility: compat}).SetupWithManager(mgr)
+	})
+}
+
+// tkrStatusController is TKG's tkr-status-controller: release and OSImage labels, the Valid and
+// Ready conditions, and each Cluster's UpdatesAvailable condition.
+func tkrStatusController() Component {
+	return Component{Name: "tkr-status-controller", Images: []string{"tkr-status-controller"}, Run: runTKRStatusController}
+}
+
+func runTKRStatusController(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("tkr-status-controller", flag.ContinueOnError)
+	mf := addManagerFlags(flags, ":18318")
+	namespace := flags.String("namespace", source.DefaultNamespace, "namespace of the releases' ClusterBootstrapTemplates and bootstrap Packages")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return runManager(ctx, mf, false, func(mgr ctrl.Manager) error {
+		if err := (&status.TKRReconciler{Client: mgr.GetClient(), Namespace: *namespace}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&status.ClusterReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	})
+}
+
+// tkrResolverWebhook is TKG's tkr-resolver-cluster-webhook: the mutating webhook that resolves
+// topology Clusters to a release.
+func tkrResolverWebhook() Component {
+	return Component{Name: "tkr-resolver-cluster-webhook", Images: []string{"tkr-resolver-cluster-webhook"}, Run: runTKRResolverWebhook}
+}
+
+func runTKRResolverWebhook(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("tkr-resolver-cluster-webhook", flag.ContinueOnError)
+	mf := addManagerFlags(flags, ":18319")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
+		return (&resolver.ClusterDefaulter{Client: mgr.GetClient()}).SetupWebhookWithManager(mgr)
+	})
+}

@@ -2,7 +2,12 @@
 # Builds the package sources in packages/ into imgpkg bundles and a package repository bundle, and
 # pushes them: every <refName>/<version>/bundle to REGISTRY/packages/<refName>:<version>, then the
 # repository (each Package with its bundle's digest, and the PackageMetadata) to
-# REGISTRY/packages/slipway-repo:TAG. Prints the repository's reference.
+# REGISTRY/packages/slipway-repo:TAG. Then the TKR catalogue of packages/tkr: each release's bundle
+# (its ytt configuration, its values and the Package objects of its bootstrap packages) to
+# REGISTRY/packages/tkr:<version>, the TKR package repository naming it to
+# REGISTRY/packages/tkr-repository:<version>, and the compatibility metadata to
+# REGISTRY/packages/tkr-compatibility:v1 ("+" is written "_" in tags). Prints the repository's
+# reference.
 # Usage: hack/packages.sh [REGISTRY=127.0.0.1:5000] [TAG=v0.1.0]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,4 +32,65 @@ for versiondir in "$root"/packages/*/*/; do
 	printf -- '- image: %s\n' "$ref" >> "$lock"
 	echo "pushed $refname $version: $ref" >&2
 done
+
+# tkr_package writes the Package that installs a TKR bundle, labelled as the TKR source expects.
+tkr_package() {
+	local version=${1#v} bundle=$2
+	cat <<YAML
+apiVersion: data.packaging.carvel.dev/v1alpha1
+kind: Package
+metadata:
+  name: tkr.tanzu.vmware.com.${version//+/--}
+  labels:
+    run.tanzu.vmware.com/tkr-package: ""
+spec:
+  refName: tkr.tanzu.vmware.com
+  version: $version
+  releaseNotes: Tanzu Kubernetes release v$version
+  template:
+    spec:
+      fetch:
+      - imgpkgBundle:
+          image: $bundle
+      template:
+      - ytt:
+          paths: [config/]
+      - kbld:
+          paths: ["-", .imgpkg/images.yml]
+      deploy:
+      - kapp: {}
+YAML
+}
+
+for values in "$root"/packages/tkr/v*/values.yml; do
+	version=$(sed -n 's/^version: *//p' "$values")
+	tkrtag=${version//+/_}
+	bundle=$(mktemp -d)
+	mkdir -p "$bundle/config/packages" "$bundle/.imgpkg"
+	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n' > "$bundle/.imgpkg/images.yml"
+	cp "$root"/packages/tkr/config/* "$bundle/config/"
+	cp "$values" "$bundle/config/release-values.yml"
+	# The bootstrap packages are the entries of the values' packages: map.
+	sed -n '/^packages:/,/^[^ ]/s/^  \([a-z-]*\): *\(.*\)/\1 \2/p' "$values" | while read -r short full; do
+		src="$repo/packages/$short.tanzu.vmware.com/${full%%+*}.yml"
+		[ -f "$src" ] || { echo "$values: package $short.tanzu.vmware.com $full has no source in packages/" >&2; exit 1; }
+		cp "$src" "$bundle/config/packages/$short.tanzu.vmware.com.yml"
+	done
+	ref=$("$slipway" package bundle push -b "$registry/packages/tkr:$tkrtag" -f "$bundle")
+	tkrrepo=$(mktemp -d)
+	mkdir -p "$tkrrepo/packages/tkr.tanzu.vmware.com" "$tkrrepo/.imgpkg"
+	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: %s\n' "$ref" > "$tkrrepo/.imgpkg/images.yml"
+	tkr_package "$version" "$ref" > "$tkrrepo/packages/tkr.tanzu.vmware.com/${version#v}.yml"
+	"$slipway" package bundle push -b "$registry/packages/tkr-repository:$tkrtag" -f "$tkrrepo" >/dev/null
+	rm -rf "$bundle" "$tkrrepo"
+	echo "pushed TKR $version: $ref" >&2
+done
+compat=$(mktemp -d)
+mkdir -p "$compat/.imgpkg"
+printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n' > "$compat/.imgpkg/images.yml"
+cp "$root/packages/tkr/compatibility.yaml" "$compat/"
+"$slipway" package bundle push -b "$registry/packages/tkr-compatibility:v1" -f "$compat" >/dev/null
+rm -rf "$compat"
+echo "pushed the TKR compatibility metadata" >&2
+
 "$slipway" package bundle push -b "$registry/packages/slipway-repo:$tag" -f "$repo"

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,32 +53,68 @@ func Build(dir string) (v1.Image, error) {
 	return mutate.ConfigFile(img, cfg)
 }
 
-func writeTar(dir string, w io.Writer) error {
-	var paths []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+// Files returns the files below dir by their slash-separated path relative to it. Symbolic links
+// are followed, so that package versions may share a configuration directory; the bundle holds
+// the files themselves.
+func Files(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	var walk func(real, rel string, depth int) error
+	walk = func(real, rel string, depth int) error {
+		if depth > 8 {
+			return fmt.Errorf("%s: too many levels of symbolic links", real)
+		}
+		entries, err := os.ReadDir(real)
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
-			paths = append(paths, path)
+		for _, e := range entries {
+			path, name := filepath.Join(real, e.Name()), pathJoin(rel, e.Name())
+			info, err := os.Stat(path) // follows links
+			if err != nil {
+				return err
+			}
+			switch {
+			case info.IsDir():
+				if err := walk(path, name, depth+1); err != nil {
+					return err
+				}
+			case info.Mode().IsRegular():
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				files[name] = data
+			}
 		}
 		return nil
-	})
+	}
+	if err := walk(dir, "", 0); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+func pathJoin(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func writeTar(dir string, w io.Writer) error {
+	files, err := Files(dir)
 	if err != nil {
 		return err
 	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
 	sort.Strings(paths)
 	tw := tar.NewWriter(w)
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}
+	for _, rel := range paths {
+		data := files[rel]
+		h := &tar.Header{Name: rel, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}

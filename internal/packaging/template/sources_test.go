@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	bundlepkg "github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
 // TestPackageSourcesRender renders every package source in packages/ with its default values,
@@ -48,7 +50,16 @@ func TestPackageSourcesRender(t *testing.T) {
 			if err := yaml.UnmarshalStrict(meta, &datapkgingv1alpha1.PackageMetadata{}); err != nil {
 				t.Fatalf("metadata.yml: %v", err)
 			}
-			out, err := Template(t.Context(), nil, "default", pkg.Spec.Template.Spec.Template, bundle)
+			// Render what the pushed bundle holds: its files with symbolic links followed.
+			files, err := bundlepkg.Files(bundle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree := map[string]string{}
+			for p, data := range files {
+				tree[p] = string(data)
+			}
+			out, err := Template(t.Context(), nil, "default", pkg.Spec.Template.Spec.Template, testfiles.WriteTree(t, tree))
 			if err != nil {
 				t.Fatalf("rendering with default values: %v", err)
 			}

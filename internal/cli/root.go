@@ -5,6 +5,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli/component"
+	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
 	"github.com/slipway-dev/slipway/internal/cli/local"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
 	"github.com/slipway-dev/slipway/internal/cli/version"
@@ -28,6 +29,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		local.NewCommand(streams),
 		component.NewCommand(streams),
 		packages.NewCommand(streams),
+		kubernetesrelease.NewCommand(streams),
 	)
 	return cmd
 }

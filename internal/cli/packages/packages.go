@@ -4,36 +4,23 @@ package packages
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
-	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // globalFlags are the flags every verb takes.
 type globalFlags struct {
-	kubeconfig, context string
+	cliutil.KubeconfigFlags
 }
 
 func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if g.kubeconfig != "" {
-		rules.ExplicitPath = g.kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("failed to load the kubeconfig (--kubeconfig, --context): %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	c, err := g.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -48,20 +35,14 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Aliases: []string{"packages"},
 		Short:   "Manage package repositories and packages, as `tanzu package`",
 	}
-	cmd.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	cmd.PersistentFlags().StringVar(&g.context, "context", "", "the kubeconfig context")
+	g.AddPersistent(cmd)
 	cmd.AddCommand(newRepositoryCommand(g, streams), newAvailableCommand(g, streams), newInstalledCommand(g, streams), newBundleCommand(streams))
 	return cmd
 }
 
-// table prints rows under upper-case headers, as the tanzu CLI's table output.
+// table prints rows as the tanzu CLI's table output.
 func table(out io.Writer, headers []string, rows [][]string) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "  "+strings.Join(headers, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(w, "  "+strings.Join(r, "\t"))
-	}
-	return w.Flush()
+	return cliutil.Table(out, headers, rows)
 }
 
 // namespaceFlags are -n and -A.

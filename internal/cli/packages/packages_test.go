@@ -12,8 +12,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/cli/packages"
@@ -44,18 +42,8 @@ func TestMain(m *testing.M) {
 				return (&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 			},
 		)
-		dir, err := os.MkdirTemp("", "slipway-package-cli-")
-		if err != nil {
-			panic(err)
-		}
-		kubeconfig = filepath.Join(dir, "kubeconfig")
-		cfg := clientcmdapi.Config{
-			Clusters:       map[string]*clientcmdapi.Cluster{"envtest": {Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}},
-			AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData}},
-			Contexts:       map[string]*clientcmdapi.Context{"envtest": {Cluster: "envtest", AuthInfo: "admin"}},
-			CurrentContext: "envtest",
-		}
-		if err := clientcmd.WriteToFile(cfg, kubeconfig); err != nil {
+		var err error
+		if kubeconfig, err = e.WriteKubeconfig(); err != nil {
 			panic(err)
 		}
 	}))

@@ -3,8 +3,13 @@ package envtest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -49,4 +54,22 @@ func Eventually(t testing.TB, timeout time.Duration, what string, f func() error
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// WriteKubeconfig writes a kubeconfig for the environment's API server into a new temporary
+// directory, removed when the environment stops, and returns its path.
+func (e *Environment) WriteKubeconfig() (string, error) {
+	dir, err := os.MkdirTemp("", "slipway-envtest-kubeconfig-")
+	if err != nil {
+		return "", err
+	}
+	e.OnStop(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "kubeconfig")
+	cfg := clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"envtest": {Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData}},
+		Contexts:       map[string]*clientcmdapi.Context{"envtest": {Cluster: "envtest", AuthInfo: "admin"}},
+		CurrentContext: "envtest",
+	}
+	return path, clientcmd.WriteToFile(cfg, path)
 }

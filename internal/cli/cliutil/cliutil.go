@@ -1,0 +1,87 @@
+// Package cliutil holds what every noun of the CLI shares: the kubeconfig flags and the tanzu
+// CLI's table, JSON and YAML output.
+package cliutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// KubeconfigFlags are --kubeconfig and --context.
+type KubeconfigFlags struct {
+	Kubeconfig, Context string
+}
+
+// AddPersistent adds the flags to cmd and its subcommands.
+func (k *KubeconfigFlags) AddPersistent(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&k.Kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	cmd.PersistentFlags().StringVar(&k.Context, "context", "", "the kubeconfig context")
+}
+
+// Client returns a client of the cluster the flags name, with slipway's scheme.
+func (k *KubeconfigFlags) Client() (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.Kubeconfig != "" {
+		rules.ExplicitPath = k.Kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the kubeconfig (--kubeconfig, --context): %w", err)
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
+}
+
+// Table prints rows under upper-case headers, as the tanzu CLI's table output.
+func Table(out io.Writer, headers []string, rows [][]string) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  "+strings.Join(headers, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(w, "  "+strings.Join(r, "\t"))
+	}
+	return w.Flush()
+}
+
+// Formats are the values of -o.
+const Formats = "table, json or yaml"
+
+// Print prints rows as a table, or for json and yaml as a list of objects keyed by the
+// lower-case headers, as the tanzu CLI's output writer does.
+func Print(out io.Writer, format string, headers []string, rows [][]string) error {
+	switch format {
+	case "", "table":
+		return Table(out, headers, rows)
+	case "json", "yaml":
+		list := make([]map[string]string, 0, len(rows))
+		for _, r := range rows {
+			m := map[string]string{}
+			for i, h := range headers {
+				m[strings.ToLower(strings.ReplaceAll(h, " ", "-"))] = r[i]
+			}
+			list = append(list, m)
+		}
+		var data []byte
+		var err error
+		if format == "json" {
+			data, err = json.MarshalIndent(list, "", "  ")
+			data = append(data, '\n')
+		} else {
+			data, err = yaml.Marshal(list)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	return fmt.Errorf("invalid value %q for --output (-o): use %s", format, Formats)
+}

@@ -1,0 +1,181 @@
+package kubernetesrelease_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
+)
+
+var (
+	env        *envtest.Environment
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
+		env = e
+		var err error
+		if kubeconfig, err = e.WriteKubeconfig(); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := kubernetesrelease.NewCommand(streams)
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage = true
+	err := cmd.ExecuteContext(t.Context())
+	return out.String() + errOut.String(), err
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("kubernetes-release %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// hasRow reports whether a line of out holds all cells, in order.
+func hasRow(out string, cells ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") {
+			return true
+		}
+	}
+	return false
+}
+
+func release(t *testing.T, version, compatible string) {
+	t.Helper()
+	ctx := t.Context()
+	name := strings.ReplaceAll(version, "+", "---")
+	k8s := strings.SplitN(version, "-", 2)[0]
+	images := []*runv1alpha3.OSImage{
+		{ObjectMeta: metav1.ObjectMeta{Name: name + "-ubuntu"}, Spec: runv1alpha3.OSImageSpec{KubernetesVersion: k8s,
+			OS: runv1alpha3.OSInfo{Type: "linux", Name: "ubuntu", Version: "2004", Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: "ova", Ref: runv1alpha3.JSONObject{"template": "t"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: name + "-photon"}, Spec: runv1alpha3.OSImageSpec{KubernetesVersion: k8s,
+			OS: runv1alpha3.OSInfo{Type: "linux", Name: "photon", Version: "3", Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: "ova", Ref: runv1alpha3.JSONObject{"template": "t"}}}},
+	}
+	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: runv1alpha3.TanzuKubernetesReleaseSpec{
+		Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s}}}
+	for _, o := range images {
+		tkr.Spec.OSImages = append(tkr.Spec.OSImages, corev1.LocalObjectReference{Name: o.Name})
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Client.Create(ctx, tkr); err != nil {
+		t.Fatal(err)
+	}
+	tkr.Status.Conditions.Set(runv1alpha3.Condition{Type: runv1alpha3.ConditionCompatible, Status: corev1.ConditionStatus(compatible)})
+	if err := env.Client.Status().Update(ctx, tkr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKubernetesRelease(t *testing.T) {
+	ctx := t.Context()
+	release(t, "v1.34.3+vmware.1-tkg.1", "True")
+	release(t, "v1.35.4+vmware.1-tkg.1", "True")
+	release(t, "v1.36.0+vmware.1-tkg.1", "False")
+
+	t.Run("get lists compatible active releases, -a all of them", func(t *testing.T) {
+		out := mustRun(t, "get")
+		if !hasRow(out, "NAME", "VERSION", "COMPATIBLE", "ACTIVE") || !hasRow(out, "v1.34.3---vmware.1-tkg.1", "v1.34.3+vmware.1-tkg.1", "True", "True") ||
+			strings.Contains(out, "v1.36.0") {
+			t.Fatalf("get:\n%s", out)
+		}
+		if out := mustRun(t, "get", "-a"); !hasRow(out, "v1.36.0---vmware.1-tkg.1", "v1.36.0+vmware.1-tkg.1", "False", "True") {
+			t.Fatalf("get -a:\n%s", out)
+		}
+		var rows []map[string]string
+		if err := json.Unmarshal([]byte(mustRun(t, "get", "-o", "json")), &rows); err != nil || len(rows) != 2 || rows[1]["version"] != "v1.35.4+vmware.1-tkg.1" {
+			t.Fatalf("get -o json: %v %v", rows, err)
+		}
+	})
+
+	t.Run("deactivate hides a release, activate brings it back", func(t *testing.T) {
+		out := mustRun(t, "deactivate", "v1.35.4---vmware.1-tkg.1")
+		if !strings.Contains(out, "deactivated TanzuKubernetesRelease v1.35.4---vmware.1-tkg.1") {
+			t.Fatalf("deactivate: %s", out)
+		}
+		if out := mustRun(t, "get"); strings.Contains(out, "v1.35.4") {
+			t.Fatalf("a deactivated release is listed:\n%s", out)
+		}
+		if out := mustRun(t, "get", "-a"); !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "False") {
+			t.Fatalf("get -a:\n%s", out)
+		}
+		mustRun(t, "activate", "v1.35.4---vmware.1-tkg.1")
+		if out := mustRun(t, "get"); !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "True") {
+			t.Fatalf("get after activate:\n%s", out)
+		}
+	})
+
+	t.Run("os get lists a release's images", func(t *testing.T) {
+		out := mustRun(t, "os", "get", "v1.34.3---vmware.1-tkg.1")
+		if !hasRow(out, "ubuntu", "2004", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-ubuntu") || !hasRow(out, "photon", "3", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-photon") {
+			t.Fatalf("os get:\n%s", out)
+		}
+	})
+
+	t.Run("available-upgrades get lists the cluster's usable updates", func(t *testing.T) {
+		cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wl",
+			Labels: map[string]string{runv1alpha3.LabelTKR: "v1.34.3---vmware.1-tkg.1"}}}
+		cluster.Spec.Topology.ClassRef.Name = "tkg-local-default"
+		cluster.Spec.Topology.Version = "v1.34.3+vmware.1"
+		if err := env.Client.Create(ctx, cluster); err != nil {
+			t.Fatal(err)
+		}
+		conditions.Set(cluster, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue, Reason: "UpdatesAvailable",
+			Message: "[v1.35.4+vmware.1-tkg.1 v1.36.0+vmware.1-tkg.1]"})
+		if err := env.Client.Status().Update(ctx, cluster); err != nil {
+			t.Fatal(err)
+		}
+		out := mustRun(t, "available-upgrades", "get", "wl")
+		if !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") || strings.Contains(out, "v1.36.0") {
+			t.Fatalf("available-upgrades get (the incompatible v1.36.0 must not show):\n%s", out)
+		}
+		if out, err := run(t, "available-upgrades", "get", "wl", "-n", "elsewhere"); err == nil || !strings.Contains(err.Error(), "-n") {
+			t.Fatalf("a missing cluster: %v %s", err, out)
+		}
+		_ = env.Client.Delete(ctx, cluster, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+
+	t.Run("bad input names the fix", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"get", "-o", "xml"}, "use table, json or yaml"},
+			{[]string{"deactivate", "v1.35.4---vmware.1-tkg.1", "v9.9.9"}, "kubernetes-release get -a"},
+			{[]string{"os", "get", "nope"}, `"nope" not found`},
+		} {
+			if out, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: %v %s, want an error saying %q", c.args, err, out, c.want)
+			}
+		}
+		// The failed deactivate changed nothing, not even the release that exists.
+		if out := mustRun(t, "get"); !strings.Contains(out, "v1.35.4") {
+			t.Fatalf("a failed deactivate changed a release:\n%s", out)
+		}
+	})
+}

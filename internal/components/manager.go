@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -14,10 +15,13 @@ import (
 
 // managerFlags are the flags TKG's controller managers share.
 type managerFlags struct {
-	metricsAddr *string
-	healthAddr  *string
-	webhookPort *int
-	certDir     *string
+	metricsAddr      *string
+	healthAddr       *string
+	webhookPort      *int
+	certDir          *string
+	webhookService   *string
+	webhookNamespace *string
+	webhookConfigs   *string
 }
 
 func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
@@ -26,6 +30,10 @@ func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
 		healthAddr:  flags.String("health-addr", healthAddr, "address of the health endpoint"),
 		webhookPort: flags.Int("webhook-server-port", 9443, "port of the webhook server"),
 		certDir:     flags.String("tls-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook server's tls.crt and tls.key"),
+		webhookService: flags.String("webhook-service-name", "", "when set, the component makes its own serving certificate for this Service "+
+			"(in --webhook-service-namespace) into --tls-cert-dir and sets the caBundle of --webhook-configurations"),
+		webhookNamespace: flags.String("webhook-service-namespace", "tkg-system", "namespace of --webhook-service-name"),
+		webhookConfigs:   flags.String("webhook-configurations", "", "comma-separated Mutating- and ValidatingWebhookConfigurations whose caBundle the component sets"),
 	}
 }
 
@@ -42,8 +50,16 @@ func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(c
 		Metrics:                metricsserver.Options{BindAddress: pod.BindAddress(*f.metricsAddr)},
 		HealthProbeBindAddress: pod.BindAddress(*f.healthAddr),
 	}
+	var certs *webhookCerts
 	if webhooks {
-		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: pod.IP, Port: *f.webhookPort, CertDir: pod.Path(*f.certDir)})
+		certDir := pod.Path(*f.certDir)
+		if *f.webhookService != "" {
+			certs = &webhookCerts{service: *f.webhookService, namespace: *f.webhookNamespace, configurations: parseList(*f.webhookConfigs)}
+			if err := certs.write(certDir); err != nil {
+				return fmt.Errorf("failed to make the webhook serving certificate: %w", err)
+			}
+		}
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: pod.IP, Port: *f.webhookPort, CertDir: certDir})
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
@@ -51,6 +67,14 @@ func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(c
 	}
 	if err := setup(mgr); err != nil {
 		return err
+	}
+	if certs != nil {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			certs.Start(ctx, mgr.GetClient())
+			return nil
+		})); err != nil {
+			return err
+		}
 	}
 	if webhooks {
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

@@ -1,0 +1,125 @@
+package components
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/local/pki"
+)
+
+// webhookCerts is how a component's webhook server gets its certificate when its manifests do
+// not mount one: as TKG's managers do, it makes its own CA and serving certificate for the
+// webhook Service at start, and keeps the caBundle of its webhook configurations pointing at
+// that CA.
+type webhookCerts struct {
+	service, namespace string
+	// configurations are the names of the Mutating- and ValidatingWebhookConfigurations whose
+	// webhooks call the service.
+	configurations []string
+	caPEM          []byte
+}
+
+// write generates the certificates into dir, as tls.crt and tls.key.
+func (w *webhookCerts) write(dir string) error {
+	ca, err := pki.NewCA(w.service + "-ca")
+	if err != nil {
+		return err
+	}
+	host := w.service + "." + w.namespace + ".svc"
+	serving, err := ca.Issue(pki.CertSpec{CommonName: host, DNSNames: []string{host, host + ".cluster.local"}, Usages: pki.ServerUsage})
+	if err != nil {
+		return err
+	}
+	key, err := serving.KeyPEM()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), serving.CertPEM(), 0o600); err != nil {
+		return err
+	}
+	w.caPEM = ca.CertPEM()
+	return os.WriteFile(filepath.Join(dir, "tls.key"), key, 0o600)
+}
+
+// Start keeps the caBundle of the configurations' webhooks that call the service set to the CA,
+// every few seconds, since the configurations may be applied after the component starts.
+func (w *webhookCerts) Start(ctx context.Context, c client.Client) {
+	log := ctrl.LoggerFrom(ctx).WithName("webhook-certs")
+	for {
+		for _, name := range w.configurations {
+			if err := w.inject(ctx, c, name); err != nil {
+				log.Info("webhook configuration not updated yet", "name", name, "reason", err.Error())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (w *webhookCerts) inject(ctx context.Context, c client.Client, name string) error {
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	err := c.Get(ctx, client.ObjectKey{Name: name}, mutating)
+	if err == nil {
+		patch := client.MergeFromWithOptions(mutating.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		changed := false
+		for i := range mutating.Webhooks {
+			changed = w.set(&mutating.Webhooks[i].ClientConfig) || changed
+		}
+		if !changed {
+			return nil
+		}
+		return c.Patch(ctx, mutating, patch)
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, validating); err != nil {
+		return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s: %w", name, err)
+	}
+	patch := client.MergeFromWithOptions(validating.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	changed := false
+	for i := range validating.Webhooks {
+		changed = w.set(&validating.Webhooks[i].ClientConfig) || changed
+	}
+	if !changed {
+		return nil
+	}
+	return c.Patch(ctx, validating, patch)
+}
+
+// set points a webhook that calls the service at the CA and reports whether it changed.
+func (w *webhookCerts) set(cc *admissionregistrationv1.WebhookClientConfig) bool {
+	if cc.Service == nil || cc.Service.Name != w.service || cc.Service.Namespace != w.namespace || bytes.Equal(cc.CABundle, w.caPEM) {
+		return false
+	}
+	cc.CABundle = w.caPEM
+	return true
+}
+
+// parseList splits a comma-separated flag value.
+func parseList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

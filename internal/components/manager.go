@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -76,13 +77,16 @@ func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(c
 			return err
 		}
 	}
+	// Ready once running; with webhooks, once the webhook server serves.
+	check := healthz.Ping
 	if webhooks {
-		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-			return err
-		}
-		if err := mgr.AddHealthzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-			return err
-		}
+		check = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("ready", check); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthy", check); err != nil {
+		return err
 	}
 	return mgr.Start(ctx)
 }

@@ -21,6 +21,56 @@ import (
 // script as `make packages`, and installs a package from that repository with `slipway package`
 // on a local cluster running kapp-controller.
 func TestPackagesFromSources(t *testing.T) {
+	_, repo := pushPackages(t)
+	lc := createCluster(t, "e2e-sources")
+	ctx := t.Context()
+	pkg := packageCLI(t, lc)
+	pkg("package", "repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
+	out2 := pkg("package", "available", "list", "-n", "kube-system")
+	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.6.4+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
+		t.Fatalf("available list:\n%s", out2)
+	}
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte("metricsServer:\n  config:\n    replicas: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pkg("package", "installed", "create", "metrics-server", "-p", "metrics-server.tanzu.vmware.com", "-v", "0.6.4+vmware.1-tkg.1", "-n", "kube-system", "-f", values)
+	out2 = pkg("package", "installed", "list", "-A")
+	if !containsLine(out2, "metrics-server", "0.6.4+vmware.1-tkg.1", "Reconcile succeeded", "kube-system") {
+		t.Fatalf("installed list:\n%s", out2)
+	}
+	deploy := &appsv1.Deployment{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "metrics-server"}, deploy); err != nil {
+		t.Fatal(err)
+	}
+	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, "projects.registry.vmware.com/tkg/metrics-server") {
+		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
+	}
+	// Every core add-on installs with its default values; their workloads are simulated.
+	addons := map[string]string{
+		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
+		"vsphere-csi": "vsphere-csi.tanzu.vmware.com", "secretgen-controller": "secretgen-controller.tanzu.vmware.com",
+		"pinniped": "pinniped.tanzu.vmware.com", "tkg-storageclass": "tkg-storageclass.tanzu.vmware.com",
+	}
+	for name, refName := range addons {
+		pkg("package", "installed", "create", name, "-p", refName, "-v", ">=0.0.0", "-n", "tkg-system")
+	}
+	out2 = pkg("package", "installed", "list", "-n", "tkg-system")
+	for name, refName := range addons {
+		if !containsLine(out2, name, refName, "Reconcile succeeded") {
+			t.Errorf("%s is not installed:\n%s", name, out2)
+		}
+	}
+	pkg("package", "installed", "delete", "metrics-server", "-n", "kube-system", "-y")
+	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
+		t.Fatal("metrics-server survives its uninstall")
+	}
+}
+
+// pushPackages starts a local registry and builds packages/ into it with the same script as
+// `make packages`; it returns the registry's address and the repository's reference.
+func pushPackages(t *testing.T) (string, string) {
+	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +95,14 @@ func TestPackagesFromSources(t *testing.T) {
 	if !strings.HasPrefix(repo, registry+"/packages/slipway-repo@sha256:") {
 		t.Fatalf("the script printed %q, not the repository's reference", repo)
 	}
+	return registry, repo
+}
 
-	lc := createCluster(t, "e2e-sources")
+// packageCLI installs kapp-controller on the cluster and returns a function that runs a slipway
+// verb against it (`package ...`, `kubernetes-release ...`), retrying while the CRDs it needs are
+// not there yet, and failing the test on error.
+func packageCLI(t *testing.T, lc *localCluster) func(args ...string) string {
+	t.Helper()
 	ctx := t.Context()
 	for _, obj := range renderObjects(t, filepath.Join("testdata", "kapp-controller", "kapp-controller.yaml"), nil) {
 		if err := lc.client.Create(ctx, obj); err != nil {
@@ -54,69 +110,21 @@ func TestPackagesFromSources(t *testing.T) {
 		}
 	}
 	waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg, err := runSlipway(t, "local", "cluster", "kubeconfig", "e2e-sources")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pkg := func(args ...string) string {
+	kubeconfig := kubeconfigOf(t, lc)
+	return func(args ...string) string {
 		t.Helper()
 		var out string
 		var err error
-		// The CRDs appear once kapp-controller has installed them.
-		eventually(t, time.Minute, "slipway package "+strings.Join(args, " "), func() error {
-			out, err = runSlipway(t, append(append([]string{"package"}, args...), "--kubeconfig", kubeconfig)...)
+		eventually(t, time.Minute, "slipway "+strings.Join(args, " "), func() error {
+			out, err = runSlipway(t, append(args, "--kubeconfig", kubeconfig)...)
 			if err != nil && strings.Contains(out, "no matches for") {
 				return fmt.Errorf("%v: %s", err, out)
 			}
 			return nil
 		})
 		if err != nil {
-			t.Fatalf("slipway package %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return out
-	}
-	pkg("repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
-	out2 := pkg("available", "list", "-n", "kube-system")
-	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.6.4+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
-		t.Fatalf("available list:\n%s", out2)
-	}
-	values := filepath.Join(t.TempDir(), "values.yaml")
-	if err := os.WriteFile(values, []byte("metricsServer:\n  config:\n    replicas: 2\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pkg("installed", "create", "metrics-server", "-p", "metrics-server.tanzu.vmware.com", "-v", "0.6.4+vmware.1-tkg.1", "-n", "kube-system", "-f", values)
-	out2 = pkg("installed", "list", "-A")
-	if !containsLine(out2, "metrics-server", "0.6.4+vmware.1-tkg.1", "Reconcile succeeded", "kube-system") {
-		t.Fatalf("installed list:\n%s", out2)
-	}
-	deploy := &appsv1.Deployment{}
-	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "metrics-server"}, deploy); err != nil {
-		t.Fatal(err)
-	}
-	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, "projects.registry.vmware.com/tkg/metrics-server") {
-		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
-	}
-	// Every core add-on installs with its default values; their workloads are simulated.
-	addons := map[string]string{
-		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
-		"vsphere-csi": "vsphere-csi.tanzu.vmware.com", "secretgen-controller": "secretgen-controller.tanzu.vmware.com",
-		"pinniped": "pinniped.tanzu.vmware.com", "tkg-storageclass": "tkg-storageclass.tanzu.vmware.com",
-	}
-	for name, refName := range addons {
-		pkg("installed", "create", name, "-p", refName, "-v", ">=0.0.0", "-n", "tkg-system")
-	}
-	out2 = pkg("installed", "list", "-n", "tkg-system")
-	for name, refName := range addons {
-		if !containsLine(out2, name, refName, "Reconcile succeeded") {
-			t.Errorf("%s is not installed:\n%s", name, out2)
-		}
-	}
-	pkg("installed", "delete", "metrics-server", "-n", "kube-system", "-y")
-	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
-		t.Fatal("metrics-server survives its uninstall")
 	}
 }

@@ -73,35 +73,40 @@ func (w *webhookCerts) Start(ctx context.Context, c client.Client) {
 }
 
 func (w *webhookCerts) inject(ctx context.Context, c client.Client, name string) error {
-	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	err := c.Get(ctx, client.ObjectKey{Name: name}, mutating)
-	if err == nil {
-		patch := client.MergeFromWithOptions(mutating.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for _, obj := range []client.Object{&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{}} {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 		changed := false
-		for i := range mutating.Webhooks {
-			changed = w.set(&mutating.Webhooks[i].ClientConfig) || changed
+		for _, cc := range clientConfigs(obj) {
+			changed = w.set(cc) || changed
 		}
 		if !changed {
 			return nil
 		}
-		return c.Patch(ctx, mutating, patch)
+		return c.Patch(ctx, obj, patch)
 	}
-	if !apierrors.IsNotFound(err) {
-		return err
+	return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s", name)
+}
+
+// clientConfigs returns the client configurations of a webhook configuration's webhooks.
+func clientConfigs(obj client.Object) []*admissionregistrationv1.WebhookClientConfig {
+	var out []*admissionregistrationv1.WebhookClientConfig
+	switch o := obj.(type) {
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for i := range o.Webhooks {
+			out = append(out, &o.Webhooks[i].ClientConfig)
+		}
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for i := range o.Webhooks {
+			out = append(out, &o.Webhooks[i].ClientConfig)
+		}
 	}
-	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, validating); err != nil {
-		return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s: %w", name, err)
-	}
-	patch := client.MergeFromWithOptions(validating.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	changed := false
-	for i := range validating.Webhooks {
-		changed = w.set(&validating.Webhooks[i].ClientConfig) || changed
-	}
-	if !changed {
-		return nil
-	}
-	return c.Patch(ctx, validating, patch)
+	return out
 }
 
 // set points a webhook that calls the service at the CA and reports whether it changed.

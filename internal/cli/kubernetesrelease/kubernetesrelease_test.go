@@ -8,13 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
@@ -33,25 +33,15 @@ func TestMain(m *testing.M) {
 	}))
 }
 
+// run runs `slipway kubernetes-release ARGS` and returns what it printed.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	cmd := kubernetesrelease.NewCommand(streams)
-	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
-	cmd.SetOut(out)
-	cmd.SetErr(errOut)
-	cmd.SilenceUsage = true
-	err := cmd.ExecuteContext(t.Context())
-	return out.String() + errOut.String(), err
+	return clitest.Runner{New: kubernetesrelease.NewCommand, Kubeconfig: kubeconfig}.Run(t, args...)
 }
 
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := run(t, args...)
-	if err != nil {
-		t.Fatalf("kubernetes-release %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
+	return clitest.Runner{New: kubernetesrelease.NewCommand, Kubeconfig: kubeconfig}.MustRun(t, args...)
 }
 
 // hasRow reports whether a line of out holds all cells, in order.

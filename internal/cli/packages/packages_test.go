@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/cli/packages"
@@ -19,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/packaging/packagerepository"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
@@ -52,23 +52,12 @@ func TestMain(m *testing.M) {
 // run runs `slipway package ARGS` and returns what it printed.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	cmd := packages.NewCommand(streams)
-	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
-	cmd.SetOut(out)
-	cmd.SetErr(errOut)
-	cmd.SilenceUsage = true
-	err := cmd.ExecuteContext(t.Context())
-	return out.String() + errOut.String(), err
+	return clitest.Runner{New: packages.NewCommand, Kubeconfig: kubeconfig}.Run(t, args...)
 }
 
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := run(t, args...)
-	if err != nil {
-		t.Fatalf("slipway package %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
+	return clitest.Runner{New: packages.NewCommand, Kubeconfig: kubeconfig}.MustRun(t, args...)
 }
 
 func packageYAML(version, bundleRef string) string {

@@ -81,13 +81,17 @@ func (r *TKRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Client.Status().Patch(ctx, t, statusPatch); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	labels := tkr.TKRLabels(t)
-	if maps.Equal(labels, t.Labels) {
-		return ctrl.Result{}, nil
+	return ctrl.Result{}, setLabels(ctx, r.Client, t, tkr.TKRLabels(t))
+}
+
+// setLabels writes an object's labels when they differ.
+func setLabels(ctx context.Context, c client.Client, obj client.Object, labels map[string]string) error {
+	if maps.Equal(labels, obj.GetLabels()) {
+		return nil
 	}
-	patch := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	t.Labels = labels
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, t, patch))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	obj.SetLabels(labels)
+	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
 // setReady makes Ready the summary of Valid and Compatible: True when both are.
@@ -150,11 +154,5 @@ func (r *TKRReconciler) reconcileOSImage(ctx context.Context, req ctrl.Request) 
 	if err := r.Client.Get(ctx, req.NamespacedName, o); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	labels := tkr.OSImageLabels(o)
-	if maps.Equal(labels, o.Labels) {
-		return ctrl.Result{}, nil
-	}
-	patch := client.MergeFromWithOptions(o.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	o.Labels = labels
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, o, patch))
+	return ctrl.Result{}, setLabels(ctx, r.Client, o, tkr.OSImageLabels(o))
 }

@@ -27,7 +27,7 @@ func TestPackagesFromSources(t *testing.T) {
 	pkg := packageCLI(t, lc)
 	pkg("package", "repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
 	out2 := pkg("package", "available", "list", "-n", "kube-system")
-	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.6.4+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
+	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.7.2+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
 		t.Fatalf("available list:\n%s", out2)
 	}
 	values := filepath.Join(t.TempDir(), "values.yaml")

@@ -15,11 +15,23 @@ registry=${1:-127.0.0.1:5000}
 tag=${2:-v0.1.0}
 slipway=${SLIPWAY:-$root/bin/slipway}
 
-repo=$(mktemp -d)
-trap 'rm -rf "$repo"' EXIT
-mkdir -p "$repo/packages" "$repo/.imgpkg"
-lock="$repo/.imgpkg/images.yml"
-printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n' > "$lock"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# new_bundle DIR [IMAGE...] makes a bundle directory whose ImagesLock lists the images.
+new_bundle() {
+	local dir=$1 image
+	shift
+	mkdir -p "$dir/.imgpkg"
+	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n' > "$dir/.imgpkg/images.yml"
+	for image in "$@"; do
+		printf -- '- image: %s\n' "$image" >> "$dir/.imgpkg/images.yml"
+	done
+}
+
+repo=$work/repo
+new_bundle "$repo"
+mkdir -p "$repo/packages"
 
 for versiondir in "$root"/packages/*/*/; do
 	[ -f "$versiondir/package.yml" ] || continue
@@ -29,7 +41,7 @@ for versiondir in "$root"/packages/*/*/; do
 	mkdir -p "$repo/packages/$refname"
 	sed "s|@BUNDLE@|$ref|" "$versiondir/package.yml" > "$repo/packages/$refname/$version.yml"
 	cp "$root/packages/$refname/metadata.yml" "$repo/packages/$refname/metadata.yml"
-	printf -- '- image: %s\n' "$ref" >> "$lock"
+	printf -- '- image: %s\n' "$ref" >> "$repo/.imgpkg/images.yml"
 	echo "pushed $refname $version: $ref" >&2
 done
 
@@ -65,9 +77,9 @@ YAML
 for values in "$root"/packages/tkr/v*/values.yml; do
 	version=$(sed -n 's/^version: *//p' "$values")
 	tkrtag=${version//+/_}
-	bundle=$(mktemp -d)
-	mkdir -p "$bundle/config/packages" "$bundle/.imgpkg"
-	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n' > "$bundle/.imgpkg/images.yml"
+	bundle=$work/tkr-$tkrtag
+	new_bundle "$bundle"
+	mkdir -p "$bundle/config/packages"
 	cp "$root"/packages/tkr/config/* "$bundle/config/"
 	cp "$values" "$bundle/config/release-values.yml"
 	# The bootstrap packages are the entries of the values' packages: map.
@@ -77,20 +89,17 @@ for values in "$root"/packages/tkr/v*/values.yml; do
 		cp "$src" "$bundle/config/packages/$short.tanzu.vmware.com.yml"
 	done
 	ref=$("$slipway" package bundle push -b "$registry/packages/tkr:$tkrtag" -f "$bundle")
-	tkrrepo=$(mktemp -d)
-	mkdir -p "$tkrrepo/packages/tkr.tanzu.vmware.com" "$tkrrepo/.imgpkg"
-	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: %s\n' "$ref" > "$tkrrepo/.imgpkg/images.yml"
+	tkrrepo=$work/tkr-repository-$tkrtag
+	new_bundle "$tkrrepo" "$ref"
+	mkdir -p "$tkrrepo/packages/tkr.tanzu.vmware.com"
 	tkr_package "$version" "$ref" > "$tkrrepo/packages/tkr.tanzu.vmware.com/${version#v}.yml"
 	"$slipway" package bundle push -b "$registry/packages/tkr-repository:$tkrtag" -f "$tkrrepo" >/dev/null
-	rm -rf "$bundle" "$tkrrepo"
 	echo "pushed TKR $version: $ref" >&2
 done
-compat=$(mktemp -d)
-mkdir -p "$compat/.imgpkg"
-printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n' > "$compat/.imgpkg/images.yml"
+compat=$work/compatibility
+new_bundle "$compat"
 cp "$root/packages/tkr/compatibility.yaml" "$compat/"
 "$slipway" package bundle push -b "$registry/packages/tkr-compatibility:v1" -f "$compat" >/dev/null
-rm -rf "$compat"
 echo "pushed the TKR compatibility metadata" >&2
 
 "$slipway" package bundle push -b "$registry/packages/slipway-repo:$tag" -f "$repo"

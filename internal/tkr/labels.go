@@ -21,6 +21,11 @@ func VersionLabel(version string) string {
 	return strings.ReplaceAll(version, "+", "---")
 }
 
+// VersionFromLabel undoes VersionLabel: v1.35.4---vmware.1-tkg.1 gives v1.35.4+vmware.1-tkg.1.
+func VersionFromLabel(label string) string {
+	return strings.ReplaceAll(label, "---", "+")
+}
+
 // VersionPrefixes returns every prefix of a version label that ends at a component boundary:
 // v1.35.4---vmware.1-tkg.1 gives v1, v1.35, v1.35.4, v1.35.4---vmware, v1.35.4---vmware.1,
 // v1.35.4---vmware.1-tkg and v1.35.4---vmware.1-tkg.1. A TKR carries each as a label, so that a

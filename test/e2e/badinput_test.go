@@ -114,17 +114,3 @@ func killAll(t *testing.T, pid int, marker string) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
-
-// containsLine reports whether a line of out contains every part.
-func containsLine(out string, parts ...string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(line, p)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
 )
 
 // TestLocalClusterHighlyAvailable checks that three control-plane nodes form one three-member
@@ -48,14 +49,14 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !containsLine(out, "e2e-ha", "Degraded (2/3 nodes running)") {
+		if !clitest.LineHas(out, "e2e-ha", "Degraded (2/3 nodes running)") {
 			t.Fatalf("list does not report the killed node:\n%s", out)
 		}
 		if out, err := runSlipway(t, "local", "cluster", "start", "e2e-ha"); err != nil {
 			t.Fatalf("start: %v\n%s", err, out)
 		}
 		out, err = runSlipway(t, "local", "cluster", "list")
-		if err != nil || !containsLine(out, "e2e-ha", "Running") {
+		if err != nil || !clitest.LineHas(out, "e2e-ha", "Running") {
 			t.Fatalf("list after start: %v\n%s", err, out)
 		}
 		members, err := etcdMembers(t.Context(), lc, spec)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
 )
 
 // TestPackagesFromSources builds packages/ into bundles in the local registry with the same
@@ -27,7 +28,7 @@ func TestPackagesFromSources(t *testing.T) {
 	pkg := packageCLI(t, lc)
 	pkg("package", "repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
 	out2 := pkg("package", "available", "list", "-n", "kube-system")
-	if !containsLine(out2, "metrics-server.tanzu.vmware.com", "0.7.2+vmware.1-tkg.1") || !containsLine(out2, "kapp-controller.tanzu.vmware.com") {
+	if !clitest.LineHas(out2, "metrics-server.tanzu.vmware.com", "0.7.2+vmware.1-tkg.1") || !clitest.LineHas(out2, "kapp-controller.tanzu.vmware.com") {
 		t.Fatalf("available list:\n%s", out2)
 	}
 	values := filepath.Join(t.TempDir(), "values.yaml")
@@ -36,7 +37,7 @@ func TestPackagesFromSources(t *testing.T) {
 	}
 	pkg("package", "installed", "create", "metrics-server", "-p", "metrics-server.tanzu.vmware.com", "-v", "0.6.4+vmware.1-tkg.1", "-n", "kube-system", "-f", values)
 	out2 = pkg("package", "installed", "list", "-A")
-	if !containsLine(out2, "metrics-server", "0.6.4+vmware.1-tkg.1", "Reconcile succeeded", "kube-system") {
+	if !clitest.LineHas(out2, "metrics-server", "0.6.4+vmware.1-tkg.1", "Reconcile succeeded", "kube-system") {
 		t.Fatalf("installed list:\n%s", out2)
 	}
 	deploy := &appsv1.Deployment{}
@@ -57,7 +58,7 @@ func TestPackagesFromSources(t *testing.T) {
 	}
 	out2 = pkg("package", "installed", "list", "-n", "tkg-system")
 	for name, refName := range addons {
-		if !containsLine(out2, name, refName, "Reconcile succeeded") {
+		if !clitest.LineHas(out2, name, refName, "Reconcile succeeded") {
 			t.Errorf("%s is not installed:\n%s", name, out2)
 		}
 	}

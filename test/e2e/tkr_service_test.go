@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
@@ -46,7 +47,7 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 	eventually(t, 3*time.Minute, "the management packages", func() error {
 		out := run("package", "installed", "list", "-n", "tkg-system")
 		for _, name := range []string{"tkg-pkg", "tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager"} {
-			if !containsLine(out, name, "Reconcile succeeded") {
+			if !clitest.LineHas(out, name, "Reconcile succeeded") {
 				return fmt.Errorf("%s has not reconciled:\n%s", name, out)
 			}
 		}
@@ -65,15 +66,15 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 	eventually(t, 2*time.Minute, "the catalogue", func() error {
 		out := run("kubernetes-release", "get")
 		for _, v := range []string{"v1.34.3", "v1.35.4"} {
-			if !containsLine(out, v+"---vmware.1-tkg.1", v+"+vmware.1-tkg.1", "True", "True") {
+			if !clitest.LineHas(out, v+"---vmware.1-tkg.1", v+"+vmware.1-tkg.1", "True", "True") {
 				return fmt.Errorf("release %s is not listed compatible and active:\n%s", v, out)
 			}
 		}
 		return nil
 	})
 	t.Logf("the catalogue was installed %s after tkg-pkg", time.Since(start).Round(100*time.Millisecond))
-	if out := run("kubernetes-release", "os", "get", "v1.35.4---vmware.1-tkg.1"); !containsLine(out, "local", "host", "amd64", "local") ||
-		!containsLine(out, "ubuntu", "2004", "amd64", "ova") || !containsLine(out, "photon", "3", "amd64", "ova") {
+	if out := run("kubernetes-release", "os", "get", "v1.35.4---vmware.1-tkg.1"); !clitest.LineHas(out, "local", "host", "amd64", "local") ||
+		!clitest.LineHas(out, "ubuntu", "2004", "amd64", "ova") || !clitest.LineHas(out, "photon", "3", "amd64", "ova") {
 		t.Fatalf("os get:\n%s", out)
 	}
 
@@ -94,7 +95,7 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 		}
 		eventually(t, time.Minute, "UpdatesAvailable", func() error {
 			out, err := runSlipway(t, "kubernetes-release", "available-upgrades", "get", "wl", "--kubeconfig", kubeconfigOf(t, lc))
-			if err != nil || !containsLine(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") {
+			if err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") {
 				return fmt.Errorf("%v: %s", err, out)
 			}
 			return nil
@@ -120,7 +121,7 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 		}
 		eventually(t, time.Minute, "incompatible releases", func() error {
 			out := run("kubernetes-release", "get", "-a")
-			if !containsLine(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "False", "True") {
+			if !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "False", "True") {
 				return fmt.Errorf("v1.35.4 is still compatible:\n%s", out)
 			}
 			return nil

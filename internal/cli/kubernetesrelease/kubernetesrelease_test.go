@@ -16,6 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/tkrtest"
 )
 
 var (
@@ -44,31 +45,17 @@ func mustRun(t *testing.T, args ...string) string {
 	return clitest.Runner{New: kubernetesrelease.NewCommand, Kubeconfig: kubeconfig}.MustRun(t, args...)
 }
 
-// hasRow reports whether a line of out holds all cells, in order.
-func hasRow(out string, cells ...string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") {
-			return true
-		}
-	}
-	return false
-}
-
 func release(t *testing.T, version, compatible string) {
 	t.Helper()
 	ctx := t.Context()
 	name := strings.ReplaceAll(version, "+", "---")
-	k8s := strings.SplitN(version, "-", 2)[0]
+	k8s := tkrtest.KubernetesVersion(version)
 	images := []*runv1alpha3.OSImage{
-		{ObjectMeta: metav1.ObjectMeta{Name: name + "-ubuntu"}, Spec: runv1alpha3.OSImageSpec{KubernetesVersion: k8s,
-			OS: runv1alpha3.OSInfo{Type: "linux", Name: "ubuntu", Version: "2004", Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: "ova", Ref: runv1alpha3.JSONObject{"template": "t"}}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: name + "-photon"}, Spec: runv1alpha3.OSImageSpec{KubernetesVersion: k8s,
-			OS: runv1alpha3.OSInfo{Type: "linux", Name: "photon", Version: "3", Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: "ova", Ref: runv1alpha3.JSONObject{"template": "t"}}}},
+		tkrtest.OSImage(name+"-ubuntu", k8s, "ubuntu", "2004", "ova"),
+		tkrtest.OSImage(name+"-photon", k8s, "photon", "3", "ova"),
 	}
-	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: runv1alpha3.TanzuKubernetesReleaseSpec{
-		Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s}}}
+	tkr := tkrtest.Release(version, images[0].Name, images[1].Name)
 	for _, o := range images {
-		tkr.Spec.OSImages = append(tkr.Spec.OSImages, corev1.LocalObjectReference{Name: o.Name})
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -90,11 +77,11 @@ func TestKubernetesRelease(t *testing.T) {
 
 	t.Run("get lists compatible active releases, -a all of them", func(t *testing.T) {
 		out := mustRun(t, "get")
-		if !hasRow(out, "NAME", "VERSION", "COMPATIBLE", "ACTIVE") || !hasRow(out, "v1.34.3---vmware.1-tkg.1", "v1.34.3+vmware.1-tkg.1", "True", "True") ||
+		if !clitest.HasRow(out, "NAME", "VERSION", "COMPATIBLE", "ACTIVE") || !clitest.HasRow(out, "v1.34.3---vmware.1-tkg.1", "v1.34.3+vmware.1-tkg.1", "True", "True") ||
 			strings.Contains(out, "v1.36.0") {
 			t.Fatalf("get:\n%s", out)
 		}
-		if out := mustRun(t, "get", "-a"); !hasRow(out, "v1.36.0---vmware.1-tkg.1", "v1.36.0+vmware.1-tkg.1", "False", "True") {
+		if out := mustRun(t, "get", "-a"); !clitest.HasRow(out, "v1.36.0---vmware.1-tkg.1", "v1.36.0+vmware.1-tkg.1", "False", "True") {
 			t.Fatalf("get -a:\n%s", out)
 		}
 		var rows []map[string]string
@@ -111,18 +98,18 @@ func TestKubernetesRelease(t *testing.T) {
 		if out := mustRun(t, "get"); strings.Contains(out, "v1.35.4") {
 			t.Fatalf("a deactivated release is listed:\n%s", out)
 		}
-		if out := mustRun(t, "get", "-a"); !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "False") {
+		if out := mustRun(t, "get", "-a"); !clitest.HasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "False") {
 			t.Fatalf("get -a:\n%s", out)
 		}
 		mustRun(t, "activate", "v1.35.4---vmware.1-tkg.1")
-		if out := mustRun(t, "get"); !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "True") {
+		if out := mustRun(t, "get"); !clitest.HasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True", "True") {
 			t.Fatalf("get after activate:\n%s", out)
 		}
 	})
 
 	t.Run("os get lists a release's images", func(t *testing.T) {
 		out := mustRun(t, "os", "get", "v1.34.3---vmware.1-tkg.1")
-		if !hasRow(out, "ubuntu", "2004", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-ubuntu") || !hasRow(out, "photon", "3", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-photon") {
+		if !clitest.HasRow(out, "ubuntu", "2004", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-ubuntu") || !clitest.HasRow(out, "photon", "3", "amd64", "ova", "v1.34.3---vmware.1-tkg.1-photon") {
 			t.Fatalf("os get:\n%s", out)
 		}
 	})
@@ -141,7 +128,7 @@ func TestKubernetesRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := mustRun(t, "available-upgrades", "get", "wl")
-		if !hasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") || strings.Contains(out, "v1.36.0") {
+		if !clitest.HasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") || strings.Contains(out, "v1.36.0") {
 			t.Fatalf("available-upgrades get (the incompatible v1.36.0 must not show):\n%s", out)
 		}
 		if out, err := run(t, "available-upgrades", "get", "wl", "-n", "elsewhere"); err == nil || !strings.Contains(err.Error(), "-n") {

@@ -121,19 +121,19 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("repository add said:\n%s", out)
 	}
 	out = mustRun(t, "repository", "list", "-A")
-	if !lineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !lineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded") {
+	if !clitest.LineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !clitest.LineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded") {
 		t.Errorf("repository list:\n%s", out)
 	}
 	out = mustRun(t, "available", "list")
-	if !lineHas(out, "NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION") || !lineHas(out, "web.example.com", "A web greeting", "1.1.0") {
+	if !clitest.LineHas(out, "NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION") || !clitest.LineHas(out, "web.example.com", "A web greeting", "1.1.0") {
 		t.Errorf("available list (global packages seen from default):\n%s", out)
 	}
 	out = mustRun(t, "available", "list", "web.example.com")
-	if !lineHas(out, "web.example.com", "1.0.0") || !lineHas(out, "web.example.com", "1.1.0") {
+	if !clitest.LineHas(out, "web.example.com", "1.0.0") || !clitest.LineHas(out, "web.example.com", "1.1.0") {
 		t.Errorf("available list NAME:\n%s", out)
 	}
 	out = mustRun(t, "available", "get", "web.example.com/1.1.0", "--values-schema")
-	if !lineHas(out, "KEY", "DEFAULT", "TYPE", "DESCRIPTION") || !lineHas(out, "greeting", "hello", "string", "What the ConfigMap says.") {
+	if !clitest.LineHas(out, "KEY", "DEFAULT", "TYPE", "DESCRIPTION") || !clitest.LineHas(out, "greeting", "hello", "string", "What the ConfigMap says.") {
 		t.Errorf("values schema:\n%s", out)
 	}
 
@@ -146,7 +146,7 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("installed create said:\n%s", out)
 	}
 	out = mustRun(t, "installed", "list")
-	if !lineHas(out, "NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS") || !lineHas(out, "web", "web.example.com", "1.0.0", "Reconcile succeeded") {
+	if !clitest.LineHas(out, "NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS") || !clitest.LineHas(out, "web", "web.example.com", "1.0.0", "Reconcile succeeded") {
 		t.Errorf("installed list:\n%s", out)
 	}
 	out = mustRun(t, "installed", "update", "web", "-v", "1.1.0")
@@ -154,7 +154,7 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("installed update said:\n%s", out)
 	}
 	out = mustRun(t, "installed", "get", "web")
-	if !lineHas(out, "web", "web.example.com", "1.1.0", "Reconcile succeeded") {
+	if !clitest.LineHas(out, "web", "web.example.com", "1.1.0", "Reconcile succeeded") {
 		t.Errorf("installed get:\n%s", out)
 	}
 
@@ -165,26 +165,12 @@ func TestPackageVerbs(t *testing.T) {
 
 	mustRun(t, "installed", "delete", "web", "-y")
 	out = mustRun(t, "installed", "list")
-	if lineHas(out, "web", "web.example.com") {
+	if clitest.LineHas(out, "web", "web.example.com") {
 		t.Errorf("installed list after delete:\n%s", out)
 	}
 	mustRun(t, "repository", "delete", "standard", "-n", packageinstall.DefaultGlobalNamespace, "-y")
 	out = mustRun(t, "available", "list")
-	if lineHas(out, "web.example.com") {
+	if clitest.LineHas(out, "web.example.com") {
 		t.Errorf("available list after the repository's delete:\n%s", out)
 	}
-}
-
-// lineHas reports whether one line of out contains every part.
-func lineHas(out string, parts ...string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(line, p)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -15,6 +14,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/tkr"
+	"github.com/slipway-dev/slipway/internal/tkr/status"
 )
 
 // Release is one release as the CLI shows it.
@@ -116,7 +116,7 @@ func AvailableUpgrades(ctx context.Context, c client.Client, namespace, name str
 		return nil, fmt.Errorf("cluster %s/%s has no %s condition yet: is the TKR status controller running?", namespace, name, runv1alpha3.ConditionUpdatesAvailable)
 	}
 	var out []Release
-	for _, v := range strings.Fields(strings.Trim(cond.Message, "[]")) {
+	for _, v := range status.ParseUpdates(cond.Message) {
 		t := &runv1alpha3.TanzuKubernetesRelease{}
 		if err := c.Get(ctx, client.ObjectKey{Name: tkr.VersionLabel(v)}, t); err != nil {
 			if apierrors.IsNotFound(err) {

@@ -39,3 +39,27 @@ func (r Runner) MustRun(t *testing.T, args ...string) string {
 	}
 	return out
 }
+
+// LineHas reports whether one line of out contains every part.
+func LineHas(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// HasRow reports whether one line of a table is exactly the given cells.
+func HasRow(out string, cells ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") {
+			return true
+		}
+	}
+	return false
+}

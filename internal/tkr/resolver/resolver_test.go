@@ -4,32 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/test/tkrtest"
 )
 
-func osImage(name, k8s, os, osVersion, imageType string) *runv1alpha3.OSImage {
-	return &runv1alpha3.OSImage{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: runv1alpha3.OSImageSpec{
-			KubernetesVersion: k8s,
-			OS:                runv1alpha3.OSInfo{Type: "linux", Name: os, Version: osVersion, Arch: "amd64"},
-			Image:             runv1alpha3.MachineImageInfo{Type: imageType, Ref: runv1alpha3.JSONObject{"version": k8s}},
-		},
-	}
-}
+var osImage = tkrtest.OSImage
 
 func release(version string, osImages []string, mutate ...func(*runv1alpha3.TanzuKubernetesRelease)) *runv1alpha3.TanzuKubernetesRelease {
-	t := &runv1alpha3.TanzuKubernetesRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(version, "+", "---"), Labels: map[string]string{}},
-		Spec:       runv1alpha3.TanzuKubernetesReleaseSpec{Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: strings.Split(version, "-")[0]}},
-	}
-	for _, o := range osImages {
-		t.Spec.OSImages = append(t.Spec.OSImages, corev1.LocalObjectReference{Name: o})
-	}
+	t := tkrtest.Release(version, osImages...)
 	for _, m := range mutate {
 		m(t)
 	}

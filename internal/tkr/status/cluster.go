@@ -82,7 +82,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 			reterr = client.IgnoreNotFound(err)
 		}
 	}()
-	current, err := version.ParseSemantic(strings.ReplaceAll(name, "---", "+"))
+	current, err := version.ParseSemantic(tkr.VersionFromLabel(name))
 	if err != nil {
 		conditions.Set(cluster, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionUnknown, Reason: ReasonCannotParseTKR,
 			Message: fmt.Sprintf("cannot read a version from TKR name %q: %v", name, err)})
@@ -97,8 +97,19 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, nil
 	}
 	conditions.Set(cluster, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue, Reason: ReasonUpdatesAvailable,
-		Message: fmt.Sprintf("%v", updates)})
+		Message: FormatUpdates(updates)})
 	return ctrl.Result{}, nil
+}
+
+// FormatUpdates writes the releases of an UpdatesAvailable message as TKG does:
+// [v1.34.3+vmware.1-tkg.2 v1.35.4+vmware.1-tkg.1].
+func FormatUpdates(versions []string) string {
+	return "[" + strings.Join(versions, " ") + "]"
+}
+
+// ParseUpdates reads the releases of an UpdatesAvailable message.
+func ParseUpdates(message string) []string {
+	return strings.Fields(strings.Trim(message, "[]"))
 }
 
 // updates lists, oldest first, the releases newer than current that the Cluster's query resolves

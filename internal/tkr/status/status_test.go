@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -17,6 +16,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/tkrtest"
 	"github.com/slipway-dev/slipway/internal/tkr/status"
 )
 
@@ -34,11 +34,8 @@ func TestMain(m *testing.M) {
 func release(t *testing.T, version string) *runv1alpha3.TanzuKubernetesRelease {
 	t.Helper()
 	name := strings.ReplaceAll(version, "+", "---")
-	k8s := strings.SplitN(version, "-", 2)[0]
-	image := &runv1alpha3.OSImage{ObjectMeta: metav1.ObjectMeta{Name: "ubuntu-" + name}, Spec: runv1alpha3.OSImageSpec{KubernetesVersion: k8s,
-		OS: runv1alpha3.OSInfo{Type: "linux", Name: "ubuntu", Version: "2004", Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: "ova", Ref: runv1alpha3.JSONObject{"template": "/dc0/vm/" + name}}}}
-	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: runv1alpha3.TanzuKubernetesReleaseSpec{
-		Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s}, OSImages: []corev1.LocalObjectReference{{Name: image.Name}}}}
+	image := tkrtest.OSImage("ubuntu-"+name, tkrtest.KubernetesVersion(version), "ubuntu", "2004", "ova")
+	tkr := tkrtest.Release(version, image.Name)
 	for _, o := range []client.Object{image, tkr} {
 		if err := env.Client.Create(t.Context(), o); err != nil {
 			t.Fatal(err)

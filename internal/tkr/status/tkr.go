@@ -9,8 +9,10 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/tkr"
@@ -48,7 +50,10 @@ func (r *TKRReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&runv1alpha3.ClusterBootstrapTemplate{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: o.GetName()}}}
 		})).
-		Watches(&datapkgingv1alpha1.Package{}, all).
+		// Only the Packages of the releases' namespace can make a release valid or not.
+		Watches(&datapkgingv1alpha1.Package{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == r.Namespace
+		}))).
 		Complete(r); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -35,16 +36,23 @@ type ClusterReconciler struct {
 }
 
 // SetupWithManager registers the reconciler; any release or OSImage change recomputes every
-// resolved Cluster.
+// resolved Cluster. A Cluster is also recomputed when its UpdatesAvailable condition changes:
+// a reconcile that read the Cluster from a cache not yet holding its own last write computes no
+// difference and patches nothing, and the next look must put the right value back.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	hasTKR := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[runv1alpha3.LabelTKR]
 		return ok
 	})
+	conditionChanged := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, after := conditions.Get(e.ObjectOld.(*clusterv1.Cluster), runv1alpha3.ConditionUpdatesAvailable),
+			conditions.Get(e.ObjectNew.(*clusterv1.Cluster), runv1alpha3.ConditionUpdatesAvailable)
+		return (before == nil) != (after == nil) || before != nil && (before.Status != after.Status || before.Message != after.Message)
+	}}
 	all := handler.EnqueueRequestsFromMapFunc(r.resolvedClusters)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cluster_updates_available").
-		For(&clusterv1.Cluster{}, builder.WithPredicates(hasTKR, predicate.LabelChangedPredicate{})).
+		For(&clusterv1.Cluster{}, builder.WithPredicates(hasTKR, predicate.Or(predicate.LabelChangedPredicate{}, conditionChanged))).
 		Watches(&runv1alpha3.TanzuKubernetesRelease{}, all).
 		Watches(&runv1alpha3.OSImage{}, all).
 		Complete(r)

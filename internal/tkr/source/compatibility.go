@@ -17,12 +17,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/addons"
 )
 
 // Names TKG gives.
 const (
 	// DefaultNamespace receives the TKR packages and everything namespaced they hold.
-	DefaultNamespace = "tkg-system"
+	DefaultNamespace = addons.SystemNamespace
 	// CompatibilityConfigMap holds the compatibility metadata under binaryData.compatibility.
 	CompatibilityConfigMap = "bom-metadata"
 	// CompatibilityKey is the key of the metadata in CompatibilityConfigMap.
@@ -33,7 +34,7 @@ const (
 	// AdditionalTKRsKey is the key of the list in such a ConfigMap.
 	AdditionalTKRsKey = "tkrVersions"
 	// LabelManagementCluster marks the management cluster's Cluster.
-	LabelManagementCluster = "cluster-role.tkg.tanzu.vmware.com/management"
+	LabelManagementCluster = addons.LabelManagementCluster
 	// AnnotationTKGVersion on the management cluster's Cluster is its TKG version.
 	AnnotationTKGVersion = "TKGVERSION"
 

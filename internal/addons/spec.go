@@ -1,0 +1,103 @@
+package addons
+
+import (
+	"fmt"
+	"strings"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+)
+
+// Packages lists a ClusterBootstrap spec's packages that are set: CNI, CPI, CSI, kapp, then the
+// additional ones.
+func Packages(spec *runv1alpha3.ClusterBootstrapTemplateSpec) []*runv1alpha3.ClusterBootstrapPackage {
+	if spec == nil {
+		return nil
+	}
+	var out []*runv1alpha3.ClusterBootstrapPackage
+	for _, p := range append([]*runv1alpha3.ClusterBootstrapPackage{spec.CNI, spec.CPI, spec.CSI, spec.Kapp}, spec.AdditionalPackages...) {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CorePackages names the core package fields of a ClusterBootstrap spec, for messages.
+var CorePackages = []string{"cni", "cpi", "csi", "kapp"}
+
+// Core returns a spec's core package fields by name.
+func Core(spec *runv1alpha3.ClusterBootstrapTemplateSpec) map[string]**runv1alpha3.ClusterBootstrapPackage {
+	return map[string]**runv1alpha3.ClusterBootstrapPackage{"cni": &spec.CNI, "cpi": &spec.CPI, "csi": &spec.CSI, "kapp": &spec.Kapp}
+}
+
+// CompleteRefNames replaces every refName ending in '*' with the one bootstrap package of the
+// release whose name starts with what precedes it: calico* becomes
+// calico.tanzu.vmware.com.3.26.3---vmware.1-tkg.1. No match or several matches is an error.
+func CompleteRefNames(tkr *runv1alpha3.TanzuKubernetesRelease, spec *runv1alpha3.ClusterBootstrapTemplateSpec) error {
+	for _, p := range Packages(spec) {
+		prefix, ok := strings.CutSuffix(p.RefName, "*")
+		if !ok {
+			continue
+		}
+		var matches []string
+		for _, bp := range tkr.Spec.BootstrapPackages {
+			if strings.HasPrefix(bp.Name, prefix) {
+				matches = append(matches, bp.Name)
+			}
+		}
+		switch len(matches) {
+		case 1:
+			p.RefName = matches[0]
+		case 0:
+			return fmt.Errorf("refName %q matches none of the bootstrap packages of TanzuKubernetesRelease %s: use one of %s",
+				p.RefName, tkr.Name, bootstrapNames(tkr))
+		default:
+			return fmt.Errorf("refName %q matches %d bootstrap packages of TanzuKubernetesRelease %s (%s): make the prefix longer",
+				p.RefName, len(matches), tkr.Name, strings.Join(matches, ", "))
+		}
+	}
+	return nil
+}
+
+func bootstrapNames(tkr *runv1alpha3.TanzuKubernetesRelease) string {
+	var names []string
+	for _, bp := range tkr.Spec.BootstrapPackages {
+		names = append(names, bp.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// AddMissingFields fills what a ClusterBootstrap spec leaves out from a template: a core package
+// that is not set is taken whole; a package without valuesFrom takes the valuesFrom of the
+// template's package of the same short name; additional packages of the template that the spec
+// does not list are appended. What the spec sets is kept.
+func AddMissingFields(template, spec *runv1alpha3.ClusterBootstrapTemplateSpec) {
+	if template == nil {
+		return
+	}
+	core, templateCore := Core(spec), Core(template)
+	for _, name := range CorePackages {
+		p, t := core[name], *templateCore[name]
+		switch {
+		case t == nil:
+		case *p == nil:
+			*p = t.DeepCopy()
+		case (*p).ValuesFrom == nil && ShortName((*p).RefName) == ShortName(t.RefName):
+			(*p).ValuesFrom = t.ValuesFrom.DeepCopy()
+		}
+	}
+	for _, t := range template.AdditionalPackages {
+		found := false
+		for _, p := range spec.AdditionalPackages {
+			if ShortName(p.RefName) == ShortName(t.RefName) {
+				found = true
+				if p.ValuesFrom == nil {
+					p.ValuesFrom = t.ValuesFrom.DeepCopy()
+				}
+			}
+		}
+		if !found {
+			spec.AdditionalPackages = append(spec.AdditionalPackages, t.DeepCopy())
+		}
+	}
+}

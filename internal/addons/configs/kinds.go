@@ -1,0 +1,254 @@
+package configs
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
+	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+)
+
+// SetupAll registers the controllers of the five *Config kinds.
+func SetupAll(mgr ctrl.Manager) error {
+	c := mgr.GetClient()
+	for _, setup := range []func(ctrl.Manager) error{
+		(&Config[*runv1alpha3.KappControllerConfig]{Client: c, Package: "kapp-controller",
+			New: func() *runv1alpha3.KappControllerConfig { return &runv1alpha3.KappControllerConfig{} }, Values: kappValues,
+			SecretRef:    func(o *runv1alpha3.KappControllerConfig) string { return o.Status.SecretRef },
+			SetSecretRef: func(o *runv1alpha3.KappControllerConfig, s string) { o.Status.SecretRef = s }}).SetupWithManager,
+		(&Config[*cniv1alpha1.AntreaConfig]{Client: c, Package: "antrea",
+			New: func() *cniv1alpha1.AntreaConfig { return &cniv1alpha1.AntreaConfig{} }, Values: antreaValues,
+			SecretRef:    func(o *cniv1alpha1.AntreaConfig) string { return o.Status.SecretRef },
+			SetSecretRef: func(o *cniv1alpha1.AntreaConfig, s string) { o.Status.SecretRef = s }}).SetupWithManager,
+		(&Config[*cniv1alpha1.CalicoConfig]{Client: c, Package: "calico",
+			New: func() *cniv1alpha1.CalicoConfig { return &cniv1alpha1.CalicoConfig{} }, Values: calicoValues,
+			SecretRef:    func(o *cniv1alpha1.CalicoConfig) string { return o.Status.SecretRef },
+			SetSecretRef: func(o *cniv1alpha1.CalicoConfig, s string) { o.Status.SecretRef = s }}).SetupWithManager,
+		(&Config[*cpiv1alpha1.VSphereCPIConfig]{Client: c, Package: "vsphere-cpi",
+			New: func() *cpiv1alpha1.VSphereCPIConfig { return &cpiv1alpha1.VSphereCPIConfig{} }, Values: cpiValues,
+			SecretRef:    func(o *cpiv1alpha1.VSphereCPIConfig) string { return o.Status.SecretRef },
+			SetSecretRef: func(o *cpiv1alpha1.VSphereCPIConfig, s string) { o.Status.SecretRef = s }}).SetupWithManager,
+		(&Config[*csiv1alpha1.VSphereCSIConfig]{Client: c, Package: "vsphere-csi",
+			New: func() *csiv1alpha1.VSphereCSIConfig { return &csiv1alpha1.VSphereCSIConfig{} }, Values: csiValues,
+			SecretRef: func(o *csiv1alpha1.VSphereCSIConfig) string {
+				if o.Status.SecretRef == nil {
+					return ""
+				}
+				return *o.Status.SecretRef
+			},
+			SetSecretRef: func(o *csiv1alpha1.VSphereCSIConfig, s string) { o.Status.SecretRef = &s }}).SetupWithManager,
+	} {
+		if err := setup(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toMap turns a typed spec part into values.
+func toMap(v any) map[string]any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil || m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// IPFamily is the cluster's IP family from its pod and service CIDRs: ipv4, ipv6, or the dual
+// stacks ipv4,ipv6 and ipv6,ipv4 (the first CIDR's family first).
+func IPFamily(cluster *clusterv1.Cluster) string {
+	var families []string
+	seen := map[string]bool{}
+	for _, cidr := range append(append([]string{}, cluster.Spec.ClusterNetwork.Pods.CIDRBlocks...), cluster.Spec.ClusterNetwork.Services.CIDRBlocks...) {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			continue
+		}
+		f := "ipv4"
+		if p.Addr().Is6() {
+			f = "ipv6"
+		}
+		if !seen[f] {
+			seen[f] = true
+			families = append(families, f)
+		}
+	}
+	if len(families) == 0 {
+		return "ipv4"
+	}
+	return strings.Join(families, ",")
+}
+
+// CoreDNSIP is the cluster DNS address kubeadm gives: the tenth address of the first service CIDR.
+func CoreDNSIP(cluster *clusterv1.Cluster) (string, error) {
+	blocks := cluster.Spec.ClusterNetwork.Services.CIDRBlocks
+	if len(blocks) == 0 {
+		return "", nil
+	}
+	p, err := netip.ParsePrefix(blocks[0])
+	if err != nil {
+		return "", fmt.Errorf("cluster %s: spec.clusterNetwork.services.cidrBlocks[0] %q: %w", cluster.Name, blocks[0], err)
+	}
+	a := p.Masked().Addr()
+	for range 10 {
+		a = a.Next()
+	}
+	return a.String(), nil
+}
+
+// InfraProvider names the cluster's infrastructure as TKG's packages expect: vsphere for a
+// VSphereCluster, local for a LocalCluster.
+func InfraProvider(cluster *clusterv1.Cluster) string {
+	kind := cluster.Spec.InfrastructureRef.Kind
+	if kind == "" {
+		return "vsphere"
+	}
+	return strings.ToLower(strings.TrimSuffix(kind, "Cluster"))
+}
+
+func cidrs(blocks []string, v6 bool) string {
+	var out []string
+	for _, b := range blocks {
+		if p, err := netip.ParsePrefix(b); err == nil && p.Addr().Is6() == v6 {
+			out = append(out, b)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func kappValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, o *runv1alpha3.KappControllerConfig) (any, error) {
+	v := toMap(&o.Spec)
+	dns, err := CoreDNSIP(cluster)
+	if err != nil {
+		return nil, err
+	}
+	kc, _ := v["kappController"].(map[string]any)
+	if kc == nil {
+		kc = map[string]any{}
+		v["kappController"] = kc
+	}
+	deployment, _ := kc["deployment"].(map[string]any)
+	if deployment == nil {
+		deployment = map[string]any{}
+		kc["deployment"] = deployment
+	}
+	if dns != "" {
+		deployment["coreDNSIP"] = dns
+	}
+	return v, nil
+}
+
+func antreaValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, o *cniv1alpha1.AntreaConfig) (any, error) {
+	config := toMap(&o.Spec.Antrea.AntreaConfigDataValue)
+	services := cluster.Spec.ClusterNetwork.Services.CIDRBlocks
+	config["serviceCIDR"] = cidrs(services, false)
+	config["serviceCIDRv6"] = cidrs(services, true)
+	return map[string]any{"infraProvider": InfraProvider(cluster), "antrea": map[string]any{"config": config}}, nil
+}
+
+func calicoValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, o *cniv1alpha1.CalicoConfig) (any, error) {
+	config := toMap(&o.Spec.Calico.Config)
+	config["clusterCIDR"] = strings.Join(cluster.Spec.ClusterNetwork.Pods.CIDRBlocks, ",")
+	return map[string]any{"infraProvider": InfraProvider(cluster), "ipFamily": IPFamily(cluster), "calico": map[string]any{"config": config}}, nil
+}
+
+// vsphere is what a VSphereCluster says about its vCenter.
+type vsphere struct {
+	server, thumbprint, username, password string
+}
+
+// vsphereOf reads the cluster's VSphereCluster and the credentials its identityRef names (a
+// Secret with username and password in the cluster's namespace). A cluster on other
+// infrastructure gives nothing.
+func vsphereOf(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) (vsphere, error) {
+	ref := cluster.Spec.InfrastructureRef
+	if ref.Kind != "VSphereCluster" {
+		return vsphere{}, nil
+	}
+	mapping, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
+	if err != nil {
+		return vsphere{}, fmt.Errorf("cluster %s: VSphereCluster is not served: %w", cluster.Name, err)
+	}
+	vc := &unstructured.Unstructured{}
+	vc.SetGroupVersionKind(mapping.GroupVersionKind)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, vc); err != nil {
+		return vsphere{}, fmt.Errorf("cluster %s: VSphereCluster %s: %w", cluster.Name, ref.Name, err)
+	}
+	out := vsphere{}
+	out.server, _, _ = unstructured.NestedString(vc.Object, "spec", "server")
+	out.thumbprint, _, _ = unstructured.NestedString(vc.Object, "spec", "thumbprint")
+	kind, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "kind")
+	name, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "name")
+	if kind == "" {
+		// Without an identityRef the credentials are in the Secret named after the cluster.
+		kind, name = "Secret", cluster.Name
+	}
+	if kind != "Secret" {
+		return out, fmt.Errorf("cluster %s: VSphereCluster %s: identityRef kind %s is not supported: use a Secret with username and password", cluster.Name, ref.Name, kind)
+	}
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s); err != nil {
+		return out, fmt.Errorf("cluster %s: vSphere credentials Secret %s: %w", cluster.Name, name, err)
+	}
+	out.username, out.password = string(s.Data["username"]), string(s.Data["password"])
+	return out, nil
+}
+
+func setIfEmpty(m map[string]any, key, value string) {
+	if s, _ := m[key].(string); s == "" && value != "" {
+		m[key] = value
+	}
+}
+
+func cpiValues(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, o *cpiv1alpha1.VSphereCPIConfig) (any, error) {
+	cpi := toMap(&o.Spec.VSphereCPI)
+	setIfEmpty(cpi, "mode", cpiv1alpha1.ModeVSphereCPI)
+	if cpi["mode"] == cpiv1alpha1.ModeVSphereCPI {
+		vs, err := vsphereOf(ctx, c, cluster)
+		if err != nil {
+			return nil, err
+		}
+		setIfEmpty(cpi, "vCenterAPIEndpoint", vs.server)
+		setIfEmpty(cpi, "tlsThumbprint", vs.thumbprint)
+		setIfEmpty(cpi, "username", vs.username)
+		setIfEmpty(cpi, "password", vs.password)
+		setIfEmpty(cpi, "ipFamily", IPFamily(cluster))
+		delete(cpi, "vSphereCredentialLocalObjRef")
+	}
+	return map[string]any{"vsphereCPI": cpi}, nil
+}
+
+func csiValues(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, o *csiv1alpha1.VSphereCSIConfig) (any, error) {
+	csi := map[string]any{"mode": o.Spec.VSphereCSI.Mode}
+	if o.Spec.VSphereCSI.NonParavirtualConfig != nil {
+		csi = toMap(o.Spec.VSphereCSI.NonParavirtualConfig)
+		csi["mode"] = o.Spec.VSphereCSI.Mode
+	}
+	setIfEmpty(csi, "mode", csiv1alpha1.ModeVSphereCSI)
+	if csi["mode"] == csiv1alpha1.ModeVSphereCSI {
+		vs, err := vsphereOf(ctx, c, cluster)
+		if err != nil {
+			return nil, err
+		}
+		setIfEmpty(csi, "namespace", "vmware-system-csi")
+		setIfEmpty(csi, "clusterName", cluster.Name+"-"+string(cluster.UID))
+		setIfEmpty(csi, "server", vs.server)
+		setIfEmpty(csi, "tlsThumbprint", vs.thumbprint)
+		setIfEmpty(csi, "username", vs.username)
+		setIfEmpty(csi, "password", vs.password)
+		delete(csi, "vSphereCredentialLocalObjRef")
+	}
+	return map[string]any{"vsphereCSI": csi}, nil
+}

@@ -7,12 +7,15 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/slipway-dev/slipway/internal/addons"
+	"github.com/slipway-dev/slipway/internal/addons/clusterbootstrap"
+	"github.com/slipway-dev/slipway/internal/addons/configs"
 	"github.com/slipway-dev/slipway/internal/addons/webhooks"
 )
 
-// addonsManager is TKG's tanzu-addons-manager (image addons-controller). So far it serves the
-// AntreaConfig validating webhook; the ClusterBootstrap and *Config controllers join it with
-// the addons manager.
+// addonsManager is TKG's tanzu-addons-manager (image addons-controller): the ClusterBootstrap
+// and *Config controllers and the addons webhooks (ClusterBootstrap, ClusterBootstrapTemplate,
+// AntreaConfig, Cluster pause).
 func addonsManager() Component {
 	return Component{
 		Name:   "tanzu-addons-manager",
@@ -24,12 +27,27 @@ func addonsManager() Component {
 func runAddonsManager(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("tanzu-addons-manager", flag.ContinueOnError)
 	mf := addManagerFlags(flags, ":18316")
+	systemNamespace := flags.String("system-namespace", addons.SystemNamespace, "namespace of the ClusterBootstrapTemplates and release Packages")
+	deleteTimeout := flags.Duration("cluster-delete-timeout", clusterbootstrap.DefaultDeleteTimeout, "how long a Cluster's deletion waits for its additional packages to be removed")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
-		if err := (&webhooks.AntreaConfig{}).SetupWebhookWithManager(mgr); err != nil {
-			return fmt.Errorf("failed to set up the AntreaConfig webhook: %w", err)
+		if err := (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), SystemNamespace: *systemNamespace, DeleteTimeout: *deleteTimeout}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("failed to set up the ClusterBootstrap controller: %w", err)
+		}
+		if err := configs.SetupAll(mgr); err != nil {
+			return fmt.Errorf("failed to set up the config controllers: %w", err)
+		}
+		for _, w := range []interface{ SetupWebhookWithManager(ctrl.Manager) error }{
+			&webhooks.AntreaConfig{},
+			&webhooks.ClusterBootstrapTemplate{SystemNamespace: *systemNamespace},
+			&webhooks.ClusterBootstrap{SystemNamespace: *systemNamespace},
+			&webhooks.ClusterPause{},
+		} {
+			if err := w.SetupWebhookWithManager(mgr); err != nil {
+				return fmt.Errorf("failed to set up webhook %T: %w", w, err)
+			}
 		}
 		return nil
 	})

@@ -65,11 +65,20 @@ func (e *Environment) WriteKubeconfig() (string, error) {
 	}
 	e.OnStop(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "kubeconfig")
-	cfg := clientcmdapi.Config{
+	return path, clientcmd.WriteToFile(e.kubeconfig(), path)
+}
+
+// Kubeconfig returns a kubeconfig of the environment's API server, as Cluster API stores it in
+// a {cluster}-kubeconfig Secret.
+func (e *Environment) Kubeconfig() ([]byte, error) {
+	return clientcmd.Write(e.kubeconfig())
+}
+
+func (e *Environment) kubeconfig() clientcmdapi.Config {
+	return clientcmdapi.Config{
 		Clusters:       map[string]*clientcmdapi.Cluster{"envtest": {Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}},
 		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData}},
 		Contexts:       map[string]*clientcmdapi.Context{"envtest": {Cluster: "envtest", AuthInfo: "admin"}},
 		CurrentContext: "envtest",
 	}
-	return path, clientcmd.WriteToFile(cfg, path)
 }

@@ -139,8 +139,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	cb, err := r.clusterBootstrap(ctx, cluster, tkrName)
-	if err != nil || cb == nil || cb.Spec.Paused {
-		return ctrl.Result{}, err
+	if err != nil {
+		return r.retry(ctx, err)
+	}
+	if cb == nil || cb.Spec.Paused {
+		return ctrl.Result{}, nil
 	}
 	if !ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		// The Cluster's status change brings it back.
@@ -288,67 +291,65 @@ func (r *Reconciler) resolved(ctx context.Context, cb *runv1alpha3.ClusterBootst
 	return nil
 }
 
-// adoptUsers takes over a ClusterBootstrap the user made: with the add-missing-fields
-// annotation, what it leaves out comes from that release's template and is cloned; inline
-// values become Secrets; the providers it names must exist and become the Cluster's.
+// adoptUsers takes over a ClusterBootstrap the user made. With the add-missing-fields
+// annotation, what it leaves out comes from that release's template. Inline values become
+// Secrets; a Secret or provider the user made in the cluster's namespace is used and becomes the
+// Cluster's; one that exists only in the system namespace (named by the template) is cloned.
 func (r *Reconciler) adoptUsers(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
 	if cb.Spec == nil {
 		return nil, fmt.Errorf("ClusterBootstrap %s/%s has no spec", cb.Namespace, cb.Name)
 	}
-	var toClone []*runv1alpha3.ClusterBootstrapPackage
-	source := cluster.Namespace
-	if from := cb.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR]; from != "" {
+	from := cb.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR]
+	if from != "" {
 		cbt, err := r.template(ctx, from)
 		if err != nil {
 			return nil, err
 		}
-		tkrName, source = from, cbt.Namespace
-		before := map[*runv1alpha3.ClusterBootstrapPackage]bool{}
-		for _, p := range addons.Packages(cb.Spec) {
-			before[p] = p.ValuesFrom != nil
-		}
+		tkrName = from
 		addons.AddMissingFields(cbt.Spec, cb.Spec)
-		for _, p := range addons.Packages(cb.Spec) {
-			// What the template filled in is cloned from the system namespace.
-			if had, ok := before[p]; !ok || !had {
-				toClone = append(toClone, p)
-			}
-		}
 	}
 	var cloned []client.Object
 	for _, p := range addons.Packages(cb.Spec) {
-		ns := cluster.Namespace
+		vf := p.ValuesFrom
+		if vf == nil {
+			continue
+		}
+		var own client.Object
 		switch {
-		case contains(toClone, p):
-			ns = source
-		case p.ValuesFrom != nil && p.ValuesFrom.Inline != nil:
-		default:
+		case vf.Inline != nil:
+		case vf.SecretRef != "":
+			s := &corev1.Secret{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.SecretRef}, s); err == nil {
+				own = s
+			}
+		case vf.ProviderRef != nil:
+			provider, err := r.providerObject(vf.ProviderRef)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil {
+				own = provider
+			}
+		}
+		if own == nil && vf.Inline == nil && from == "" {
+			return nil, &errWaiting{fmt.Sprintf("the values of package %s, named by ClusterBootstrap %s/%s, to be made in namespace %s",
+				p.RefName, cb.Namespace, cb.Name, cb.Namespace)}
+		}
+		if own == nil {
+			objs, err := r.cloneReferences(ctx, cluster, p, r.SystemNamespace)
+			if err != nil {
+				return nil, err
+			}
+			cloned = append(cloned, objs...)
 			continue
 		}
-		objs, err := r.cloneReferences(ctx, cluster, p, ns)
-		if err != nil {
-			return nil, err
+		if other := ownedByOtherCluster(own, cluster); other != "" {
+			return nil, fmt.Errorf("%s/%s named by package %s belongs to cluster %s", own.GetNamespace(), own.GetName(), p.RefName, other)
 		}
-		cloned = append(cloned, objs...)
-	}
-	for _, p := range addons.Packages(cb.Spec) {
-		if p.ValuesFrom == nil || p.ValuesFrom.ProviderRef == nil || contains(toClone, p) {
-			continue
-		}
-		provider, err := r.providerObject(p.ValuesFrom.ProviderRef)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: p.ValuesFrom.ProviderRef.Name}, provider); err != nil {
-			return nil, fmt.Errorf("ClusterBootstrap %s/%s: package %s names %s %s: %w", cb.Namespace, cb.Name, p.RefName, p.ValuesFrom.ProviderRef.Kind, p.ValuesFrom.ProviderRef.Name, err)
-		}
-		if other := ownedByOtherCluster(provider, cluster); other != "" {
-			return nil, fmt.Errorf("%s %s/%s belongs to cluster %s", provider.GetKind(), provider.GetNamespace(), provider.GetName(), other)
-		}
-		patch := client.MergeFrom(provider.DeepCopy())
-		provider.SetLabels(mergeLabels(provider.GetLabels(), map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(p.RefName)}))
-		provider.SetOwnerReferences(ensureOwner(provider.GetOwnerReferences(), clusterOwner(cluster)))
-		if err := r.Client.Patch(ctx, provider, patch); err != nil {
+		patch := client.MergeFrom(own.DeepCopyObject().(client.Object))
+		own.SetLabels(mergeLabels(own.GetLabels(), map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(p.RefName)}))
+		own.SetOwnerReferences(ensureOwner(own.GetOwnerReferences(), clusterOwner(cluster)))
+		if err := r.Client.Patch(ctx, own, patch); err != nil {
 			return nil, err
 		}
 	}
@@ -357,15 +358,6 @@ func (r *Reconciler) adoptUsers(ctx context.Context, cluster *clusterv1.Cluster,
 		return nil, fmt.Errorf("failed to adopt ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
 	}
 	return cb, r.resolved(ctx, cb, tkrName, cloned)
-}
-
-func contains(ps []*runv1alpha3.ClusterBootstrapPackage, p *runv1alpha3.ClusterBootstrapPackage) bool {
-	for _, q := range ps {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // upgrade moves a ClusterBootstrap to a new release: every package takes the new template's

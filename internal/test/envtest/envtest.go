@@ -108,8 +108,8 @@ func (e *Environment) Stop() error {
 }
 
 // CRDDirectories lists the directories of every CRD the environment installs: slipway's
-// generated CRDs (its own and kapp-controller's) and those of Cluster API core, kubeadm bootstrap and kubeadm control plane,
-// taken from the Cluster API module that go.mod pins.
+// generated CRDs (its own and kapp-controller's), those of Cluster API core, kubeadm bootstrap
+// and kubeadm control plane, and those of the vSphere provider, taken from the modules go.mod pins.
 func CRDDirectories() ([]string, error) {
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -119,12 +119,17 @@ func CRDDirectories() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	capv, err := ModuleDir(root, "sigs.k8s.io/cluster-api-provider-vsphere")
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(root, "config", "crd", "carvel"),
 		filepath.Join(capi, "config", "crd", "bases"),
 		filepath.Join(capi, "bootstrap", "kubeadm", "config", "crd", "bases"),
 		filepath.Join(capi, "controlplane", "kubeadm", "config", "crd", "bases"),
+		filepath.Join(capv, "config", "default", "crd", "bases"),
 	}, nil
 }
 

@@ -160,7 +160,9 @@ func eventually[T client.Object](t *testing.T, c client.Client, key client.Objec
 
 func ok[T any](T) error { return nil }
 
-func key(namespace, name string) client.ObjectKey { return client.ObjectKey{Namespace: namespace, Name: name} }
+func key(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
 
 func values(t *testing.T, c client.Client, namespace, name, want string) {
 	t.Helper()

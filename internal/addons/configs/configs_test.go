@@ -81,9 +81,9 @@ func TestConfigValues(t *testing.T) {
 		}
 	}
 	for secret, want := range map[string][]string{
-		"vs-calico-data-values":         {"clusterCIDR: 100.96.0.0/11", "vethMTU: 1440", "ipFamily: ipv4", "infraProvider: vsphere"},
-		"vs-vsphere-cpi-data-values":    {"mode: vsphereCPI", "vCenterAPIEndpoint: vcenter.example.com", "tlsThumbprint: AA:BB", "username: admin", "password: s3cret"},
-		"vs-vsphere-csi-data-values":    {"mode: vsphereCSI", "server: vcenter.example.com", "username: admin", "clusterName: vs-"},
+		"vs-calico-data-values":          {"clusterCIDR: 100.96.0.0/11", "vethMTU: 1440", "ipFamily: ipv4", "infraProvider: vsphere"},
+		"vs-vsphere-cpi-data-values":     {"mode: vsphereCPI", "vCenterAPIEndpoint: vcenter.example.com", "tlsThumbprint: AA:BB", "username: admin", "password: s3cret"},
+		"vs-vsphere-csi-data-values":     {"mode: vsphereCSI", "server: vcenter.example.com", "username: admin", "clusterName: vs-"},
 		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10"},
 	} {
 		envtest.Eventually(t, 20*time.Second, secret, func() error {

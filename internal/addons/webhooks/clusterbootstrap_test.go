@@ -141,7 +141,9 @@ func TestClusterBootstrap(t *testing.T) {
 				"spec.cni.refName: Invalid value: \"antrea.tanzu.vmware.com.9.9.9\": no Package of this name in namespace cb-validation or tkg-system"},
 			{"unknown additional package", func(c *runv1alpha3.ClusterBootstrap) { c.Spec.AdditionalPackages[0].RefName = "foo.example.com.1.0.0" },
 				"spec.additionalPackages[0].refName"},
-			{"two values sources", func(c *runv1alpha3.ClusterBootstrap) { c.Spec.Kapp.ValuesFrom.Inline = runv1alpha3.JSONObject{"a": "b"} },
+			{"two values sources", func(c *runv1alpha3.ClusterBootstrap) {
+				c.Spec.Kapp.ValuesFrom.Inline = runv1alpha3.JSONObject{"a": "b"}
+			},
 				"spec.kapp.valuesFrom: Invalid value: \"inline, providerRef\""},
 		} {
 			c := good()
@@ -170,7 +172,9 @@ func TestClusterBootstrap(t *testing.T) {
 			{"values source changed", func(c *runv1alpha3.ClusterBootstrap) {
 				c.Spec.AdditionalPackages[0].ValuesFrom = &runv1alpha3.ValuesFrom{Inline: runv1alpha3.JSONObject{"a": "b"}}
 			}, "spec.additionalPackages[0].valuesFrom: Forbidden: the values of metrics-server.tanzu.vmware.com.0.6.4 come from secretRef and cannot change to \"inline\""},
-			{"provider kind changed", func(c *runv1alpha3.ClusterBootstrap) { c.Spec.Kapp.ValuesFrom = provider("OtherConfig", "example.com", "k") },
+			{"provider kind changed", func(c *runv1alpha3.ClusterBootstrap) {
+				c.Spec.Kapp.ValuesFrom = provider("OtherConfig", "example.com", "k")
+			},
 				"spec.kapp.valuesFrom.providerRef: Forbidden: the values of kapp-controller.tanzu.vmware.com.0.50.0 come from a KappControllerConfig"},
 		} {
 			c := good()

@@ -1,8 +1,14 @@
 package addons
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 )
@@ -100,4 +106,21 @@ func AddMissingFields(template, spec *runv1alpha3.ClusterBootstrapTemplateSpec) 
 			spec.AdditionalPackages = append(spec.AdditionalPackages, t.DeepCopy())
 		}
 	}
+}
+
+// LookupPackage finds the Package object a ClusterBootstrap package names, in the cluster's
+// namespace or else in the system namespace (the packaging global namespace of the management
+// cluster). It returns nil when neither has it.
+func LookupPackage(ctx context.Context, c client.Reader, namespace, systemNamespace, name string) (*datapkgingv1alpha1.Package, error) {
+	for _, ns := range []string{namespace, systemNamespace} {
+		p := &datapkgingv1alpha1.Package{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
+		if err == nil {
+			return p, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
 }

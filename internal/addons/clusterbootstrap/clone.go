@@ -28,21 +28,13 @@ func clusterOwner(cluster *clusterv1.Cluster) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
 }
 
-// lookupPackage finds the Package object a ClusterBootstrap package names, in the cluster's
-// namespace or else in the system namespace (the packaging global namespace of the management
-// cluster).
+// lookupPackage finds the Package object a ClusterBootstrap package names.
 func (r *Reconciler) lookupPackage(ctx context.Context, namespace, name string) (*datapkgingv1alpha1.Package, error) {
-	for _, ns := range []string{namespace, r.SystemNamespace} {
-		pkg := &datapkgingv1alpha1.Package{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pkg)
-		if err == nil {
-			return pkg, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
+	p, err := addons.LookupPackage(ctx, r.Client, namespace, r.SystemNamespace, name)
+	if err == nil && p == nil {
+		err = fmt.Errorf("package %s not found in namespace %s or %s: the release's TKR package installs it", name, namespace, r.SystemNamespace)
 	}
-	return nil, fmt.Errorf("package %s not found in namespace %s or %s: the release's TKR package installs it", name, namespace, r.SystemNamespace)
+	return p, err
 }
 
 // cloneReferences copies what a package's values come from into the cluster's namespace, named

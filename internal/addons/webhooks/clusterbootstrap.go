@@ -204,19 +204,8 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 	return nil
 }
 
-// lookup finds the Package a package names.
 func (w *ClusterBootstrap) lookup(ctx context.Context, namespace, name string) (*datapkgingv1alpha1.Package, error) {
-	for _, ns := range []string{namespace, w.SystemNamespace} {
-		p := &datapkgingv1alpha1.Package{}
-		err := w.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
-		if err == nil {
-			return p, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	return nil, nil
+	return addons.LookupPackage(ctx, w.Client, namespace, w.SystemNamespace, name)
 }
 
 // ValidateCreate checks the packages and that each exists.

@@ -122,11 +122,14 @@ func fixtures(ctx context.Context, c client.Client) error {
 
 // newCluster makes a Cluster on a release whose control plane is up, with a kubeconfig Secret
 // pointing at the workload API server, as Cluster API would.
-func newCluster(t *testing.T, name, tkr string, annotations map[string]string) *clusterv1.Cluster {
+func newCluster(t *testing.T, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
 	t.Helper()
 	ctx := t.Context()
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 		Labels: map[string]string{runv1alpha3.LabelTKR: tkr}, Annotations: annotations}}
+	for _, l := range labels {
+		cluster.Labels[l] = ""
+	}
 	cluster.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
 	cluster.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
 	if err := mgmt.Client.Create(ctx, cluster); err != nil {

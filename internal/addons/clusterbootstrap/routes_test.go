@@ -166,3 +166,12 @@ func TestDeletionTimesOut(t *testing.T) {
 	}
 	t.Logf("deletion released after %s: %s", time.Since(start).Round(100*time.Millisecond), c.Message)
 }
+
+func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {
+	newCluster(t, "mc", tkr134, nil, addons.LabelManagementCluster)
+	resolved(t, "mc", tkr134)
+	eventually(t, workload.Client, key(sys, "mc-antrea"), &pkgingv1alpha1.PackageInstall{}, ok)
+	if err := mgmt.Client.Get(t.Context(), key(ns, "mc-kapp-controller"), &pkgingv1alpha1.PackageInstall{}); err == nil {
+		t.Error("a kapp-controller PackageInstall was made for the management cluster, which runs its own")
+	}
+}

@@ -50,7 +50,7 @@ func (r *Reconciler) cloneReferences(ctx context.Context, cluster *clusterv1.Clu
 		return nil, err
 	}
 	name := addons.PackageConfigName(cluster.Name, p.Spec.RefName)
-	labels := map[string]string{addons.LabelPackageName: addons.LabelValue(pkg.RefName), addons.LabelClusterName: cluster.Name}
+	labels := packageLabels(cluster, pkg)
 	switch vf := pkg.ValuesFrom; {
 	case vf.Inline != nil:
 		values, err := yaml.Marshal(vf.Inline)
@@ -91,6 +91,27 @@ func (r *Reconciler) writeSecret(ctx context.Context, cluster *clusterv1.Cluster
 	return s, nil
 }
 
+// packageLabels are the labels of the objects that hold a cluster's package values; a change of
+// a labelled Secret or provider brings the Cluster back.
+func packageLabels(cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage) map[string]string {
+	return map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(pkg.RefName)}
+}
+
+// adopt makes an object the user made for a cluster's package (a *Config or values Secret) the
+// Cluster's: labelled and owned by it. An object another Cluster owns is refused.
+func (r *Reconciler) adopt(ctx context.Context, cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage, o client.Object) error {
+	if other := ownedByOtherCluster(o, cluster); other != "" {
+		return fmt.Errorf("%s/%s, named by package %s, belongs to cluster %s", o.GetNamespace(), o.GetName(), pkg.RefName, other)
+	}
+	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+	o.SetLabels(mergeLabels(o.GetLabels(), packageLabels(cluster, pkg)))
+	o.SetOwnerReferences(util.EnsureOwnerRef(o.GetOwnerReferences(), clusterOwner(cluster)))
+	if err := r.Client.Patch(ctx, o, patch); err != nil {
+		return fmt.Errorf("failed to adopt %s/%s for cluster %s: %w", o.GetNamespace(), o.GetName(), cluster.Name, err)
+	}
+	return nil
+}
+
 func mergeLabels(into, from map[string]string) map[string]string {
 	if into == nil {
 		into = map[string]string{}
@@ -123,14 +144,8 @@ func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Clust
 	switch {
 	case err == nil:
 		// A *Config the user made for this cluster beforehand is used as it is.
-		if other := ownedByOtherCluster(existing, cluster); other != "" {
-			return nil, fmt.Errorf("%s %s/%s belongs to cluster %s", ref.Kind, cluster.Namespace, name, other)
-		}
-		patch := client.MergeFrom(existing.DeepCopy())
-		existing.SetLabels(mergeLabels(existing.GetLabels(), labels))
-		existing.SetOwnerReferences(util.EnsureOwnerRef(existing.GetOwnerReferences(), clusterOwner(cluster)))
-		if err := r.Client.Patch(ctx, existing, patch); err != nil {
-			return nil, fmt.Errorf("failed to label %s %s/%s: %w", ref.Kind, cluster.Namespace, name, err)
+		if err := r.adopt(ctx, cluster, pkg, existing); err != nil {
+			return nil, err
 		}
 		ref.Name = name
 		return []client.Object{existing}, nil
@@ -219,8 +234,4 @@ func (r *Reconciler) ownByClusterBootstrap(ctx context.Context, cb *runv1alpha3.
 		}
 	}
 	return nil
-}
-
-func ensureOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1.OwnerReference {
-	return util.EnsureOwnerRef(refs, ref)
 }

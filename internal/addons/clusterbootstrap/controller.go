@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -199,8 +200,8 @@ func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) 
 // cluster.
 func packagesOnRemote(cb *runv1alpha3.ClusterBootstrap) []*runv1alpha3.ClusterBootstrapPackage {
 	var out []*runv1alpha3.ClusterBootstrapPackage
-	for _, p := range append([]*runv1alpha3.ClusterBootstrapPackage{cb.Spec.CNI, cb.Spec.CPI, cb.Spec.CSI}, cb.Spec.AdditionalPackages...) {
-		if p != nil {
+	for _, p := range addons.Packages(cb.Spec) {
+		if p != cb.Spec.Kapp {
 			out = append(out, p)
 		}
 	}
@@ -343,17 +344,11 @@ func (r *Reconciler) adoptUsers(ctx context.Context, cluster *clusterv1.Cluster,
 			cloned = append(cloned, objs...)
 			continue
 		}
-		if other := ownedByOtherCluster(own, cluster); other != "" {
-			return nil, fmt.Errorf("%s/%s named by package %s belongs to cluster %s", own.GetNamespace(), own.GetName(), p.RefName, other)
-		}
-		patch := client.MergeFrom(own.DeepCopyObject().(client.Object))
-		own.SetLabels(mergeLabels(own.GetLabels(), map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(p.RefName)}))
-		own.SetOwnerReferences(ensureOwner(own.GetOwnerReferences(), clusterOwner(cluster)))
-		if err := r.Client.Patch(ctx, own, patch); err != nil {
+		if err := r.adopt(ctx, cluster, p, own); err != nil {
 			return nil, err
 		}
 	}
-	cb.OwnerReferences = ensureOwner(cb.OwnerReferences, clusterController(cluster))
+	cb.OwnerReferences = util.EnsureOwnerRef(cb.OwnerReferences, clusterController(cluster))
 	if err := r.Client.Update(ctx, cb); err != nil {
 		return nil, fmt.Errorf("failed to adopt ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -87,7 +88,7 @@ func (r *Reconciler) installKappController(ctx context.Context, cluster *cluster
 	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: addons.PackageInstallName(cluster.Name, p.Spec.RefName)}}
 	_, err = controllerutil.CreateOrPatch(ctx, r.Client, pi, func() error {
 		clusterAnnotations(pi, cluster)
-		pi.OwnerReferences = ensureOwner(pi.OwnerReferences, clusterOwner(cluster))
+		pi.OwnerReferences = util.EnsureOwnerRef(pi.OwnerReferences, clusterOwner(cluster))
 		pi.Spec.NoopDelete = true
 		pi.Spec.SyncPeriod = &metav1.Duration{Duration: addons.PackageInstallSyncPeriod}
 		pi.Spec.PackageRef = packageRef(p)
@@ -163,7 +164,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		if local.Labels[addons.LabelClusterName] != cluster.Name {
 			// Labelled, a change of the Secret brings the Cluster back.
 			patch := client.MergeFrom(local.DeepCopy())
-			local.Labels = mergeLabels(local.Labels, map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(pkg.RefName)})
+			local.Labels = mergeLabels(local.Labels, packageLabels(cluster, pkg))
 			if err := r.Client.Patch(ctx, local, patch); err != nil {
 				return err
 			}

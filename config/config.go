@@ -1,5 +1,6 @@
 // Package config embeds slipway's generated manifests, so that a component can install the CRDs
-// it serves: the TKG APIs (crd/bases) and kapp-controller's APIs (crd/carvel).
+// it serves: the TKG APIs (crd/bases), kapp-controller's APIs (crd/carvel) and
+// the local infrastructure provider's (crd/infrastructure).
 package config
 
 import (
@@ -11,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed crd/bases/*.yaml crd/carvel/*.yaml
+//go:embed crd/bases/*.yaml crd/carvel/*.yaml crd/infrastructure/*.yaml
 var crds embed.FS
 
 // CRD sets.
@@ -21,6 +22,8 @@ const (
 	CarvelCRDs = "crd/carvel"
 	// TKGCRDs are the run, cni, cpi and csi APIs of TKG.
 	TKGCRDs = "crd/bases"
+	// LocalInfrastructureCRDs are the `local` Cluster API infrastructure provider's APIs.
+	LocalInfrastructureCRDs = "crd/infrastructure"
 )
 
 // CRDs returns the CRDs of a set.

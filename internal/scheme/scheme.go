@@ -15,6 +15,7 @@ import (
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 )
 
@@ -31,6 +32,7 @@ func New() *runtime.Scheme {
 		cniv1alpha1.AddToScheme,
 		cpiv1alpha1.AddToScheme,
 		csiv1alpha1.AddToScheme,
+		infrav1.AddToScheme,
 		pkgingv1alpha1.AddToScheme,
 		datapkgingv1alpha1.AddToScheme,
 		kappctrlv1alpha1.AddToScheme,

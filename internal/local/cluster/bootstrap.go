@@ -98,3 +98,16 @@ func applyManifest(ctx context.Context, c client.Client, name string, values man
 	}
 	return nil
 }
+
+// ApplyInitManifests applies what kubeadm init uploads and installs once the first API server
+// answers (kubeadm-config, kubelet-config, cluster-info, bootstrap-token RBAC, kube-proxy and
+// CoreDNS); the node agent of a machine's init node runs it, as kubeadm init would on it.
+func ApplyInitManifests(ctx context.Context, c client.Client, spec *Spec, caPEM []byte) error {
+	values := newManifestValues(spec, caPEM)
+	for _, m := range []string{ManifestKubeadm, ManifestAddons} {
+		if err := applyManifest(ctx, c, m, values); err != nil {
+			return err
+		}
+	}
+	return nil
+}

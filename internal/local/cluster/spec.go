@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Roles of nodes.
@@ -47,6 +49,17 @@ type Spec struct {
 	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`
 	// Nodes of the cluster, control-plane nodes first.
 	Nodes []NodeSpec `json:"nodes"`
+	// Owner is the Cluster API Cluster (namespace/name, uid) whose machines are this cluster's
+	// nodes; empty for a cluster `slipway local cluster create` made. The local infrastructure
+	// provider adds and removes the nodes of an owned cluster one machine at a time.
+	Owner *Owner `json:"owner,omitempty"`
+}
+
+// Owner names the Cluster API Cluster a local cluster belongs to.
+type Owner struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
 }
 
 // NodeSpec is one node. A node and its pods each have two addresses: a loopback address its
@@ -65,6 +78,76 @@ type NodeSpec struct {
 	// PodLoopbackCIDR is the loopback range the node's pods listen on; the host part of a pod's
 	// network address is the host part of its loopback address.
 	PodLoopbackCIDR string `json:"podLoopbackCIDR"`
+
+	// The fields below are set on the nodes of a cluster the infrastructure provider manages,
+	// from the machine's bootstrap data.
+
+	// KubernetesVersion the node runs, when it differs from the cluster's (during an upgrade).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// ProviderID the node registers with; empty gives local://<cluster>/<node>.
+	ProviderID string `json:"providerID,omitempty"`
+	// Init says the node runs kubeadm init's phases once its API server answers: upload the
+	// kubeadm and kubelet configuration, bootstrap-token RBAC, kube-proxy and CoreDNS.
+	Init bool `json:"init,omitempty"`
+	// Join says the control-plane node joins the etcd cluster of the running control plane
+	// (kubeadm join --control-plane) instead of starting a new one.
+	Join bool `json:"join,omitempty"`
+	// Taints the node registers with, as kubeadm's nodeRegistration.taints; nil gives the default
+	// (control-plane nodes tainted when the cluster has workers).
+	Taints *[]corev1.Taint `json:"taints,omitempty"`
+}
+
+// NodeVersion returns the Kubernetes version a node runs.
+func (s *Spec) NodeVersion(n NodeSpec) string {
+	if n.KubernetesVersion != "" {
+		return n.KubernetesVersion
+	}
+	return s.KubernetesVersion
+}
+
+// NewOwnedSpec lays out an empty cluster whose nodes the infrastructure provider adds: its
+// endpoint is always the load balancer on 127.<index>.0.1, so that it outlives every machine.
+func NewOwnedSpec(name, version string, index int, owner Owner) *Spec {
+	return &Spec{Name: name, KubernetesVersion: version, Index: index, LoadBalancerIP: fmt.Sprintf("127.%d.0.1", index), Owner: &owner}
+}
+
+// AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n listens
+// on 127.<index>.0.<n+1>, as NewSpec lays them out), appends it and returns it.
+func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
+	used := map[int]bool{}
+	for _, n := range s.Nodes {
+		var a, b, c, d int
+		if _, err := fmt.Sscanf(n.IP, "%d.%d.%d.%d", &a, &b, &c, &d); err == nil {
+			used[d-1] = true
+		}
+	}
+	for ordinal := 1; ordinal < 254; ordinal++ {
+		if used[ordinal] {
+			continue
+		}
+		n := NodeSpec{
+			Name:            name,
+			Role:            role,
+			IP:              fmt.Sprintf("127.%d.0.%d", s.Index, ordinal+1),
+			Address:         fmt.Sprintf("172.18.%d.%d", s.Index, ordinal+1),
+			PodCIDR:         fmt.Sprintf("10.244.%d.0/24", ordinal),
+			PodLoopbackCIDR: fmt.Sprintf("127.%d.%d.0/24", s.Index, ordinal),
+		}
+		s.Nodes = append(s.Nodes, n)
+		return n, nil
+	}
+	return NodeSpec{}, fmt.Errorf("cluster %s has no free node address left (253 nodes)", s.Name)
+}
+
+// RemoveNode drops a node from the spec.
+func (s *Spec) RemoveNode(name string) {
+	var kept []NodeSpec
+	for _, n := range s.Nodes {
+		if n.Name != name {
+			kept = append(kept, n)
+		}
+	}
+	s.Nodes = kept
 }
 
 // EndpointHost returns the address clients reach the API server at.
@@ -224,7 +307,8 @@ func ReadSpec(d Dirs) (*Spec, error) {
 	return &s, nil
 }
 
-// WriteSpec stores a cluster's spec.
+// WriteSpec stores a cluster's spec. It replaces the file in one rename, since node agents read
+// it while the infrastructure provider adds nodes.
 func WriteSpec(d Dirs, s *Spec) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -233,5 +317,9 @@ func WriteSpec(d Dirs, s *Spec) error {
 	if err := os.MkdirAll(d.Root, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(d.Spec(), data, 0o600)
+	tmp := d.Spec() + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.Spec())
 }

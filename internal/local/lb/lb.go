@@ -5,7 +5,6 @@ package lb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,11 +16,9 @@ import (
 )
 
 // Run listens on listen and forwards each connection to the first backend, in round-robin
-// order, that accepts it, until the context ends.
-func Run(ctx context.Context, listen string, backends []string) error {
-	if len(backends) == 0 {
-		return errors.New("no backends")
-	}
+// order, that accepts it, until the context ends. backends is asked for each connection, since
+// the control-plane nodes of a Cluster API cluster come and go while it runs.
+func Run(ctx context.Context, listen string, backends func() []string) error {
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("failed to listen on %s: %w", listen, err)
@@ -31,7 +28,7 @@ func Run(ctx context.Context, listen string, backends []string) error {
 		l.Close()
 	}()
 	log := ctrl.LoggerFrom(ctx)
-	log.Info("Load balancing", "listen", listen, "backends", backends)
+	log.Info("Load balancing", "listen", listen, "backends", backends())
 	var next atomic.Uint32
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -47,7 +44,7 @@ func Run(ctx context.Context, listen string, backends []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			forward(ctx, conn, backends, start)
+			forward(ctx, conn, backends(), start)
 		}()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -51,6 +52,8 @@ type Agent struct {
 	executable        string
 	bootID            string
 	taintControlPlane bool
+	// latest is the newest spec read when an address was not in the one the agent started with.
+	latest atomic.Pointer[cluster.Spec]
 
 	client     client.Client
 	config     *rest.Config
@@ -107,6 +110,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	log.Info("Node registered")
+	if a.node.Init {
+		if err := a.initCluster(runCtx); err != nil {
+			return err
+		}
+		log.Info("Uploaded the kubeadm configuration and installed kube-proxy and CoreDNS")
+	}
 	errs := make(chan error, 1)
 	wg.Add(2)
 	go func() {
@@ -177,7 +186,13 @@ func (a *Agent) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	static, binaries, err := staticComponents(a.spec, a.node, a.dirs, set)
+	var etcdJoin string
+	if a.node.Join {
+		if etcdJoin, err = a.joinEtcd(ctx); err != nil {
+			return err
+		}
+	}
+	static, binaries, err := staticComponents(a.spec, a.node, a.dirs, set, etcdJoin)
 	if err != nil {
 		return err
 	}

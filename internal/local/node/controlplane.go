@@ -21,13 +21,18 @@ type staticComponent struct {
 	port   int
 }
 
-// staticComponents returns the components of a control-plane node, in start order.
-func staticComponents(spec *cluster.Spec, node cluster.NodeSpec, dirs cluster.Dirs, set assets.Set) ([]staticComponent, []string, error) {
+// staticComponents returns the components of a control-plane node, in start order. etcdJoin is
+// etcd's --initial-cluster when the node joins a running etcd cluster; empty starts a new one.
+func staticComponents(spec *cluster.Spec, node cluster.NodeSpec, dirs cluster.Dirs, set assets.Set, etcdJoin string) ([]staticComponent, []string, error) {
 	pki := dirs.NodePKI(node.Name)
 	p := func(name string) string { return filepath.Join(pki, name) }
 	kubeconfig := func(name string) string { return filepath.Join(dirs.Node(node.Name), name) }
 	hostPort := func(port int) string { return net.JoinHostPort(node.IP, fmt.Sprint(port)) }
-	version := spec.KubernetesVersion
+	version := spec.NodeVersion(node)
+	initialCluster, clusterState := spec.EtcdInitialCluster(), "new"
+	if etcdJoin != "" {
+		initialCluster, clusterState = etcdJoin, "existing"
+	}
 
 	etcdArgs := []string{
 		"--name=" + node.Name,
@@ -36,8 +41,8 @@ func staticComponents(spec *cluster.Spec, node cluster.NodeSpec, dirs cluster.Di
 		"--advertise-client-urls=https://" + hostPort(cluster.EtcdPort),
 		"--listen-peer-urls=https://" + hostPort(cluster.EtcdPeerPort),
 		"--initial-advertise-peer-urls=https://" + hostPort(cluster.EtcdPeerPort),
-		"--initial-cluster=" + spec.EtcdInitialCluster(),
-		"--initial-cluster-state=new",
+		"--initial-cluster=" + initialCluster,
+		"--initial-cluster-state=" + clusterState,
 		"--initial-cluster-token=" + spec.Name,
 		"--listen-metrics-urls=http://" + net.JoinHostPort(node.IP, "2381"),
 		"--cert-file=" + p("etcd/server.crt"), "--key-file=" + p("etcd/server.key"),

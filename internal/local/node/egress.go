@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"io"
 	"net"
 	"net/http"
@@ -128,9 +129,28 @@ func (a *Agent) translate(hostPort string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ip, err := a.spec.Loopback(host)
+	ip, err := a.loopback(host)
 	if err != nil {
 		return "", errors.New("the local runtime only reaches nodes and pods of this cluster: " + err.Error())
 	}
 	return net.JoinHostPort(ip, port), nil
+}
+
+// loopback translates an address of the cluster with the newest spec: the infrastructure
+// provider adds nodes to a running cluster, so a miss re-reads the spec once.
+func (a *Agent) loopback(host string) (string, error) {
+	spec := a.latest.Load()
+	if spec == nil {
+		spec = a.spec
+	}
+	ip, err := spec.Loopback(host)
+	if err == nil || spec.Owner == nil {
+		return ip, err
+	}
+	fresh, rerr := cluster.ReadSpec(a.dirs)
+	if rerr != nil {
+		return "", err
+	}
+	a.latest.Store(fresh)
+	return fresh.Loopback(host)
 }

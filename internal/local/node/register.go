@@ -48,6 +48,13 @@ func (a *Agent) desiredNode() *corev1.Node {
 			taints = append(taints, corev1.Taint{Key: LabelControlPlane, Effect: corev1.TaintEffectNoSchedule})
 		}
 	}
+	if a.node.Taints != nil {
+		taints = *a.node.Taints
+	}
+	providerID := a.node.ProviderID
+	if providerID == "" {
+		providerID = ProviderID(a.spec.Name, a.node.Name)
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   a.node.Name,
@@ -58,7 +65,7 @@ func (a *Agent) desiredNode() *corev1.Node {
 			},
 		},
 		Spec: corev1.NodeSpec{
-			ProviderID: ProviderID(a.spec.Name, a.node.Name),
+			ProviderID: providerID,
 			PodCIDR:    a.node.PodCIDR,
 			PodCIDRs:   []string{a.node.PodCIDR},
 			Taints:     taints,
@@ -138,7 +145,7 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 			KernelVersion:           kernelVersion(),
 			OSImage:                 "slipway local runtime",
 			ContainerRuntimeVersion: "slipway://" + version.Get(),
-			KubeletVersion:          a.spec.KubernetesVersion,
+			KubeletVersion:          a.spec.NodeVersion(a.node),
 			OperatingSystem:         "linux",
 			Architecture:            runtime.GOARCH,
 		},

@@ -32,9 +32,18 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 			if spec.LoadBalancerIP == "" {
 				return fmt.Errorf("cluster %s has one control-plane node and no load balancer", spec.Name)
 			}
-			var backends []string
-			for _, n := range spec.ControlPlane() {
-				backends = append(backends, net.JoinHostPort(n.IP, fmt.Sprint(localcluster.APIServerPort)))
+			backends := func() []string {
+				// The spec is read again for each connection: the infrastructure provider adds and
+				// removes control-plane nodes of a Cluster API cluster while it runs.
+				current := spec
+				if fresh, err := localcluster.ReadSpec(localcluster.Dirs{Root: dir}); err == nil {
+					current = fresh
+				}
+				var out []string
+				for _, n := range current.ControlPlane() {
+					out = append(out, net.JoinHostPort(n.IP, fmt.Sprint(localcluster.APIServerPort)))
+				}
+				return out
 			}
 			ctx := ctrl.SetupSignalHandler()
 			listen := net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(localcluster.APIServerPort))

@@ -1,0 +1,138 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+// joinEtcd adds the node to the etcd cluster of the running control plane, as kubeadm join
+// --control-plane does, and returns etcd's --initial-cluster for it. A node that joined before
+// (its data directory holds a member) rejoins with what it has and returns "".
+func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
+	if _, err := os.Stat(filepath.Join(a.dirs.Node(a.node.Name), "etcd", "member")); err == nil {
+		return "", nil
+	}
+	// The spec the agent started with may predate this node's fellow control-plane nodes.
+	spec, err := cluster.ReadSpec(a.dirs)
+	if err != nil {
+		return "", err
+	}
+	a.spec = spec
+	var endpoints []string
+	for _, n := range a.spec.ControlPlane() {
+		if n.Name != a.node.Name {
+			endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
+		}
+	}
+	if len(endpoints) == 0 {
+		return "", errors.New("the node joins the control plane but the cluster has no other control-plane node")
+	}
+	tlsConfig, err := a.etcdClientTLS()
+	if err != nil {
+		return "", err
+	}
+	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
+	log := ctrl.LoggerFrom(ctx)
+	var initial string
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		initial, lastErr = addEtcdMember(ctx, endpoints, tlsConfig, a.node.Name, peerURL)
+		if lastErr != nil {
+			log.Info("Waiting to join etcd", "endpoints", endpoints, "reason", lastErr.Error())
+		}
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("failed to join the etcd cluster at %s: %w", strings.Join(endpoints, ", "), errors.Join(err, lastErr))
+	}
+	log.Info("Joined etcd", "initialCluster", initial)
+	return initial, nil
+}
+
+// addEtcdMember adds peerURL as a member unless it is one already, and returns the
+// --initial-cluster of every member, the new one named name.
+func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, name, peerURL string) (string, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig, Logger: nil})
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		return "", err
+	}
+	members := list.Members
+	known := false
+	for _, m := range members {
+		for _, u := range m.PeerURLs {
+			known = known || u == peerURL
+		}
+	}
+	if !known {
+		added, err := cli.MemberAdd(ctx, []string{peerURL})
+		if err != nil {
+			return "", err
+		}
+		members = added.Members
+	}
+	var parts []string
+	for _, m := range members {
+		memberName := m.Name
+		for _, u := range m.PeerURLs {
+			if u == peerURL || memberName == "" {
+				memberName = name
+			}
+			parts = append(parts, memberName+"="+u)
+		}
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// etcdClientTLS is the API server's etcd client identity on this node.
+func (a *Agent) etcdClientTLS() (*tls.Config, error) {
+	pkiDir := a.dirs.NodePKI(a.node.Name)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, "apiserver-etcd-client.crt"), filepath.Join(pkiDir, "apiserver-etcd-client.key"))
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pkiDir, "etcd", "ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// initCluster runs kubeadm init's upload and addon phases against the node's API server.
+func (a *Agent) initCluster(ctx context.Context) error {
+	caPEM, err := os.ReadFile(filepath.Join(a.dirs.NodePKI(a.node.Name), "ca.crt"))
+	if err != nil {
+		return err
+	}
+	spec := *a.spec
+	spec.KubernetesVersion = a.spec.NodeVersion(a.node)
+	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cluster.ApplyInitManifests(ctx, a.client, &spec, caPEM); err != nil {
+			ctrl.LoggerFrom(ctx).Info("Retrying kubeadm init's phases", "reason", err.Error())
+			return false, nil
+		}
+		return true, nil
+	})
+}

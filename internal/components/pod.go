@@ -21,6 +21,9 @@ const (
 	EnvPodIP = "SLIPWAY_POD_IP"
 	// EnvMounts maps the container's mount paths to host paths, as JSON.
 	EnvMounts = "SLIPWAY_MOUNTS"
+	// EnvLocalStore is the directory of the local runtime's clusters on this host, where the
+	// local infrastructure provider keeps the clusters it makes.
+	EnvLocalStore = "SLIPWAY_LOCAL_STORE"
 )
 
 // serviceAccountDir is where Kubernetes mounts a pod's token, CA and namespace.
@@ -112,4 +115,17 @@ func CurrentPodConfig() (Pod, *rest.Config, error) {
 	}
 	cfg, err := pod.RestConfig()
 	return pod, cfg, err
+}
+
+// Namespace returns the pod's namespace: $POD_NAMESPACE when the manifest sets it, else the
+// service account's namespace file, as in a container.
+func (p Pod) Namespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	data, err := os.ReadFile(p.Path(filepath.Join(serviceAccountDir, "namespace")))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }

@@ -44,6 +44,13 @@ func Default() *Registry {
 		tkrSourceController(),
 		tkrStatusController(),
 		tkrResolverWebhook(),
+		clusterAPIController(),
+		kubeadmBootstrapController(),
+		kubeadmControlPlaneController(),
+		localInfrastructureController(),
+		certManagerController(),
+		certManagerCAInjector(),
+		certManagerWebhook(),
 	)
 }
 

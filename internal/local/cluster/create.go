@@ -132,7 +132,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err := s.validate(&opts); err != nil {
 		return err
 	}
-	index, err := s.freeIndex()
+	index, err := s.FreeIndex()
 	if err != nil {
 		return err
 	}

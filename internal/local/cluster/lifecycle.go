@@ -112,3 +112,54 @@ func (s Store) Delete(name, kubeconfig string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// StartNode starts one node's agent unless it runs; the infrastructure provider starts the nodes
+// of the clusters it owns one machine at a time.
+func (s Store) StartNode(name string, node NodeSpec, exe string) error {
+	dirs := s.Dirs(name)
+	if proc.Alive(dirs.NodePID(node.Name), agentMarker(dirs, node.Name)) {
+		return nil
+	}
+	if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
+		return fmt.Errorf("failed to start node %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// NodeRunning says whether a node's agent runs.
+func (s Store) NodeRunning(name, node string) bool {
+	dirs := s.Dirs(name)
+	return proc.Alive(dirs.NodePID(node), agentMarker(dirs, node))
+}
+
+// StopNode stops a node's agent, which stops its pods and control-plane processes, kills
+// whatever of the node is left, and removes the node's state.
+func (s Store) StopNode(name, node string) error {
+	dirs := s.Dirs(name)
+	var errs []error
+	if proc.Alive(dirs.NodePID(node), agentMarker(dirs, node)) {
+		if err := proc.Terminate([]int{proc.ReadPID(dirs.NodePID(node))}, 30*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := proc.Terminate(proc.Mentioning(dirs.Node(node)+"/"), 10*time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	if err := proc.Terminate(proc.Mentioning(agentMarker(dirs, node)), 10*time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(dirs.Node(node)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// StartLoadBalancer starts the cluster's load balancer unless it runs.
+func (s Store) StartLoadBalancer(name, exe string) error {
+	dirs := s.Dirs(name)
+	if proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs)) {
+		return nil
+	}
+	_, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID())
+	return err
+}

@@ -78,8 +78,8 @@ func (s Store) List() ([]*Spec, error) {
 	return specs, nil
 }
 
-// freeIndex returns the lowest address block no cluster uses.
-func (s Store) freeIndex() (int, error) {
+// FreeIndex returns the lowest address block no cluster uses.
+func (s Store) FreeIndex() (int, error) {
 	specs, err := s.List()
 	if err != nil {
 		return 0, err

@@ -149,3 +149,41 @@ var (
 	ClientUsage       = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	ServerClientUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 )
+
+// SelfSign makes a certificate signed by its own key, as cert-manager's selfSigned issuer does;
+// with isCA it can sign others.
+func SelfSign(spec CertSpec, isCA bool, validity time.Duration) (*KeyPair, error) {
+	key, err := NewKey()
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).SetInt64(math.MaxInt64))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
+		DNSNames:              spec.DNSNames,
+		IPAddresses:           spec.IPs,
+		NotBefore:             now.Add(-5 * time.Minute),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:           spec.Usages,
+		BasicConstraintsValid: true,
+		IsCA:                  isCA,
+	}
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to self-sign certificate %s: %w", spec.CommonName, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &KeyPair{Cert: cert, Key: key}, nil
+}

@@ -1,0 +1,49 @@
+package components
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/infrastructure"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// localInfrastructureController is the `local` Cluster API infrastructure provider (image
+// capl-controller): LocalClusters and LocalMachines become local clusters and their nodes.
+func localInfrastructureController() Component {
+	return Component{Name: "local-infrastructure-controller", Images: []string{"capl-controller"}, Run: runLocalInfrastructure}
+}
+
+func runLocalInfrastructure(ctx context.Context, args []string) error {
+	f := newCAPIFlags("local-infrastructure-controller")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	store := os.Getenv(EnvLocalStore)
+	if store == "" {
+		return errors.New("the local infrastructure provider makes clusters on the host of the local runtime and runs only there: " +
+			EnvLocalStore + " is not set")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	mgr, err := newCAPIManager(f, "capl-controller-leader-election", scheme.New(), false)
+	if err != nil {
+		return err
+	}
+	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe}
+	log := ctrl.LoggerFrom(ctx)
+	ctx = ctrl.LoggerInto(ctx, log)
+	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	if err := (&infrastructure.MachineReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

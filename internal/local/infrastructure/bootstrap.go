@@ -1,0 +1,169 @@
+package infrastructure
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/local/pki"
+)
+
+// Where kubeadm and Cluster API's kubeadm bootstrap provider put things on a machine.
+const (
+	pkiDir = "/etc/kubernetes/pki/"
+	// kubeadmConfigFiles are the configuration files kubeadm init and join read.
+	initConfigFile = "/run/kubeadm/kubeadm.yaml"
+	joinConfigFile = "/run/kubeadm/kubeadm-join-config.yaml"
+)
+
+// bootstrap is what a machine's cloud-init bootstrap data asks of its node.
+type bootstrap struct {
+	// Init is kubeadm init: the first control-plane node. Otherwise the node joins.
+	Init bool
+	// ControlPlane is true for init and for kubeadm join --control-plane.
+	ControlPlane bool
+	// KubernetesVersion is ClusterConfiguration.kubernetesVersion, for init.
+	KubernetesVersion string
+	// Taints are nodeRegistration.taints when the configuration sets them.
+	Taints *[]corev1.Taint
+	// Files are the files the data writes, by path.
+	Files map[string][]byte
+}
+
+// cloudConfig is the part of cloud-init's #cloud-config the kubeadm bootstrap provider writes.
+type cloudConfig struct {
+	WriteFiles []struct {
+		Path     string `json:"path"`
+		Encoding string `json:"encoding"`
+		Content  string `json:"content"`
+	} `json:"write_files"`
+	RunCmd []any `json:"runcmd"`
+}
+
+// parseBootstrap reads the cloud-config the kubeadm bootstrap provider renders (format
+// cloud-config): the files it writes, and whether its command is kubeadm init or join.
+func parseBootstrap(data []byte, format string) (*bootstrap, error) {
+	if format != "" && format != "cloud-config" {
+		return nil, fmt.Errorf("bootstrap data format %q is not supported by the local provider: use cloud-config (KubeadmConfig spec.format)", format)
+	}
+	var cc cloudConfig
+	if err := yaml.Unmarshal(data, &cc); err != nil {
+		return nil, fmt.Errorf("bootstrap data is not a cloud-config: %w", err)
+	}
+	b := &bootstrap{Files: map[string][]byte{}}
+	for _, f := range cc.WriteFiles {
+		content := []byte(f.Content)
+		switch f.Encoding {
+		case "", "text/plain":
+		case "b64", "base64":
+			decoded, err := base64.StdEncoding.DecodeString(f.Content)
+			if err != nil {
+				return nil, fmt.Errorf("bootstrap file %s: %w", f.Path, err)
+			}
+			content = decoded
+		default:
+			return nil, fmt.Errorf("bootstrap file %s has encoding %q, which the local provider does not read", f.Path, f.Encoding)
+		}
+		b.Files[f.Path] = content
+	}
+	var command string
+	for _, c := range cc.RunCmd {
+		line := fmt.Sprint(c)
+		if strings.Contains(line, "kubeadm init") || strings.Contains(line, "kubeadm join") {
+			command = line
+			break
+		}
+	}
+	switch {
+	case strings.Contains(command, "kubeadm init"):
+		b.Init, b.ControlPlane = true, true
+		return b, b.readConfig(initConfigFile)
+	case strings.Contains(command, "kubeadm join"):
+		return b, b.readConfig(joinConfigFile)
+	default:
+		return nil, errors.New("bootstrap data runs neither kubeadm init nor kubeadm join")
+	}
+}
+
+// readConfig reads the kubeadm configuration documents of a bootstrap file.
+func (b *bootstrap) readConfig(path string) error {
+	raw, ok := b.Files[path]
+	if !ok {
+		return fmt.Errorf("bootstrap data has no %s", path)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		var doc struct {
+			Kind              string `json:"kind"`
+			KubernetesVersion string `json:"kubernetesVersion"`
+			NodeRegistration  struct {
+				Taints *[]corev1.Taint `json:"taints"`
+			} `json:"nodeRegistration"`
+			ControlPlane *struct{} `json:"controlPlane"`
+		}
+		if err := decoder.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		switch doc.Kind {
+		case "ClusterConfiguration":
+			b.KubernetesVersion = doc.KubernetesVersion
+		case "InitConfiguration":
+			b.Taints = doc.NodeRegistration.Taints
+		case "JoinConfiguration":
+			b.Taints = doc.NodeRegistration.Taints
+			b.ControlPlane = doc.ControlPlane != nil
+		}
+	}
+}
+
+// caFiles maps Cluster API's certificate secrets to the files kubeadm reads them from.
+var caFiles = map[string]string{
+	pki.SecretCA:             "ca",
+	pki.SecretEtcd:           "etcd/ca",
+	pki.SecretFrontProxy:     "front-proxy-ca",
+	pki.SecretServiceAccount: "sa",
+}
+
+// cas returns the cluster's authorities for the node: those the bootstrap data carries (a
+// control-plane node gets every CA and key), completed from Cluster API's certificate secrets
+// (a worker gets only ca.crt, whose key signs its kubelet credentials). A CA in the data that
+// differs from the cluster's secret is refused.
+func (b *bootstrap) cas(secrets map[string]map[string][]byte) (*pki.CAs, error) {
+	data := map[string]map[string][]byte{}
+	for suffix, base := range caFiles {
+		fromSecret := secrets[suffix]
+		crtName, keyName := base+".crt", base+".key"
+		if suffix == pki.SecretServiceAccount {
+			crtName, keyName = "sa.pub", "sa.key"
+		}
+		crt, hasCrt := b.Files[pkiDir+crtName]
+		key, hasKey := b.Files[pkiDir+keyName]
+		if hasCrt && suffix != pki.SecretServiceAccount && fromSecret != nil && !bytes.Equal(bytes.TrimSpace(crt), bytes.TrimSpace(fromSecret["tls.crt"])) {
+			return nil, fmt.Errorf("bootstrap data's %s%s differs from the cluster's <cluster>-%s secret", pkiDir, crtName, suffix)
+		}
+		entry := map[string][]byte{}
+		for k, v := range fromSecret {
+			entry[k] = v
+		}
+		if hasCrt && suffix != pki.SecretServiceAccount {
+			entry["tls.crt"] = crt
+		}
+		if hasKey {
+			entry["tls.key"] = key
+		}
+		if len(entry) > 0 {
+			data[suffix] = entry
+		}
+	}
+	return pki.CAsFromSecretData(data)
+}

@@ -1,0 +1,164 @@
+package infrastructure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/finalizers"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+// Runtime is the local runtime the provider makes clusters in: the store and the slipway binary
+// that runs node agents and load balancers. Spec changes of one cluster are serialised by it.
+type Runtime struct {
+	Store      cluster.Store
+	Executable string
+	mu         sync.Mutex
+}
+
+// ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, and
+// fails when a cluster of that name belongs to something else.
+func (r *Runtime) ownedSpec(c *clusterv1.Cluster) (*cluster.Spec, error) {
+	spec, err := cluster.ReadSpec(r.Store.Dirs(c.Name))
+	if err != nil {
+		return nil, err
+	}
+	if spec.Owner == nil || spec.Owner.UID != string(c.UID) {
+		return nil, fmt.Errorf("local cluster %q already exists and does not belong to Cluster %s/%s: "+
+			"delete it with `slipway local cluster delete %s` or give the Cluster another name", c.Name, c.Namespace, c.Name, c.Name)
+	}
+	return spec, nil
+}
+
+// update applies change to a cluster's spec under the runtime's lock.
+func (r *Runtime) update(c *clusterv1.Cluster, change func(*cluster.Spec) error) (*cluster.Spec, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	spec, err := r.ownedSpec(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := change(spec); err != nil {
+		return nil, err
+	}
+	return spec, cluster.WriteSpec(r.Store.Dirs(c.Name), spec)
+}
+
+// ClusterReconciler reconciles LocalClusters.
+type ClusterReconciler struct {
+	Client  client.Client
+	Runtime *Runtime
+	// WatchFilterValue is Cluster API's --watch-filter label value; empty reconciles all.
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the reconciler.
+func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	log := ctrl.LoggerFrom(ctx)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.LocalCluster{}).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("LocalCluster"), mgr.GetClient(), &infrav1.LocalCluster{})),
+			builder.WithPredicates(predicates.ClusterUnpaused(mgr.GetScheme(), log))).
+		Complete(r)
+}
+
+// Reconcile allocates the cluster's address block and runs its load balancer, which is the
+// control-plane endpoint; on delete it stops whatever of the cluster is left.
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	lc := &infrav1.LocalCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, lc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	owner, err := util.GetOwnerCluster(ctx, r.Client, lc.ObjectMeta)
+	if err != nil || owner == nil {
+		// Cluster API sets the owner reference; until then there is nothing to do.
+		return ctrl.Result{}, err
+	}
+	if annotations.IsPaused(owner, lc) {
+		return ctrl.Result{}, nil
+	}
+	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lc, infrav1.ClusterFinalizer); err != nil || done {
+		return ctrl.Result{}, err
+	}
+	helper, err := patch.NewHelper(lc, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := helper.Patch(ctx, lc, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition}}); err != nil {
+			reterr = errors.Join(reterr, client.IgnoreNotFound(err))
+		}
+	}()
+	if !lc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.delete(ctx, owner, lc)
+	}
+	spec, err := r.ensureSpec(owner)
+	if err != nil {
+		conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "EndpointAllocationFailed", Message: err.Error()})
+		return ctrl.Result{}, err
+	}
+	if err := r.Runtime.Store.StartLoadBalancer(owner.Name, r.Runtime.Executable); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to start the load balancer of %s: %w", owner.Name, err)
+	}
+	lc.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: spec.LoadBalancerIP, Port: cluster.APIServerPort}
+	lc.Status.Index = int32(spec.Index)
+	lc.Status.Initialization.Provisioned = ptr.To(true)
+	conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReasonEndpointAllocated,
+		Message: fmt.Sprintf("endpoint %s, nodes in 127.%d.0.0/16", spec.Endpoint(), spec.Index)})
+	return ctrl.Result{}, nil
+}
+
+// ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block.
+func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec, error) {
+	r.Runtime.mu.Lock()
+	defer r.Runtime.mu.Unlock()
+	dirs := r.Runtime.Store.Dirs(owner.Name)
+	if _, err := os.Stat(dirs.Spec()); err == nil {
+		return r.Runtime.ownedSpec(owner)
+	}
+	index, err := r.Runtime.Store.FreeIndex()
+	if err != nil {
+		return nil, err
+	}
+	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID)})
+	return spec, cluster.WriteSpec(dirs, spec)
+}
+
+// delete stops what is left of the cluster (Cluster API deletes the machines first) and
+// removes its state.
+func (r *ClusterReconciler) delete(ctx context.Context, owner *clusterv1.Cluster, lc *infrav1.LocalCluster) error {
+	conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ReasonDeleting})
+	r.Runtime.mu.Lock()
+	defer r.Runtime.mu.Unlock()
+	if _, err := r.Runtime.ownedSpec(owner); err == nil {
+		if err := r.Runtime.Store.Delete(owner.Name, ""); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleted the local cluster", "cluster", owner.Name)
+	} else if !errors.Is(err, os.ErrNotExist) && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).Info("Leaving a local cluster that is not this Cluster's", "reason", err.Error())
+	}
+	controllerutil.RemoveFinalizer(lc, infrav1.ClusterFinalizer)
+	return nil
+}

@@ -1,0 +1,248 @@
+package infrastructure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/finalizers"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/pki"
+)
+
+// MachineReconciler reconciles LocalMachines.
+type MachineReconciler struct {
+	Client  client.Client
+	Runtime *Runtime
+	// WatchFilterValue is Cluster API's --watch-filter label value; empty reconciles all.
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the reconciler.
+func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	log := ctrl.LoggerFrom(ctx)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.LocalMachine{}).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Machine{},
+			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("LocalMachine")))).
+		Watches(&infrav1.LocalCluster{}, handler.EnqueueRequestsFromMapFunc(r.localClusterToMachines)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachines),
+			builder.WithPredicates(predicates.ClusterUnpaused(mgr.GetScheme(), log))).
+		Complete(r)
+}
+
+func (r *MachineReconciler) clusterToMachines(ctx context.Context, o client.Object) []ctrl.Request {
+	list := &infrav1.LocalMachineList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{clusterv1.ClusterNameLabel: o.GetName()}); err != nil {
+		return nil
+	}
+	var reqs []ctrl.Request
+	for _, m := range list.Items {
+		reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return reqs
+}
+
+func (r *MachineReconciler) localClusterToMachines(ctx context.Context, o client.Object) []ctrl.Request {
+	name, ok := o.GetLabels()[clusterv1.ClusterNameLabel]
+	if !ok {
+		return nil
+	}
+	c := &clusterv1.Cluster{}
+	c.SetNamespace(o.GetNamespace())
+	c.SetName(name)
+	return r.clusterToMachines(ctx, c)
+}
+
+// Reconcile starts the machine's node once its cluster's infrastructure is provisioned and its
+// bootstrap data is ready, reports providerID and addresses, restarts a node whose agent died
+// (a host restart), and stops the node when the machine is deleted.
+func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	lm := &infrav1.LocalMachine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, lm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	machine, err := util.GetOwnerMachine(ctx, r.Client, lm.ObjectMeta)
+	if err != nil || machine == nil {
+		return ctrl.Result{}, err
+	}
+	owner, err := util.GetClusterFromMetadata(ctx, r.Client, machine.ObjectMeta)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if annotations.IsPaused(owner, lm) {
+		return ctrl.Result{}, nil
+	}
+	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lm, infrav1.MachineFinalizer); err != nil || done {
+		return ctrl.Result{}, err
+	}
+	helper, err := patch.NewHelper(lm, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := helper.Patch(ctx, lm, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, infrav1.NodeStartedCondition}}); err != nil {
+			reterr = errors.Join(reterr, client.IgnoreNotFound(err))
+		}
+	}()
+	if !lm.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.delete(ctx, owner, machine, lm)
+	}
+	notReady := func(reason, message string) {
+		for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
+			conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message})
+		}
+	}
+	if !ptr.Deref(owner.Status.Initialization.InfrastructureProvisioned, false) {
+		notReady(infrav1.ReasonWaitingForClusterReady, "waiting for the LocalCluster to be provisioned")
+		return ctrl.Result{}, nil
+	}
+	if machine.Spec.Bootstrap.DataSecretName == nil {
+		notReady(infrav1.ReasonWaitingForBootstrapData, "waiting for the Machine's bootstrap data")
+		return ctrl.Result{}, nil
+	}
+	node, err := r.ensureNode(ctx, owner, machine)
+	if err != nil {
+		notReady(infrav1.ReasonNodeStartFailed, err.Error())
+		return ctrl.Result{}, err
+	}
+	lm.Spec.ProviderID = node.ProviderID
+	lm.Status.NodeIP = node.IP
+	lm.Status.Addresses = []clusterv1.MachineAddress{
+		{Type: clusterv1.MachineHostName, Address: node.Name},
+		{Type: clusterv1.MachineInternalIP, Address: node.Address},
+	}
+	lm.Status.Initialization.Provisioned = ptr.To(true)
+	for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
+		conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: infrav1.ReasonNodeStarted,
+			Message: fmt.Sprintf("node %s runs on %s (Kubernetes %s)", node.Name, node.IP, node.KubernetesVersion)})
+	}
+	// The agent is checked again now and then, so that a node stopped by a host restart comes back.
+	return ctrl.Result{RequeueAfter: time.Minute}, nil
+}
+
+// ensureNode adds the machine's node to the cluster from its bootstrap data and starts it, or
+// restarts the agent of a node that exists and does not run.
+func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (cluster.NodeSpec, error) {
+	r.Runtime.mu.Lock()
+	spec, err := r.Runtime.ownedSpec(owner)
+	r.Runtime.mu.Unlock()
+	if err != nil {
+		return cluster.NodeSpec{}, err
+	}
+	if node, ok := spec.Node(machine.Name); ok {
+		if !r.Runtime.Store.NodeRunning(owner.Name, node.Name) {
+			ctrl.LoggerFrom(ctx).Info("Restarting the node's agent", "node", node.Name)
+			return node, r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
+		}
+		return node, nil
+	}
+	b, cas, err := r.readBootstrap(ctx, owner, machine)
+	if err != nil {
+		return cluster.NodeSpec{}, err
+	}
+	version := machine.Spec.Version
+	if b.Init && b.KubernetesVersion != "" {
+		version = b.KubernetesVersion
+	}
+	var node cluster.NodeSpec
+	spec, err = r.Runtime.update(owner, func(spec *cluster.Spec) error {
+		role := cluster.RoleWorker
+		if b.ControlPlane {
+			role = cluster.RoleControlPlane
+		}
+		if b.Init && len(spec.ControlPlane()) > 0 {
+			return fmt.Errorf("bootstrap data runs kubeadm init but cluster %s already has a control plane", spec.Name)
+		}
+		if spec.KubernetesVersion == "" || b.Init {
+			spec.KubernetesVersion = version
+		}
+		var err error
+		if node, err = spec.AddNode(machine.Name, role); err != nil {
+			return err
+		}
+		node.KubernetesVersion = version
+		node.ProviderID = fmt.Sprintf("%s%s/%s", infrav1.ProviderIDPrefix, machine.Namespace, machine.Name)
+		node.Init = b.Init
+		node.Join = b.ControlPlane && !b.Init
+		node.Taints = b.Taints
+		spec.RemoveNode(machine.Name)
+		spec.Nodes = append(spec.Nodes, node)
+		return cluster.PrepareNode(r.Runtime.Store.Dirs(spec.Name), spec, node, cas)
+	})
+	if err != nil {
+		return cluster.NodeSpec{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Starting node", "node", node.Name, "role", node.Role, "version", node.KubernetesVersion, "init", node.Init, "join", node.Join, "ip", node.IP)
+	return node, r.Runtime.Store.StartNode(spec.Name, node, r.Runtime.Executable)
+}
+
+// readBootstrap reads the machine's bootstrap data and the cluster's authorities for its node.
+func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (*bootstrap, *pki.CAs, error) {
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: machine.Namespace, Name: *machine.Spec.Bootstrap.DataSecretName}
+	if err := r.Client.Get(ctx, key, secret); err != nil {
+		return nil, nil, fmt.Errorf("failed to read bootstrap data %s: %w", key, err)
+	}
+	b, err := parseBootstrap(secret.Data["value"], string(secret.Data["format"]))
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
+	}
+	secrets := map[string]map[string][]byte{}
+	for suffix := range caFiles {
+		s := &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name + "-" + suffix}, s); err == nil {
+			secrets[suffix] = s.Data
+		}
+	}
+	cas, err := b.cas(secrets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
+	}
+	return b, cas, nil
+}
+
+// delete stops the machine's node and removes it from the cluster.
+func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine, lm *infrav1.LocalMachine) error {
+	for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
+		conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: infrav1.ReasonDeleting})
+	}
+	r.Runtime.mu.Lock()
+	spec, err := r.Runtime.ownedSpec(owner)
+	r.Runtime.mu.Unlock()
+	if err == nil {
+		if _, ok := spec.Node(machine.Name); ok {
+			start := time.Now()
+			if err := r.Runtime.Store.StopNode(owner.Name, machine.Name); err != nil {
+				return err
+			}
+			if _, err := r.Runtime.update(owner, func(spec *cluster.Spec) error {
+				spec.RemoveNode(machine.Name)
+				return nil
+			}); err != nil {
+				return err
+			}
+			ctrl.LoggerFrom(ctx).Info("Stopped node", "node", machine.Name, "after", time.Since(start).Round(time.Millisecond).String())
+		}
+	}
+	controllerutil.RemoveFinalizer(lm, infrav1.MachineFinalizer)
+	return nil
+}

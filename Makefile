@@ -41,6 +41,10 @@ KAPP_CONTROLLER_APIS := github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/
 PACKAGES_REGISTRY ?= 127.0.0.1:5000
 PACKAGES_TAG ?= v0.1.0
 
+.PHONY: providers
+providers: ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, cert-manager) into bin/clusterctl-repo.
+	go run ./hack/clusterctl-repo $(BIN)/clusterctl-repo
+
 .PHONY: packages
 packages: build ## Build packages/ into imgpkg bundles and a repository bundle, pushed to the local registry.
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
@@ -70,7 +74,7 @@ lint: $(STATICCHECK) ## Run staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: $(ASSET_STAMPS) ## Run unit and envtest tests (builds the upstream binaries first if missing).
+test: $(ASSET_STAMPS) providers ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: clean

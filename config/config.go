@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -34,6 +35,9 @@ func CRDs(set string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
+		if strings.HasSuffix(f, "/kustomization.yaml") {
+			continue
+		}
 		data, err := crds.ReadFile(f)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/clusterapi"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/pki"
 )
@@ -20,6 +21,7 @@ type createFlags struct {
 	wait              time.Duration
 	retain            bool
 	pkiDir            string
+	bootstrap         bool
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -41,7 +43,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					return fmt.Errorf("--pki-dir %s: %w: it must hold ca.crt/ca.key, etcd/ca.crt/ca.key, front-proxy-ca.crt/ca.key and sa.key as kubeadm lays them out", f.pkiDir, err)
 				}
 			}
-			return store.Create(cmd.Context(), localcluster.CreateOptions{
+			err = store.Create(cmd.Context(), localcluster.CreateOptions{
 				Name:              args[0],
 				KubernetesVersion: f.kubernetesVersion,
 				ControlPlaneNodes: f.controlPlaneNodes,
@@ -52,6 +54,16 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				CAs:               cas,
 				Out:               streams.Out,
 			})
+			if err != nil || !f.bootstrap {
+				return err
+			}
+			// TKG's bootstrap payload: clusterctl init with cert-manager, the core, kubeadm and
+			// local providers, run from the local provider repository.
+			dirs := store.Dirs(args[0])
+			return clusterapi.Init(cmd.Context(), clusterapi.InitOptions{
+				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Timeout: 5 * time.Minute,
+				Out: streams.Out, Log: clusterapi.ProgressLogger(streams.Out),
+			})
 		},
 	}
 	cmd.Flags().StringVar(&f.kubernetesVersion, "kubernetes-version", assets.DefaultKubernetesVersion(), "Kubernetes version of the nodes")
@@ -60,6 +72,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to merge the cluster's context into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
+	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a Cluster API bootstrap cluster: install cert-manager and the cluster-api, kubeadm and local providers with clusterctl init, as TKG does on its kind cluster")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	return cmd
 }

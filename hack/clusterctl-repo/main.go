@@ -1,0 +1,141 @@
+// Command clusterctl-repo builds the local clusterctl provider repository slipway installs
+// Cluster API from: the components of cluster-api (core), kubeadm bootstrap and kubeadm control
+// plane built with kustomize from the Cluster API module's own config, the `local`
+// infrastructure provider's from config/infrastructure-local, cert-manager's from its module's
+// CRDs and config/cert-manager, each version's metadata.yaml, and a clusterctl configuration
+// that points at them. It is run by `make providers`; the output is not committed.
+//
+// Usage: go run ./hack/clusterctl-repo OUTPUT_DIR
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/slipway-dev/slipway/internal/clusterapi"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: clusterctl-repo OUTPUT_DIR")
+		os.Exit(2)
+	}
+	if err := build(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "clusterctl-repo:", err)
+		os.Exit(1)
+	}
+}
+
+func build(out string) error {
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	capiDir, err := moduleDir(clusterapi.ModulePath, clusterapi.Version)
+	if err != nil {
+		return err
+	}
+	certManagerDir, err := moduleDir(clusterapi.CertManagerModule, clusterapi.CertManagerVersion)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	capiMetadata, err := os.ReadFile(filepath.Join(capiDir, "metadata.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, p := range clusterapi.Providers() {
+		dir := filepath.Join(capiDir, p.KustomizeDir)
+		metadata := capiMetadata
+		if p.Name == clusterapi.LocalInfrastructure {
+			dir = filepath.Join("config", "infrastructure-local")
+			metadata = []byte(clusterapi.LocalMetadata)
+		}
+		components, err := kustomize(dir)
+		if err != nil {
+			return fmt.Errorf("provider %s: %w", p.Name, err)
+		}
+		if p.StagingImage != "" {
+			components = bytes.ReplaceAll(components, []byte(p.StagingImage), []byte(p.Image))
+		}
+		if err := write(filepath.Join(out, p.Name, p.Version, p.ComponentsFile), components); err != nil {
+			return err
+		}
+		if err := write(filepath.Join(out, p.Name, p.Version, "metadata.yaml"), metadata); err != nil {
+			return err
+		}
+	}
+	// cert-manager: its CRDs from its module, then its Deployments.
+	var certManager bytes.Buffer
+	crds, err := filepath.Glob(filepath.Join(certManagerDir, "deploy", "crds", "*.yaml"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(crds)
+	for _, f := range crds {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		certManager.WriteString("---\n")
+		certManager.Write(bytes.TrimPrefix(data, []byte("---\n")))
+	}
+	deployments, err := os.ReadFile(filepath.Join("config", "cert-manager", "cert-manager.yaml"))
+	if err != nil {
+		return err
+	}
+	certManager.WriteString("---\n")
+	certManager.Write(deployments)
+	if err := write(filepath.Join(out, clusterapi.CertManagerName, clusterapi.CertManagerVersion, clusterapi.CertManagerFile), certManager.Bytes()); err != nil {
+		return err
+	}
+	if err := write(filepath.Join(out, clusterapi.CertManagerName, clusterapi.CertManagerVersion, "metadata.yaml"), []byte(clusterapi.CertManagerMetadata)); err != nil {
+		return err
+	}
+	fmt.Printf("clusterctl repository written to %s\n", out)
+	return nil
+}
+
+// kustomize builds a kustomization as `kustomize build` does.
+func kustomize(dir string) ([]byte, error) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resources, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return resources.AsYaml()
+}
+
+// moduleDir returns where the Go module cache holds a module, downloading it if needed.
+func moduleDir(path, version string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w: %s", path, version, err, strings.TrimSpace(stderr.String()))
+	}
+	var info struct{ Dir string }
+	if err := json.Unmarshal(data, &info); err != nil {
+		return "", err
+	}
+	return info.Dir, nil
+}
+
+func write(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

@@ -1,0 +1,228 @@
+// Package clusterapi installs Cluster API on a cluster as TKG does, with clusterctl's library:
+// cert-manager, the core, kubeadm bootstrap and kubeadm control plane providers and an
+// infrastructure provider, from the local provider repository `make providers` builds
+// (hack/clusterctl-repo), so that nothing is fetched from the internet.
+package clusterapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// Versions of what the repository holds.
+const (
+	// ModulePath and Version are the Cluster API module the core, kubeadm bootstrap and kubeadm
+	// control plane components are built from; keep Version in step with go.mod.
+	ModulePath = "sigs.k8s.io/cluster-api"
+	Version    = "v1.13.4"
+	// LocalVersion is the local infrastructure provider's release; its metadata maps the 0.1
+	// series to Cluster API's v1beta2 contract.
+	LocalVersion = "v0.1.0"
+	// CertManagerModule and CertManagerVersion give cert-manager's CRDs.
+	CertManagerModule  = "github.com/cert-manager/cert-manager"
+	CertManagerVersion = "v1.21.2"
+	CertManagerName    = "cert-manager"
+	CertManagerFile    = "cert-manager.yaml"
+	// LocalInfrastructure is the local provider's directory (clusterctl's provider label).
+	LocalInfrastructure = "infrastructure-local"
+	// RepositoryDir is the repository's directory in the assets directory (bin/).
+	RepositoryDir = "clusterctl-repo"
+)
+
+// LocalMetadata is the local provider's clusterctl metadata.
+const LocalMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
+kind: Metadata
+releaseSeries:
+- major: 0
+  minor: 1
+  contract: v1beta2
+`
+
+// CertManagerMetadata is cert-manager's clusterctl metadata.
+const CertManagerMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
+kind: Metadata
+releaseSeries:
+- major: 1
+  minor: 21
+  contract: v1beta2
+`
+
+// Provider is one provider of the repository.
+type Provider struct {
+	// Name is clusterctl's provider label and the repository directory: cluster-api,
+	// bootstrap-kubeadm, control-plane-kubeadm, infrastructure-local.
+	Name string
+	// ClusterctlName and Type are how clusterctl's configuration names it.
+	ClusterctlName, Type string
+	Version              string
+	// KustomizeDir is the kustomization in the Cluster API module the components come from.
+	KustomizeDir   string
+	ComponentsFile string
+	// StagingImage is the image the kustomization names, replaced by Image, the release's.
+	StagingImage, Image string
+	// Namespace is where clusterctl installs it.
+	Namespace string
+}
+
+// Providers are the providers TKG installs on a bootstrap cluster, the local infrastructure
+// provider in the place of CAPV.
+func Providers() []Provider {
+	return []Provider{
+		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, KustomizeDir: "config/default",
+			ComponentsFile: "core-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/cluster-api-controller:main",
+			Image: "registry.k8s.io/cluster-api/cluster-api-controller:" + Version, Namespace: "capi-system"},
+		{Name: "bootstrap-kubeadm", ClusterctlName: "kubeadm", Type: "BootstrapProvider", Version: Version, KustomizeDir: "bootstrap/kubeadm/config/default",
+			ComponentsFile: "bootstrap-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller:main",
+			Image: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:" + Version, Namespace: "capi-kubeadm-bootstrap-system"},
+		{Name: "control-plane-kubeadm", ClusterctlName: "kubeadm", Type: "ControlPlaneProvider", Version: Version, KustomizeDir: "controlplane/kubeadm/config/default",
+			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
+			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version, Namespace: "capi-kubeadm-control-plane-system"},
+		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
+			ComponentsFile: "infrastructure-components.yaml", Namespace: "capl-system"},
+	}
+}
+
+// Repository returns the local provider repository in the assets directory.
+func Repository() (string, error) {
+	set, err := assets.Find()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(set.Dir, RepositoryDir)
+	for _, p := range Providers() {
+		if _, err := os.Stat(filepath.Join(dir, p.Name, p.Version, p.ComponentsFile)); err != nil {
+			return "", fmt.Errorf("the clusterctl provider repository is missing %s %s: run `make providers` (it builds %s from the Go module cache)", p.Name, p.Version, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Config writes the clusterctl configuration that points at the repository into dir and returns
+// its path: every provider's URL, cert-manager's, and ClusterTopology on.
+func Config(repo, dir string) (string, error) {
+	type providerConfig struct {
+		Name string `json:"name"`
+		URL  string `json:"url"`
+		Type string `json:"type"`
+	}
+	cfg := map[string]any{
+		"CLUSTER_TOPOLOGY":                "true",
+		"EXP_MACHINE_POOL":                "false",
+		"CLUSTERCTL_DISABLE_VERSIONCHECK": "true",
+		"cert-manager": map[string]string{
+			"url":     filepath.Join(repo, CertManagerName, CertManagerVersion, CertManagerFile),
+			"version": CertManagerVersion,
+		},
+	}
+	var providers []providerConfig
+	for _, p := range Providers() {
+		providers = append(providers, providerConfig{Name: p.ClusterctlName, Type: p.Type, URL: filepath.Join(repo, p.Name, p.Version, p.ComponentsFile)})
+	}
+	cfg["providers"] = providers
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "clusterctl.yaml")
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// InitOptions are what Init takes.
+type InitOptions struct {
+	// Kubeconfig and Context reach the cluster.
+	Kubeconfig, Context string
+	// WorkDir receives the clusterctl configuration.
+	WorkDir string
+	// Timeout bounds the wait for the providers.
+	Timeout time.Duration
+	// Out receives TKG's progress lines; Log, when set, clusterctl's own log.
+	Out io.Writer
+	Log logr.Logger
+}
+
+// Init runs clusterctl init with every provider of the repository and waits for them, printing
+// TKG's lines.
+func Init(ctx context.Context, opts InitOptions) error {
+	repo, err := Repository()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := Config(repo, opts.WorkDir)
+	if err != nil {
+		return err
+	}
+	if opts.Log.GetSink() != nil {
+		clusterctllog.SetLogger(opts.Log)
+	}
+	c, err := clusterctlclient.New(ctx, cfgPath)
+	if err != nil {
+		return fmt.Errorf("failed to create the clusterctl client: %w", err)
+	}
+	init := clusterctlclient.InitOptions{
+		Kubeconfig:          clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
+		WaitProviders:       true,
+		WaitProviderTimeout: opts.Timeout,
+	}
+	for _, p := range Providers() {
+		ref := p.ClusterctlName + ":" + p.Version
+		switch p.Type {
+		case "CoreProvider":
+			init.CoreProvider = ref
+		case "BootstrapProvider":
+			init.BootstrapProviders = append(init.BootstrapProviders, ref)
+		case "ControlPlaneProvider":
+			init.ControlPlaneProviders = append(init.ControlPlaneProviders, ref)
+		case "InfrastructureProvider":
+			init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+		}
+	}
+	fmt.Fprintln(opts.Out, "Installing providers on bootstrapper...")
+	start := time.Now()
+	components, err := c.Init(ctx, init)
+	if err != nil {
+		return fmt.Errorf("failed to install providers: %w", err)
+	}
+	var names []string
+	for _, comp := range components {
+		names = append(names, comp.Name()+":"+comp.Version())
+	}
+	fmt.Fprintf(opts.Out, "Passed waiting on providers %s after %s\n", strings.Join(names, ", "), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// ProgressLogger prints clusterctl's informational messages (verbosity 0 and 1) as TKG shows
+// them: the message, then its key/value pairs.
+func ProgressLogger(out io.Writer) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		if args != "" {
+			fmt.Fprintf(out, "%s %s\n", prefix, args)
+			return
+		}
+		fmt.Fprintln(out, prefix)
+	}, funcr.Options{Verbosity: 1, RenderBuiltinsHook: func(kvs []any) []any {
+		// Keep only the message, as TKG's log lines do.
+		var out []any
+		for i := 0; i+1 < len(kvs); i += 2 {
+			if kvs[i] == "msg" {
+				out = append(out, kvs[i], kvs[i+1])
+			}
+		}
+		return out
+	}})
+}

@@ -45,7 +45,6 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/cluster-api/util/contract"
-	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/cluster-api/webhooks"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -117,9 +116,9 @@ func (f capiFlags) parse(args []string) error {
 	return nil
 }
 
-// newCAPIManager creates a manager in the current pod as Cluster API's managers do: caches that
-// hold only Secrets of clusters (kubeconfig data kept), ConfigMaps and Secrets read live, the
-// webhook server on the pod's address.
+// newCAPIManager creates a manager in the current pod as Cluster API's managers do: a cache that
+// holds only the Secrets of clusters, ConfigMaps and Secrets otherwise read live, the webhook
+// server on the pod's address.
 func newCAPIManager(f capiFlags, leaderElectionID string, s *runtime.Scheme, webhooks bool) (ctrl.Manager, error) {
 	pod, cfg, err := CurrentPodConfig()
 	if err != nil {
@@ -147,15 +146,10 @@ func newCAPIManager(f capiFlags, leaderElectionID string, s *runtime.Scheme, web
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}: {
 					Label: labels.NewSelector().Add(*req),
-					Transform: func(in any) (any, error) {
-						if s, ok := in.(*corev1.Secret); ok {
-							s.SetManagedFields(nil)
-							if !strings.HasSuffix(s.Name, "-"+string(secret.Kubeconfig)) {
-								s.Data = nil
-							}
-						}
-						return in, nil
-					},
+					// Upstream's managers also drop the data of every cached Secret but kubeconfigs;
+					// the kubeadm managers read the cluster's certificate Secrets through this cache
+					// (LookupCached) and then find no tls.crt, so the data is kept here.
+					Transform: cache.TransformStripManagedFields(),
 				},
 			},
 		},

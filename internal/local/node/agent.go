@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -60,7 +61,9 @@ type Agent struct {
 	components *components.Registry
 	staticPods []*staticPod
 	health     *http.Client
-	pods       *podRunner
+	// healthAnonymous probes without a client certificate.
+	healthAnonymous *http.Client
+	pods            *podRunner
 }
 
 // Run runs the node until the context ends: its static components on a control-plane node,
@@ -172,7 +175,9 @@ func newAgent(opts Options) (*Agent, error) {
 	}
 	a := &Agent{
 		spec: spec, node: node, dirs: dirs, executable: exe, bootID: uuid.NewString(),
-		taintControlPlane: len(spec.Nodes) > len(spec.ControlPlane()),
+		// kubeadm taints control-plane nodes; a local cluster of control-plane nodes only leaves
+		// them untainted, as kind does.
+		taintControlPlane: spec.Owner != nil || len(spec.Nodes) > len(spec.ControlPlane()),
 		client:            c, config: cfg, components: components.Default(),
 	}
 	a.pods = &podRunner{agent: a, workers: map[types.UID]*podWorker{}, ips: pool}
@@ -200,6 +205,10 @@ func (a *Agent) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.healthAnonymous = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		// The probe only asks whether the component on this node's own address answers.
+		InsecureSkipVerify: true, //nolint:gosec
+	}}}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + a.dirs.Node(a.node.Name)}
 	for i, c := range static {
 		sp := &staticPod{component: c, process: &supervised{

@@ -116,7 +116,14 @@ func (a *Agent) syncMirrorPods(ctx context.Context) error {
 	}
 	var errs []error
 	for _, sp := range a.staticPods {
-		sp.healthy = probe(a.health, sp.component.health)
+		// Only etcd wants the client certificate; the others are probed anonymously, as the
+		// kubelet probes them, since an API server refuses a certificate of another CA that shares
+		// its CA's name (Cluster API names every CA "kubernetes").
+		prober := a.healthAnonymous
+		if sp.component.name == "etcd" {
+			prober = a.health
+		}
+		sp.healthy = probe(prober, sp.component.health)
 		want := a.desiredMirrorPod(sp, node)
 		pod := &corev1.Pod{}
 		err := a.client.Get(ctx, client.ObjectKeyFromObject(want), pod)

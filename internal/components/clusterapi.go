@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Cluster API's managers serve the conversion webhooks of the deprecated API versions, so they register those versions as upstream's main.go does.
+
 package components
 
 import (

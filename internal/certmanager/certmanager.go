@@ -343,7 +343,7 @@ type CAInjector struct {
 func (r *CAInjector) SetupWithManager(mgr ctrl.Manager) error {
 	kind := fmt.Sprintf("%T", r.Object)
 	kind = strings.ToLower(kind[strings.LastIndex(kind, ".")+1:])
-	return ctrl.NewControllerManagedBy(mgr).Named("cainjector-" + kind).For(r.Object).
+	return ctrl.NewControllerManagedBy(mgr).Named("cainjector-"+kind).For(r.Object).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.objectsFor)).
 		Complete(r)
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
@@ -121,7 +122,7 @@ func (r *CertificateReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	duration := defaultDuration
 	if spec.Duration != "" {
-		d, err := parseDuration(spec.Duration)
+		d, err := time.ParseDuration(spec.Duration)
 		if err != nil {
 			return ctrl.Result{}, r.setReady(ctx, cert, metav1.ConditionFalse, "InvalidSpec", fmt.Sprintf("spec.duration %q: %v", spec.Duration, err), nil)
 		}
@@ -356,7 +357,7 @@ func (r *CAInjector) objectsFor(ctx context.Context, o client.Object) []ctrl.Req
 		certRef = o.GetNamespace() + "/" + name
 	}
 	list := &metav1.PartialObjectMetadataList{}
-	gvk, err := apiutilGVK(r.Client, r.Object)
+	gvk, err := apiutil.GVKForObject(r.Object, r.Client.Scheme())
 	if err != nil {
 		return nil
 	}
@@ -450,5 +451,3 @@ func (r *CAInjector) caFor(ctx context.Context, annotations map[string]string) (
 	}
 	return nil, errors.New("secret " + namespace + "/" + secretName + " has neither ca.crt nor tls.crt")
 }
-
-func parseDuration(s string) (time.Duration, error) { return time.ParseDuration(s) }

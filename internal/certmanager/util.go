@@ -1,12 +1,6 @@
 package certmanager
 
-import (
-	"encoding/json"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-)
+import "encoding/json"
 
 // runtimeFromUnstructured converts a part of an unstructured object into a typed value.
 func runtimeFromUnstructured(in any, out any) error {
@@ -15,8 +9,4 @@ func runtimeFromUnstructured(in any, out any) error {
 		return err
 	}
 	return json.Unmarshal(data, out)
-}
-
-func apiutilGVK(c client.Client, obj client.Object) (schema.GroupVersionKind, error) {
-	return apiutil.GVKForObject(obj, c.Scheme())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -40,7 +41,7 @@ func validate(u *unstructured.Unstructured) error {
 			return fmt.Errorf("spec.issuerRef.name: Required value: name the Issuer or ClusterIssuer that signs the certificate")
 		}
 		if d, ok, _ := unstructured.NestedString(u.Object, "spec", "duration"); ok {
-			if _, err := parseDuration(d); err != nil {
+			if _, err := time.ParseDuration(d); err != nil {
 				return fmt.Errorf("spec.duration: Invalid value %q: use a Go duration such as 2160h", d)
 			}
 		}

@@ -73,8 +73,6 @@ type Provider struct {
 	ComponentsFile string
 	// StagingImage is the image the kustomization names, replaced by Image, the release's.
 	StagingImage, Image string
-	// Namespace is where clusterctl installs it.
-	Namespace string
 }
 
 // Providers are the providers TKG installs on a bootstrap cluster, the local infrastructure
@@ -83,15 +81,15 @@ func Providers() []Provider {
 	return []Provider{
 		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, KustomizeDir: "config/default",
 			ComponentsFile: "core-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/cluster-api-controller:main",
-			Image: "registry.k8s.io/cluster-api/cluster-api-controller:" + Version, Namespace: "capi-system"},
+			Image: "registry.k8s.io/cluster-api/cluster-api-controller:" + Version},
 		{Name: "bootstrap-kubeadm", ClusterctlName: "kubeadm", Type: "BootstrapProvider", Version: Version, KustomizeDir: "bootstrap/kubeadm/config/default",
 			ComponentsFile: "bootstrap-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller:main",
-			Image: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:" + Version, Namespace: "capi-kubeadm-bootstrap-system"},
+			Image: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:" + Version},
 		{Name: "control-plane-kubeadm", ClusterctlName: "kubeadm", Type: "ControlPlaneProvider", Version: Version, KustomizeDir: "controlplane/kubeadm/config/default",
 			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
-			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version, Namespace: "capi-kubeadm-control-plane-system"},
+			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version},
 		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
-			ComponentsFile: "infrastructure-components.yaml", Namespace: "capl-system"},
+			ComponentsFile: "infrastructure-components.yaml"},
 	}
 }
 

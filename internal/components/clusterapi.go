@@ -106,7 +106,6 @@ func newCAPIFlags(name string) capiFlags {
 func (f capiFlags) parse(args []string) error {
 	gates := f.fs.String("feature-gates", "", "Cluster API feature gates, name=bool,…")
 	f.fs.Int("v", 0, "log verbosity")
-	f.fs.String("bootstrap-token-ttl", "", "accepted; the kubeadm bootstrap component reads it itself")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -343,16 +342,9 @@ func runClusterAPI(ctx context.Context, args []string) error {
 
 func runKubeadmBootstrap(ctx context.Context, args []string) error {
 	f := newCAPIFlags("kubeadm-bootstrap-controller")
+	tokenTTL := f.fs.Duration("bootstrap-token-ttl", 15*time.Minute, "lifetime of the bootstrap tokens of joining machines")
 	if err := f.parse(args); err != nil {
 		return err
-	}
-	tokenTTL := 15 * time.Minute
-	if v := f.fs.Lookup("bootstrap-token-ttl").Value.String(); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("--bootstrap-token-ttl: %w", err)
-		}
-		tokenTTL = d
 	}
 	mgr, err := newCAPIManager(f, "kubeadm-bootstrap-manager-leader-election-capi", newScheme(clusterv1.AddToScheme, bootstrapv1beta1.AddToScheme, bootstrapv1.AddToScheme), true)
 	if err != nil {
@@ -369,7 +361,7 @@ func runKubeadmBootstrap(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := (&kubeadmbootstrapcontrollers.KubeadmConfigReconciler{
-		Client: mgr.GetClient(), SecretCachingClient: secretClient, ClusterCache: cc, WatchFilterValue: *f.watchFilter, TokenTTL: tokenTTL,
+		Client: mgr.GetClient(), SecretCachingClient: secretClient, ClusterCache: cc, WatchFilterValue: *f.watchFilter, TokenTTL: *tokenTTL,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 10}); err != nil {
 		return err
 	}

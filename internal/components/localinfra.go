@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -37,8 +35,6 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 		return err
 	}
 	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe}
-	log := ctrl.LoggerFrom(ctx)
-	ctx = ctrl.LoggerInto(ctx, log)
 	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

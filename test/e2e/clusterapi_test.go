@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,9 +60,9 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		for _, prefix := range prefixes {
 			found := false
 			for _, p := range pods.Items {
-				if strings.HasPrefix(p.Name, prefix) && !strings.HasPrefix(strings.TrimPrefix(p.Name, prefix), "cainjector") && !strings.HasPrefix(strings.TrimPrefix(p.Name, prefix), "webhook") {
-					found = p.Status.Phase == corev1.PodRunning && p.Annotations["local.slipway.dev/simulated"] == ""
-				}
+				// A Deployment's pod is <deployment>-<replica set hash>-<pod hash>.
+				ofDeployment := strings.HasPrefix(p.Name, prefix) && strings.Count(strings.TrimPrefix(p.Name, prefix), "-") == 1
+				found = found || ofDeployment && p.Status.Phase == corev1.PodRunning && p.Annotations["local.slipway.dev/simulated"] == ""
 			}
 			if !found {
 				t.Errorf("no running, not simulated pod %s* in %s", prefix, ns)
@@ -239,9 +238,7 @@ func renderPackage(t *testing.T, dir string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := template.Template(t.Context(), nil, "default",
-		[]kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"}}}},
-		filepath.Join(root, "packages", dir, "bundle"))
+	out, err := template.RenderSource(t.Context(), filepath.Join(root, "packages", dir))
 	if err != nil {
 		t.Fatal(err)
 	}

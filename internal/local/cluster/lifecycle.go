@@ -24,21 +24,20 @@ func lbArgs(exe string, dirs Dirs) []string {
 // startProcesses starts the load balancer and every node agent that does not run, and returns
 // the nodes it started.
 func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
-	if spec.LoadBalancerIP != "" && !proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs)) {
-		if _, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
+	if spec.LoadBalancerIP != "" {
+		if err := s.StartLoadBalancer(spec.Name, exe); err != nil {
 			return nil, err
 		}
 	}
 	var started []NodeSpec
 	for _, n := range spec.Nodes {
-		if proc.Alive(dirs.NodePID(n.Name), agentMarker(dirs, n.Name)) {
-			continue
+		didStart, err := s.StartNode(spec.Name, n, exe)
+		if err != nil {
+			return nil, err
 		}
-		logPath := dirs.NodeLogs(n.Name) + "/agent.log"
-		if _, err := proc.SpawnDetached(agentArgs(exe, dirs, n.Name), logPath, dirs.NodePID(n.Name)); err != nil {
-			return nil, fmt.Errorf("failed to start node %s: %w", n.Name, err)
+		if didStart {
+			started = append(started, n)
 		}
-		started = append(started, n)
 	}
 	return started, nil
 }
@@ -113,17 +112,17 @@ func (s Store) Delete(name, kubeconfig string) error {
 	return errors.Join(errs...)
 }
 
-// StartNode starts one node's agent unless it runs; the infrastructure provider starts the nodes
-// of the clusters it owns one machine at a time.
-func (s Store) StartNode(name string, node NodeSpec, exe string) error {
+// StartNode starts one node's agent unless it runs, and says whether it started it; the
+// infrastructure provider starts the nodes of the clusters it owns one machine at a time.
+func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
+	if s.NodeRunning(name, node.Name) {
+		return false, nil
+	}
 	dirs := s.Dirs(name)
-	if proc.Alive(dirs.NodePID(node.Name), agentMarker(dirs, node.Name)) {
-		return nil
-	}
 	if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
-		return fmt.Errorf("failed to start node %s: %w", node.Name, err)
+		return false, fmt.Errorf("failed to start node %s: %w", node.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // NodeRunning says whether a node's agent runs.

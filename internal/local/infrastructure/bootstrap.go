@@ -18,7 +18,7 @@ import (
 // Where kubeadm and Cluster API's kubeadm bootstrap provider put things on a machine.
 const (
 	pkiDir = "/etc/kubernetes/pki/"
-	// kubeadmConfigFiles are the configuration files kubeadm init and join read.
+	// The configuration files kubeadm init and join read.
 	initConfigFile = "/run/kubeadm/kubeadm.yaml"
 	joinConfigFile = "/run/kubeadm/kubeadm-join-config.yaml"
 )

@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -149,14 +148,17 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec,
 // removes its state.
 func (r *ClusterReconciler) delete(ctx context.Context, owner *clusterv1.Cluster, lc *infrav1.LocalCluster) error {
 	conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ReasonDeleting})
+	// Only the ownership check is under the runtime's lock: stopping the processes takes seconds
+	// and must not hold up the machines of other clusters.
 	r.Runtime.mu.Lock()
-	defer r.Runtime.mu.Unlock()
-	if _, err := r.Runtime.ownedSpec(owner); err == nil {
+	_, err := r.Runtime.ownedSpec(owner)
+	r.Runtime.mu.Unlock()
+	if err == nil {
 		if err := r.Runtime.Store.Delete(owner.Name, ""); err != nil && !errors.Is(err, cluster.ErrNotFound) {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted the local cluster", "cluster", owner.Name)
-	} else if !errors.Is(err, os.ErrNotExist) && !apierrors.IsNotFound(err) {
+	} else if !errors.Is(err, os.ErrNotExist) {
 		ctrl.LoggerFrom(ctx).Info("Leaving a local cluster that is not this Cluster's", "reason", err.Error())
 	}
 	controllerutil.RemoveFinalizer(lc, infrav1.ClusterFinalizer)

@@ -106,22 +106,17 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if !lm.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, machine, lm)
 	}
-	notReady := func(reason, message string) {
-		for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
-			conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message})
-		}
-	}
 	if !ptr.Deref(owner.Status.Initialization.InfrastructureProvisioned, false) {
-		notReady(infrav1.ReasonWaitingForClusterReady, "waiting for the LocalCluster to be provisioned")
+		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonWaitingForClusterReady, "waiting for the LocalCluster to be provisioned")
 		return ctrl.Result{}, nil
 	}
 	if machine.Spec.Bootstrap.DataSecretName == nil {
-		notReady(infrav1.ReasonWaitingForBootstrapData, "waiting for the Machine's bootstrap data")
+		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonWaitingForBootstrapData, "waiting for the Machine's bootstrap data")
 		return ctrl.Result{}, nil
 	}
 	node, err := r.ensureNode(ctx, owner, machine)
 	if err != nil {
-		notReady(infrav1.ReasonNodeStartFailed, err.Error())
+		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonNodeStartFailed, err.Error())
 		return ctrl.Result{}, err
 	}
 	lm.Spec.ProviderID = node.ProviderID
@@ -131,10 +126,8 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		{Type: clusterv1.MachineInternalIP, Address: node.Address},
 	}
 	lm.Status.Initialization.Provisioned = ptr.To(true)
-	for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
-		conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: infrav1.ReasonNodeStarted,
-			Message: fmt.Sprintf("node %s runs on %s (Kubernetes %s)", node.Name, node.IP, node.KubernetesVersion)})
-	}
+	setNodeConditions(lm, metav1.ConditionTrue, infrav1.ReasonNodeStarted,
+		fmt.Sprintf("node %s runs on %s (Kubernetes %s)", node.Name, node.IP, node.KubernetesVersion))
 	// The agent is checked again now and then, so that a node stopped by a host restart comes back.
 	return ctrl.Result{RequeueAfter: time.Minute}, nil
 }
@@ -149,11 +142,11 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		return cluster.NodeSpec{}, err
 	}
 	if node, ok := spec.Node(machine.Name); ok {
-		if !r.Runtime.Store.NodeRunning(owner.Name, node.Name) {
-			ctrl.LoggerFrom(ctx).Info("Restarting the node's agent", "node", node.Name)
-			return node, r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
+		restarted, err := r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
+		if restarted {
+			ctrl.LoggerFrom(ctx).Info("Restarted the node's agent", "node", node.Name)
 		}
-		return node, nil
+		return node, err
 	}
 	b, cas, err := r.readBootstrap(ctx, owner, machine)
 	if err != nil {
@@ -184,15 +177,15 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		node.Init = b.Init
 		node.Join = b.ControlPlane && !b.Init
 		node.Taints = b.Taints
-		spec.RemoveNode(machine.Name)
-		spec.Nodes = append(spec.Nodes, node)
+		spec.Nodes[len(spec.Nodes)-1] = node
 		return cluster.PrepareNode(r.Runtime.Store.Dirs(spec.Name), spec, node, cas)
 	})
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Starting node", "node", node.Name, "role", node.Role, "version", node.KubernetesVersion, "init", node.Init, "join", node.Join, "ip", node.IP)
-	return node, r.Runtime.Store.StartNode(spec.Name, node, r.Runtime.Executable)
+	_, err = r.Runtime.Store.StartNode(spec.Name, node, r.Runtime.Executable)
+	return node, err
 }
 
 // readBootstrap reads the machine's bootstrap data and the cluster's authorities for its node.
@@ -222,9 +215,7 @@ func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.
 
 // delete stops the machine's node and removes it from the cluster.
 func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine, lm *infrav1.LocalMachine) error {
-	for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
-		conditions.Set(lm, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: infrav1.ReasonDeleting})
-	}
+	setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonDeleting, "")
 	r.Runtime.mu.Lock()
 	spec, err := r.Runtime.ownedSpec(owner)
 	r.Runtime.mu.Unlock()
@@ -245,4 +236,11 @@ func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 	}
 	controllerutil.RemoveFinalizer(lm, infrav1.MachineFinalizer)
 	return nil
+}
+
+// setNodeConditions sets NodeStarted and Ready, which say the same of a LocalMachine.
+func setNodeConditions(lm *infrav1.LocalMachine, status metav1.ConditionStatus, reason, message string) {
+	for _, t := range []string{infrav1.NodeStartedCondition, infrav1.ReadyCondition} {
+		conditions.Set(lm, metav1.Condition{Type: t, Status: status, Reason: reason, Message: message})
+	}
 }

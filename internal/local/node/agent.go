@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -205,10 +204,7 @@ func (a *Agent) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.healthAnonymous = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		// The probe only asks whether the component on this node's own address answers.
-		InsecureSkipVerify: true, //nolint:gosec
-	}}}
+	a.healthAnonymous = probeClient(nil)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + a.dirs.Node(a.node.Name)}
 	for i, c := range static {
 		sp := &staticPod{component: c, process: &supervised{

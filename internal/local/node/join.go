@@ -66,7 +66,7 @@ func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
 // addEtcdMember adds peerURL as a member unless it is one already, and returns the
 // --initial-cluster of every member, the new one named name.
 func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, name, peerURL string) (string, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig, Logger: nil})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig})
 	if err != nil {
 		return "", err
 	}

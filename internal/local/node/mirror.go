@@ -46,14 +46,20 @@ func healthClient(pkiDir string) (*http.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return probeClient([]tls.Certificate{cert}), nil
+}
+
+// probeClient is an HTTPS client for the node's own components, presenting certs (none for an
+// anonymous probe).
+func probeClient(certs []tls.Certificate) *http.Client {
 	return &http.Client{
 		Timeout: 2 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
+			Certificates: certs,
 			// The probe only asks whether the component on this node's own address answers.
 			InsecureSkipVerify: true, //nolint:gosec
 		}},
-	}, nil
+	}
 }
 
 func probe(c *http.Client, url string) bool {

@@ -6,17 +6,25 @@ package clusterapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -154,8 +162,8 @@ type InitOptions struct {
 	Log logr.Logger
 }
 
-// Init runs clusterctl init with every provider of the repository and waits for them, printing
-// TKG's lines.
+// Init runs clusterctl init with every provider of the repository, then waits for each provider's
+// Deployments as TKG's WaitForProviders does, printing TKG's lines.
 func Init(ctx context.Context, opts InitOptions) error {
 	repo, err := Repository()
 	if err != nil {
@@ -173,9 +181,9 @@ func Init(ctx context.Context, opts InitOptions) error {
 		return fmt.Errorf("failed to create the clusterctl client: %w", err)
 	}
 	init := clusterctlclient.InitOptions{
-		Kubeconfig:          clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
-		WaitProviders:       true,
-		WaitProviderTimeout: opts.Timeout,
+		Kubeconfig: clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
+		// clusterctl waits for every provider at once; TKG waits for each and says so.
+		WaitProviders: false,
 	}
 	for _, p := range Providers() {
 		ref := p.ClusterctlName + ":" + p.Version
@@ -191,36 +199,126 @@ func Init(ctx context.Context, opts InitOptions) error {
 		}
 	}
 	fmt.Fprintln(opts.Out, "Installing providers on bootstrapper...")
-	start := time.Now()
 	components, err := c.Init(ctx, init)
 	if err != nil {
 		return fmt.Errorf("failed to install providers: %w", err)
 	}
-	var names []string
-	for _, comp := range components {
-		names = append(names, comp.Name()+":"+comp.Version())
+	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("failed to read kubeconfig %s: %w", opts.Kubeconfig, err)
 	}
-	fmt.Fprintf(opts.Out, "Passed waiting on providers %s after %s\n", strings.Join(names, ", "), time.Since(start).Round(time.Millisecond))
+	cl, err := client.New(restConfig, client.Options{})
+	if err != nil {
+		return err
+	}
+	var providers []installed
+	for _, comp := range components {
+		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
+	}
+	return waitForProviders(ctx, cl, providers, opts.Timeout, opts.Out)
+}
+
+// installed is a provider clusterctl installed: its manifest label and namespace.
+type installed struct{ name, namespace string }
+
+// waitForProviders waits, in parallel, until every Deployment of each provider (labelled
+// cluster.x-k8s.io/provider=<name>) is available, printing when each one is.
+func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out io.Writer) error {
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format, args...)
+	}
+	for _, p := range providers {
+		say("Waiting for provider %s\n", p.name)
+	}
+	start := time.Now()
+	errs := make([]error, len(providers))
+	var wg sync.WaitGroup
+	for i, p := range providers {
+		wg.Go(func() {
+			var last string
+			err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+				last = providerNotAvailable(ctx, c, p)
+				return last == "", nil
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("provider %s is not available after %s: %s", p.name, timeout, last)
+				return
+			}
+			say("Passed waiting on provider %s after %s\n", p.name, time.Since(start))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("failed waiting for providers: %w", err)
+	}
+	say("Success waiting on all providers.\n")
 	return nil
 }
 
+// providerNotAvailable says why a provider is not available yet, or "" when every Deployment of
+// it is.
+func providerNotAvailable(ctx context.Context, c client.Client, p installed) string {
+	deployments := &appsv1.DeploymentList{}
+	if err := c.List(ctx, deployments, client.InNamespace(p.namespace), client.MatchingLabels{clusterv1.ProviderNameLabel: p.name}); err != nil {
+		return err.Error()
+	}
+	if len(deployments.Items) == 0 {
+		return fmt.Sprintf("no Deployment labelled %s=%s in namespace %s", clusterv1.ProviderNameLabel, p.name, p.namespace)
+	}
+	for _, d := range deployments.Items {
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want {
+			return fmt.Sprintf("deployment %s/%s has %d of %d replicas available", d.Namespace, d.Name, d.Status.AvailableReplicas, want)
+		}
+	}
+	return ""
+}
+
 // ProgressLogger prints clusterctl's informational messages (verbosity 0 and 1) as TKG shows
-// them: the message, then its key/value pairs.
+// them: the message, then its key/value pairs as Key="value".
 func ProgressLogger(out io.Writer) logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		if args != "" {
-			fmt.Fprintf(out, "%s %s\n", prefix, args)
-			return
+	return logr.New(&progressSink{out: out, mu: &sync.Mutex{}})
+}
+
+type progressSink struct {
+	out    io.Writer
+	mu     *sync.Mutex
+	values []any
+}
+
+func (s *progressSink) Init(logr.RuntimeInfo)        {}
+func (s *progressSink) Enabled(level int) bool       { return level <= 1 }
+func (s *progressSink) WithName(string) logr.LogSink { return s }
+
+func (s *progressSink) WithValues(kvs ...any) logr.LogSink {
+	return &progressSink{out: s.out, mu: s.mu, values: append(slices.Clone(s.values), kvs...)}
+}
+
+func (s *progressSink) Info(_ int, msg string, kvs ...any) {
+	s.print(msg, kvs)
+}
+
+func (s *progressSink) Error(err error, msg string, kvs ...any) {
+	s.print(fmt.Sprintf("Error: %s: %v", msg, err), kvs)
+}
+
+func (s *progressSink) print(msg string, kvs []any) {
+	var b strings.Builder
+	b.WriteString(msg)
+	all := append(slices.Clone(s.values), kvs...)
+	for i := 0; i+1 < len(all); i += 2 {
+		if v, ok := all[i+1].(string); ok {
+			fmt.Fprintf(&b, " %v=%q", all[i], v)
+		} else {
+			fmt.Fprintf(&b, " %v=%v", all[i], all[i+1])
 		}
-		fmt.Fprintln(out, prefix)
-	}, funcr.Options{Verbosity: 1, RenderBuiltinsHook: func(kvs []any) []any {
-		// Keep only the message, as TKG's log lines do.
-		var out []any
-		for i := 0; i+1 < len(kvs); i += 2 {
-			if kvs[i] == "msg" {
-				out = append(out, kvs[i], kvs[i+1])
-			}
-		}
-		return out
-	}})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintln(s.out, b.String())
 }

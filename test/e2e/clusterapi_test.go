@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
@@ -20,32 +19,70 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/local/proc"
-	"github.com/slipway-dev/slipway/internal/packaging/template"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
-// TestClusterAPIOnLocalRuntime makes a bootstrap cluster with `--bootstrap` (clusterctl init from
-// the local repository: cert-manager, Cluster API core, kubeadm bootstrap and control plane, the
-// local infrastructure provider, each running as a component process), then a topology Cluster
-// of the local ClusterClass: it becomes Available, scales its workers 1→2, upgrades from v1.34.3
-// to v1.35.4 by rolling every machine, and its deletion leaves no process behind.
+// TestClusterAPIOnLocalRuntime makes a bootstrap cluster with `--bootstrap` from the package
+// sources pushed to a local registry: kapp-controller, clusterctl init from the local repository
+// (cert-manager, Cluster API core, kubeadm bootstrap and control plane, the local infrastructure
+// provider, each running as a component process), the management repository and tkg-pkg with
+// every child reconciled. Then a topology Cluster of the local ClusterClass that tkg-pkg installed
+// becomes Available, scales its workers 1→2, upgrades from v1.34.3 to v1.35.4 by rolling every
+// machine, and its deletion leaves no process behind.
 func TestClusterAPIOnLocalRuntime(t *testing.T) {
+	_, repo := pushPackages(t)
 	start := time.Now()
-	lc := createCluster(t, "e2e-capi", "--bootstrap")
-	t.Logf("bootstrap-ready (cluster and providers) after %s", time.Since(start).Round(100*time.Millisecond))
+	lc := createCluster(t, "e2e-capi", "--bootstrap", "--package-repository", repo)
+	t.Logf("bootstrap-ready (cluster, kapp-controller, providers, tkg-pkg) after %s", time.Since(start).Round(100*time.Millisecond))
 	ctx := t.Context()
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, ns := range []string{"capi-system", "capi-kubeadm-control-plane-system", "capl-system", "default"} {
+			for _, ns := range []string{"tkg-system", "capi-system", "capi-kubeadm-control-plane-system", "capl-system", "default"} {
 				dumpPods(t, lc, ns)
 			}
 		}
 	})
 
+	// TKG's progress lines, in TKG's order (seeds/000).
+	last := -1
+	for _, line := range []string{
+		"Installing kapp-controller on bootstrap cluster...",
+		"waiting for resource kapp-controller of type *v1.Deployment to be up and running",
+		"Installing providers on bootstrapper...",
+		"Waiting for provider cluster-api", "Passed waiting on provider cluster-api after ",
+		"Passed waiting on provider infrastructure-local after ",
+		"Success waiting on all providers.",
+		"Added package repository 'tanzu-management' in namespace 'tkg-system'",
+		"Added installed package 'tkg-pkg'",
+		"waiting for package: tkg-pkg",
+		"waiting for package: tkg-clusterclass",
+		"successfully reconciled package: tkg-clusterclass",
+	} {
+		i := strings.Index(lc.created, line)
+		if i < 0 {
+			t.Errorf("the bootstrap output lacks %q", line)
+			continue
+		}
+		if i < last {
+			t.Errorf("%q comes too early in the bootstrap output", line)
+		}
+		last = i
+	}
+	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass"} {
+		if !strings.Contains(lc.created, "successfully reconciled package: "+child+"\n") {
+			t.Errorf("the bootstrap output does not say %s reconciled", child)
+		}
+	}
+	if !strings.Contains(lc.created, `Installing provider="cluster-api" version="`+clusterapi.Version+`" targetNamespace="capi-system"`) {
+		t.Errorf("clusterctl's log is not printed as Key=\"value\" pairs")
+	}
+
 	// The bootstrap payload of seeds/000, every pod a running process, not a simulation.
 	want := map[string][]string{
+		"tkg-system": {"kapp-controller-", "tanzu-addons-controller-manager-", "tkr-source-controller-manager-",
+			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-"},
 		"cert-manager":                      {"cert-manager-", "cert-manager-cainjector-", "cert-manager-webhook-"},
 		"capi-system":                       {"capi-controller-manager-"},
 		"capi-kubeadm-bootstrap-system":     {"capi-kubeadm-bootstrap-controller-manager-"},
@@ -84,11 +121,10 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		t.Errorf("provider inventory: %s", got)
 	}
 
-	// The ClusterClass from packages/tkg-clusterclass, rendered with its default values.
-	for _, obj := range renderPackage(t, "tkg-clusterclass.tanzu.vmware.com/0.1.0") {
-		if err := lc.client.Create(ctx, obj); err != nil {
-			t.Fatalf("create %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
+	// The ClusterClass came with tkg-pkg's tkg-clusterclass child.
+	cc := &clusterv1.ClusterClass{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tkg-local-default-v1.0.0"}, cc); err != nil {
+		t.Fatalf("the ClusterClass tkg-clusterclass installs: %v", err)
 	}
 	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc"}}
 	wc.Spec.Topology = clusterv1.Topology{
@@ -231,27 +267,3 @@ func patchTopology(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, change
 	}
 }
 
-// renderPackage renders a package source of packages/ with its default values.
-func renderPackage(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	root, err := assets.SourceRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := template.RenderSource(t.Context(), filepath.Join(root, "packages", dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(out)), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-	return objs
-}

@@ -87,6 +87,8 @@ type localCluster struct {
 	config *rest.Config
 	client client.Client
 	cs     *kubernetes.Clientset
+	// created is what `slipway local cluster create` printed.
+	created string
 }
 
 func createCluster(t *testing.T, name string, args ...string) *localCluster {
@@ -104,7 +106,7 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 		}
 	}
 	store := cluster.Store{Root: filepath.Join(home, "local")}
-	lc := &localCluster{name: name, dirs: store.Dirs(name)}
+	lc := &localCluster{name: name, dirs: store.Dirs(name), created: out}
 	kubeconfig, err := runSlipway(t, "local", "cluster", "kubeconfig", name)
 	if err != nil {
 		t.Fatalf("kubeconfig: %v\n%s", err, kubeconfig)

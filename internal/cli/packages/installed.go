@@ -1,6 +1,9 @@
 package packages
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -17,6 +20,7 @@ func newInstalledCommand(g *globalFlags, streams genericiooptions.IOStreams) *co
 // newInstalledCreate returns `create` or, with update, `update`: they share their flags.
 func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, update bool) *cobra.Command {
 	o := pkgclient.InstallOptions{}
+	var valuesFile string
 	ns := &namespaceFlags{}
 	use, short := "create INSTALLED_PACKAGE_NAME --package PACKAGE_NAME --version VERSION", "Install a package"
 	if update {
@@ -32,6 +36,11 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 				return err
 			}
 			o.Name, o.Namespace = args[0], ns.namespace
+			if valuesFile != "" {
+				if o.Values, err = os.ReadFile(valuesFile); err != nil {
+					return fmt.Errorf("--values-file: %w", err)
+				}
+			}
 			if update {
 				return c.InstalledUpdate(cmd.Context(), o)
 			}
@@ -41,7 +50,7 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 	ns.add(cmd, false)
 	cmd.Flags().StringVarP(&o.PackageName, "package", "p", "", "the package's refName")
 	cmd.Flags().StringVarP(&o.Version, "version", "v", "", "the version, or a semver constraint")
-	cmd.Flags().StringVarP(&o.ValuesFile, "values-file", "f", "", "a YAML file of values")
+	cmd.Flags().StringVarP(&valuesFile, "values-file", "f", "", "a YAML file of values")
 	cmd.Flags().BoolVar(&o.Wait, "wait", true, "wait for the install to reconcile")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
 	if !update {

@@ -3,7 +3,6 @@ package packaging
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -25,8 +24,9 @@ const (
 // InstallOptions are what `package installed create` and `update` take.
 type InstallOptions struct {
 	Name, Namespace, PackageName, Version string
-	// ValuesFile is a YAML file of values.
-	ValuesFile string
+	// Values is a YAML document of values (the content of `--values-file`); nil keeps the
+	// values an install has.
+	Values []byte
 	// ServiceAccountName is used instead of creating one.
 	ServiceAccountName string
 	CreateNamespace    bool
@@ -99,15 +99,11 @@ func (c *Client) InstalledUpdate(ctx context.Context, o InstallOptions) error {
 
 func (c *Client) applyInstall(ctx context.Context, pi *pkgingv1alpha1.PackageInstall, o InstallOptions, sa string) error {
 	var values []pkgingv1alpha1.PackageInstallValues
-	if o.ValuesFile != "" {
-		data, err := os.ReadFile(o.ValuesFile)
-		if err != nil {
-			return fmt.Errorf("--values-file: %w", err)
-		}
+	if o.Values != nil {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: createdName(o.Name, o.Namespace, "values")}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, c.C, secret, func() error {
 			secret.Annotations = map[string]string{AnnotationCreatedFor: o.Name + "-" + o.Namespace}
-			secret.Data = map[string][]byte{"values.yaml": data}
+			secret.Data = map[string][]byte{"values.yaml": o.Values}
 			return nil
 		}); err != nil {
 			return fmt.Errorf("failed to write the values Secret: %w", err)
@@ -134,15 +130,21 @@ func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done strin
 		return nil
 	}
 	fmt.Fprintf(c.Out, "Waiting for 'PackageInstall' reconciliation for '%s'\n", o.Name)
-	if err := c.waitFor(ctx, "package install "+o.Name, o.WaitTimeout, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
-		pi := &pkgingv1alpha1.PackageInstall{}
-		err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, pi)
-		return pi.Status.GenericStatus, pi.Generation, err
-	}); err != nil {
+	if err := c.WaitReconciled(ctx, o.Name, o.Namespace, o.WaitTimeout); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Out, "%s '%s' in namespace '%s'\n", done, o.Name, o.Namespace)
 	return nil
+}
+
+// WaitReconciled waits until an installed package has reconciled its current generation; it
+// returns the package's useful error message when it fails.
+func (c *Client) WaitReconciled(ctx context.Context, name, namespace string, timeout time.Duration) error {
+	return c.waitFor(ctx, "package install "+name, timeout, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+		pi := &pkgingv1alpha1.PackageInstall{}
+		err := c.C.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pi)
+		return pi.Status.GenericStatus, pi.Generation, err
+	})
 }
 
 // ensureServiceAccount creates the service account, cluster role and binding the tanzu CLI

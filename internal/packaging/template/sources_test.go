@@ -1,11 +1,13 @@
 package template
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"sigs.k8s.io/yaml"
 
@@ -71,6 +73,49 @@ func TestPackageSourcesRender(t *testing.T) {
 				if img, ok := strings.CutPrefix(strings.TrimSpace(line), "image: "); ok && !strings.Contains(img, "/") {
 					t.Errorf("image %s is not resolved by .imgpkg/images.yml", img)
 				}
+			}
+		})
+	}
+}
+
+// TestMetaPackageClusterClassChild checks that tkg-pkg installs the ClusterClass package of the
+// infrastructure provider it is given, none without one, and refuses a provider it has none for.
+func TestMetaPackageClusterClassChild(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := bundlepkg.Files(filepath.Join(root, "packages", "tkg.tanzu.vmware.com", "2.5.2", "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"},
+		ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: "values.yml"}}}}}
+	for _, tc := range []struct {
+		provider, wantErr string
+		wantChild         bool
+	}{
+		{provider: "", wantChild: false},
+		{provider: "local", wantChild: true},
+		{provider: "vsphere", wantErr: "infrastructureProvider"},
+	} {
+		t.Run("provider "+tc.provider, func(t *testing.T) {
+			tree := map[string]string{"values.yml": fmt.Sprintf("infrastructureProvider: %q\n", tc.provider)}
+			for p, data := range files {
+				tree[p] = string(data)
+			}
+			out, err := Template(t.Context(), nil, "default", steps, testfiles.WriteTree(t, tree))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(out), "refName: tkg-clusterclass.tanzu.vmware.com"); got != tc.wantChild {
+				t.Errorf("tkg-clusterclass child rendered: %v, want %v\n%s", got, tc.wantChild, out)
 			}
 		})
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	"github.com/slipway-dev/slipway/internal/clusterapi"
+	"github.com/slipway-dev/slipway/internal/client/initregion"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/pki"
 )
@@ -22,6 +22,7 @@ type createFlags struct {
 	retain            bool
 	pkiDir            string
 	bootstrap         bool
+	packageRepository string
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -33,6 +34,15 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("package-repository") && !f.bootstrap {
+				return fmt.Errorf("--package-repository is used only with --bootstrap: add --bootstrap, or drop --package-repository")
+			}
+			if f.bootstrap {
+				// Before anything is created: the repository must hold what the payload needs.
+				if err := initregion.CheckRepository(cmd.Context(), f.packageRepository); err != nil {
+					return fmt.Errorf("--package-repository: %w", err)
+				}
+			}
 			store, err := localcluster.DefaultStore()
 			if err != nil {
 				return err
@@ -57,13 +67,17 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil || !f.bootstrap {
 				return err
 			}
-			// TKG's bootstrap payload: clusterctl init with cert-manager, the core, kubeadm and
-			// local providers, run from the local provider repository.
+			// TKG's bootstrap payload: kapp-controller, clusterctl init with cert-manager, the
+			// core, kubeadm and local providers, then the management packages.
 			dirs := store.Dirs(args[0])
-			return clusterapi.Init(cmd.Context(), clusterapi.InitOptions{
-				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Timeout: 5 * time.Minute,
-				Out: streams.Out, Log: clusterapi.ProgressLogger(streams.Out),
+			err = initregion.Run(cmd.Context(), initregion.Options{
+				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, PackageRepository: f.packageRepository,
+				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Out: streams.Out,
 			})
+			if err != nil {
+				return fmt.Errorf("%w\nthe cluster %q is kept for inspection; `slipway local cluster delete %s` removes it", err, args[0], args[0])
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.kubernetesVersion, "kubernetes-version", assets.DefaultKubernetesVersion(), "Kubernetes version of the nodes")
@@ -72,7 +86,8 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to merge the cluster's context into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
-	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a Cluster API bootstrap cluster: install cert-manager and the cluster-api, kubeadm and local providers with clusterctl init, as TKG does on its kind cluster")
+	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm and local providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	return cmd
 }

@@ -1,0 +1,305 @@
+// Package initregion installs TKG's bootstrap payload on a cluster, as tanzu-framework's
+// InitRegion does on its kind cluster (seeds/000): kapp-controller (slipway's package
+// controller) rendered from the management package repository, the Cluster API providers with
+// clusterctl init, then the management package repository and the tkg-pkg meta-package, waiting
+// until every one of its children has reconciled.
+package initregion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blang/semver/v4"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/client/packaging"
+	"github.com/slipway-dev/slipway/internal/clusterapi"
+	"github.com/slipway-dev/slipway/internal/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/packaging/template"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// Names TKG gives what it installs.
+const (
+	// Namespace holds kapp-controller, the management repository and the management packages.
+	Namespace = "tkg-system"
+	// ManagementRepository is the management package repository's name.
+	ManagementRepository = "tanzu-management"
+	// MetaPackage and MetaPackageRefName are tkg-pkg's PackageInstall and Package.
+	MetaPackage        = "tkg-pkg"
+	MetaPackageRefName = "tkg.tanzu.vmware.com"
+	// KappControllerRefName is the package kapp-controller is rendered from.
+	KappControllerRefName = "kapp-controller.tanzu.vmware.com"
+	kappController        = "kapp-controller"
+)
+
+// DefaultPackageRepository is where `make packages` pushes the management package repository.
+const DefaultPackageRepository = "127.0.0.1:5000/packages/slipway-repo:v0.1.0"
+
+// Options are what Run takes.
+type Options struct {
+	// Kubeconfig and Context reach the cluster.
+	Kubeconfig, Context string
+	// WorkDir receives clusterctl's configuration.
+	WorkDir string
+	// PackageRepository is the management package repository's imgpkg bundle. The TKR
+	// catalogue (tkr-repository, tkr-compatibility) is read from the same registry path, as
+	// `make packages` pushes them.
+	PackageRepository string
+	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs ("local").
+	InfrastructureProvider string
+	// Timeout bounds each wait: kapp-controller, each provider, each package.
+	Timeout time.Duration
+	// Out receives TKG's progress lines.
+	Out io.Writer
+}
+
+// Run installs the whole payload: kapp-controller, the providers, the management packages.
+func Run(ctx context.Context, o Options) error {
+	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("failed to read kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	c, err := client.New(restConfig, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	if err := InstallKappController(ctx, c, o.PackageRepository, o.Timeout, o.Out); err != nil {
+		return err
+	}
+	if err := clusterapi.Init(ctx, clusterapi.InitOptions{
+		Kubeconfig: o.Kubeconfig, Context: o.Context, WorkDir: o.WorkDir, Timeout: o.Timeout,
+		Out: o.Out, Log: clusterapi.ProgressLogger(o.Out),
+	}); err != nil {
+		return err
+	}
+	return InstallManagementPackages(ctx, c, o)
+}
+
+// InstallKappController renders the newest kapp-controller package of the repository with its
+// default values and deploys it, waiting for its Deployment, as the tanzu CLI installs
+// kapp-controller from its package before anything else.
+func InstallKappController(ctx context.Context, c client.Client, repository string, timeout time.Duration, out io.Writer) error {
+	fmt.Fprintln(out, "Installing kapp-controller on bootstrap cluster...")
+	pkg, err := newestPackage(ctx, repository, KappControllerRefName)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "slipway-kapp-controller-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	spec := pkg.Spec.Template.Spec
+	if spec == nil {
+		return fmt.Errorf("package %s has no spec.template.spec", pkg.Name)
+	}
+	if err := fetch.Fetch(ctx, nil, "", spec.Fetch, dir); err != nil {
+		return fmt.Errorf("package %s: %w", pkg.Name, err)
+	}
+	manifests, err := template.Template(ctx, nil, "", spec.Template, dir)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg.Name, err)
+	}
+	objs, err := deploy.Parse(manifests)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg.Name, err)
+	}
+	// The inventory lives in the namespace, so it comes first.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", Namespace, err)
+	}
+	fmt.Fprintf(out, "waiting for resource %s of type *v1.Deployment to be up and running\n", kappController)
+	start := time.Now()
+	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: Namespace}, kappController, kappController, objs, timeout); err != nil {
+		return fmt.Errorf("failed to install kapp-controller %s: %w", pkg.Spec.Version, err)
+	}
+	fmt.Fprintf(out, "kapp-controller %s is running after %s\n", pkg.Spec.Version, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// CheckRepository says whether the management package repository can be read and holds the
+// packages the payload installs from it.
+func CheckRepository(ctx context.Context, repository string) error {
+	for _, refName := range []string{KappControllerRefName, MetaPackageRefName} {
+		if _, err := newestPackage(ctx, repository, refName); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newestPackage reads the repository bundle and returns the newest Package of a refName in it.
+func newestPackage(ctx context.Context, repository, refName string) (*datapkgingv1alpha1.Package, error) {
+	files, err := fetch.ImageFiles(ctx, repository, authn.Anonymous)
+	if err != nil {
+		return nil, fmt.Errorf("the management package repository %s: %w (`make packages` pushes it to the local registry)", repository, err)
+	}
+	var newest *datapkgingv1alpha1.Package
+	var newestVersion semver.Version
+	for p, data := range files {
+		if !strings.HasPrefix(p, "packages/"+refName+"/") || !strings.HasSuffix(p, ".yml") && !strings.HasSuffix(p, ".yaml") {
+			continue
+		}
+		pkg := &datapkgingv1alpha1.Package{}
+		if err := yaml.Unmarshal(data, pkg); err != nil {
+			return nil, fmt.Errorf("repository %s, %s: %w", repository, p, err)
+		}
+		if pkg.Kind != "Package" || pkg.Spec.RefName != refName {
+			continue
+		}
+		v, err := semver.ParseTolerant(pkg.Spec.Version)
+		if err != nil {
+			return nil, fmt.Errorf("repository %s, %s: version %q: %w", repository, p, pkg.Spec.Version, err)
+		}
+		if newest == nil || v.GT(newestVersion) {
+			newest, newestVersion = pkg, v
+		}
+	}
+	if newest == nil {
+		return nil, fmt.Errorf("the management package repository %s has no package %s", repository, refName)
+	}
+	return newest, nil
+}
+
+// ImageBeside returns the image named image in the same registry path as ref: for
+// 127.0.0.1:5000/packages/slipway-repo:v0.1.0 and tkr-repository,
+// 127.0.0.1:5000/packages/tkr-repository.
+func ImageBeside(ref, image string) (string, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	return r.Context().RegistryStr() + "/" + path.Join(path.Dir(r.Context().RepositoryStr()), image), nil
+}
+
+// metaPackageValues are tkg-pkg's values for this repository and provider.
+func metaPackageValues(o Options) ([]byte, error) {
+	compatibility, err := ImageBeside(o.PackageRepository, "tkr-compatibility")
+	if err != nil {
+		return nil, err
+	}
+	tkrRepository, err := ImageBeside(o.PackageRepository, "tkr-repository")
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(map[string]any{
+		"namespace":              Namespace,
+		"infrastructureProvider": o.InfrastructureProvider,
+		"tkrSourceController": map[string]any{
+			"compatibilityImage":          compatibility,
+			"tkrRepositoryImage":          tkrRepository,
+			"initialDiscoverFrequency":    10,
+			"continuousDiscoverFrequency": 600,
+		},
+	})
+}
+
+// InstallManagementPackages adds the management package repository, installs tkg-pkg and waits
+// for it and for every PackageInstall it made.
+func InstallManagementPackages(ctx context.Context, c client.Client, o Options) error {
+	pc := &packaging.Client{C: c, Out: o.Out}
+	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: Namespace, URL: o.PackageRepository,
+		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
+		return err
+	}
+	versions, err := pc.AvailableVersions(ctx, MetaPackageRefName, Namespace)
+	if err != nil {
+		return err
+	}
+	if len(versions) == 0 {
+		return fmt.Errorf("the management package repository %s has no package %s", o.PackageRepository, MetaPackageRefName)
+	}
+	values, err := metaPackageValues(o)
+	if err != nil {
+		return err
+	}
+	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: Namespace, PackageName: MetaPackageRefName,
+		Version: versions[len(versions)-1].Version, Values: values}); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "Added installed package '%s'\n", MetaPackage)
+	return waitForPackages(ctx, pc, c, o.Timeout, o.Out)
+}
+
+// waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.
+func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client, timeout time.Duration, out io.Writer) error {
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format, args...)
+	}
+	say("waiting for package: %s\n", MetaPackage)
+	if err := pc.WaitReconciled(ctx, MetaPackage, Namespace, timeout); err != nil {
+		return err
+	}
+	say("successfully reconciled package: %s\n", MetaPackage)
+	children, err := childrenOf(ctx, c, MetaPackage)
+	if err != nil {
+		return err
+	}
+	for _, child := range children {
+		say("waiting for package: %s\n", child)
+	}
+	errs := make([]error, len(children))
+	var wg sync.WaitGroup
+	for i, child := range children {
+		wg.Go(func() {
+			if errs[i] = pc.WaitReconciled(ctx, child, Namespace, timeout); errs[i] == nil {
+				say("successfully reconciled package: %s\n", child)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// childrenOf lists the PackageInstalls that an installed package's App deployed, by the label
+// the App's status names.
+func childrenOf(ctx context.Context, c client.Client, installed string) ([]string, error) {
+	app := &kappctrlv1alpha1.App{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: installed}, app); err != nil {
+		return nil, fmt.Errorf("failed to read the App of %s: %w", installed, err)
+	}
+	if app.Status.Deploy == nil || app.Status.Deploy.KappDeployStatus == nil {
+		return nil, fmt.Errorf("the App of %s reports no deployed resources", installed)
+	}
+	key, value, ok := strings.Cut(app.Status.Deploy.KappDeployStatus.AssociatedResources.Label, "=")
+	if !ok {
+		return nil, fmt.Errorf("the App of %s reports no label of its resources", installed)
+	}
+	list := &pkgingv1alpha1.PackageInstallList{}
+	if err := c.List(ctx, list, client.MatchingLabels{key: value}); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, pi := range list.Items {
+		if pi.Namespace == Namespace {
+			names = append(names, pi.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}

@@ -59,6 +59,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		"waiting for package: tkg-pkg",
 		"waiting for package: tkg-clusterclass",
 		"successfully reconciled package: tkg-clusterclass",
+		"Waiting for Kubernetes releases v1.34.3+vmware.1-tkg.1, v1.35.4+vmware.1-tkg.1",
 	} {
 		i := strings.Index(lc.created, line)
 		if i < 0 {
@@ -73,6 +74,11 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass"} {
 		if !strings.Contains(lc.created, "successfully reconciled package: "+child+"\n") {
 			t.Errorf("the bootstrap output does not say %s reconciled", child)
+		}
+	}
+	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
+		if !strings.Contains(lc.created, "Kubernetes release "+tkr+" is ready\n") {
+			t.Errorf("the bootstrap output does not say %s is ready", tkr)
 		}
 	}
 	if !strings.Contains(lc.created, `Installing provider="cluster-api" version="`+clusterapi.Version+`" targetNamespace="capi-system"`) {

@@ -26,16 +26,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/packaging"
 	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/packaging/template"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkr/source"
 )
 
 // Names TKG gives what it installs.
@@ -147,6 +150,13 @@ func CheckRepository(ctx context.Context, repository string) error {
 			return err
 		}
 	}
+	compatibility, err := ImageBeside(repository, "tkr-compatibility")
+	if err != nil {
+		return err
+	}
+	if _, err := source.ReadCompatibility(ctx, compatibility, authn.Anonymous); err != nil {
+		return fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
+	}
 	return nil
 }
 
@@ -194,19 +204,34 @@ func ImageBeside(ref, image string) (string, error) {
 	return r.Context().RegistryStr() + "/" + path.Join(path.Dir(r.Context().RepositoryStr()), image), nil
 }
 
-// metaPackageValues are tkg-pkg's values for this repository and provider.
-func metaPackageValues(o Options) ([]byte, error) {
+// metaPackageValues are tkg-pkg's values for this repository and provider. The releases the
+// compatibility metadata lists for tkg-pkg's TKG version are made compatible, as TKG does on a
+// bootstrap cluster, where no management cluster says its TKG version yet.
+func metaPackageValues(ctx context.Context, o Options, tkgVersion string) ([]byte, []string, error) {
 	compatibility, err := ImageBeside(o.PackageRepository, "tkr-compatibility")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tkrRepository, err := ImageBeside(o.PackageRepository, "tkr-repository")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return yaml.Marshal(map[string]any{
-		"namespace":              Namespace,
-		"infrastructureProvider": o.InfrastructureProvider,
+	content, err := source.ReadCompatibility(ctx, compatibility, authn.Anonymous)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
+	}
+	metadata := &source.CompatibilityMetadata{}
+	if err := yaml.Unmarshal(content, metadata); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", compatibility, err)
+	}
+	tkrs, found := metadata.SupportedBy(tkgVersion)
+	if !found || len(tkrs) == 0 {
+		return nil, nil, fmt.Errorf("the TKR compatibility metadata %s lists no Kubernetes release for TKG %s (the version of %s): add an entry for it to packages/tkr/compatibility.yaml", compatibility, tkgVersion, MetaPackageRefName)
+	}
+	values, err := yaml.Marshal(map[string]any{
+		"namespace":                Namespace,
+		"infrastructureProvider":   o.InfrastructureProvider,
+		"additionalCompatibleTKRs": tkrs,
 		"tkrSourceController": map[string]any{
 			"compatibilityImage":          compatibility,
 			"tkrRepositoryImage":          tkrRepository,
@@ -214,6 +239,7 @@ func metaPackageValues(o Options) ([]byte, error) {
 			"continuousDiscoverFrequency": 600,
 		},
 	})
+	return values, tkrs, err
 }
 
 // InstallManagementPackages adds the management package repository, installs tkg-pkg and waits
@@ -231,16 +257,47 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 	if len(versions) == 0 {
 		return fmt.Errorf("the management package repository %s has no package %s", o.PackageRepository, MetaPackageRefName)
 	}
-	values, err := metaPackageValues(o)
+	version := versions[len(versions)-1].Version
+	// tkg-pkg's version is the TKG version it makes.
+	values, tkrs, err := metaPackageValues(ctx, o, "v"+version)
 	if err != nil {
 		return err
 	}
 	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: Namespace, PackageName: MetaPackageRefName,
-		Version: versions[len(versions)-1].Version, Values: values}); err != nil {
+		Version: version, Values: values}); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "Added installed package '%s'\n", MetaPackage)
-	return waitForPackages(ctx, pc, c, o.Timeout, o.Out)
+	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Out); err != nil {
+		return err
+	}
+	return waitForReleases(ctx, c, tkrs, o.Timeout, o.Out)
+}
+
+// waitForReleases waits until the TKR source has installed each compatible release and it is
+// Ready, so that clusters of them are admitted once the payload is in.
+func waitForReleases(ctx context.Context, c client.Client, versions []string, timeout time.Duration, out io.Writer) error {
+	fmt.Fprintf(out, "Waiting for Kubernetes releases %s\n", strings.Join(versions, ", "))
+	ready := map[string]bool{}
+	var missing []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		list := &runv1alpha3.TanzuKubernetesReleaseList{}
+		if err := c.List(ctx, list); err != nil {
+			return false, err
+		}
+		for _, tkr := range list.Items {
+			if !ready[tkr.Spec.Version] && slices.Contains(versions, tkr.Spec.Version) && tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+				ready[tkr.Spec.Version] = true
+				fmt.Fprintf(out, "Kubernetes release %s is ready\n", tkr.Name)
+			}
+		}
+		missing = slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return ready[v] })
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Kubernetes releases %s are not ready after %s (`slipway kubernetes-release get` shows their conditions): %w", strings.Join(missing, ", "), timeout, err)
+	}
+	return nil
 }
 
 // waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.

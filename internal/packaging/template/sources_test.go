@@ -78,19 +78,20 @@ func TestPackageSourcesRender(t *testing.T) {
 	}
 }
 
+// TestMetaPackageCompatibleTKRs checks that the releases tkg-pkg is given are written to a
+// ConfigMap the TKR source reads.
+func TestMetaPackageCompatibleTKRs(t *testing.T) {
+	out := renderMetaPackage(t, "additionalCompatibleTKRs: [v1.34.3+vmware.1-tkg.1, v1.35.4+vmware.1-tkg.1]\n")
+	for _, want := range []string{"run.tanzu.vmware.com/additional-compatible-tkrs: \"\"", "tkrVersions: |", "- v1.34.3+vmware.1-tkg.1", "- v1.35.4+vmware.1-tkg.1"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tkg-pkg renders no %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestMetaPackageClusterClassChild checks that tkg-pkg installs the ClusterClass package of the
 // infrastructure provider it is given, none without one, and refuses a provider it has none for.
 func TestMetaPackageClusterClassChild(t *testing.T) {
-	root, err := assets.SourceRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := bundlepkg.Files(filepath.Join(root, "packages", "tkg.tanzu.vmware.com", "2.5.2", "bundle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"},
-		ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: "values.yml"}}}}}
 	for _, tc := range []struct {
 		provider, wantErr string
 		wantChild         bool
@@ -100,11 +101,7 @@ func TestMetaPackageClusterClassChild(t *testing.T) {
 		{provider: "vsphere", wantErr: "infrastructureProvider"},
 	} {
 		t.Run("provider "+tc.provider, func(t *testing.T) {
-			tree := map[string]string{"values.yml": fmt.Sprintf("infrastructureProvider: %q\n", tc.provider)}
-			for p, data := range files {
-				tree[p] = string(data)
-			}
-			out, err := Template(t.Context(), nil, "default", steps, testfiles.WriteTree(t, tree))
+			out, err := renderMetaPackageErr(t, fmt.Sprintf("infrastructureProvider: %q\n", tc.provider))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
@@ -114,9 +111,41 @@ func TestMetaPackageClusterClassChild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if strings.Contains(string(out), "additional-compatible-tkrs") {
+				t.Errorf("a compatible-TKRs ConfigMap is rendered though none was given")
+			}
 			if got := strings.Contains(string(out), "refName: tkg-clusterclass.tanzu.vmware.com"); got != tc.wantChild {
 				t.Errorf("tkg-clusterclass child rendered: %v, want %v\n%s", got, tc.wantChild, out)
 			}
 		})
 	}
+}
+
+// renderMetaPackage renders tkg-pkg's source with the values document.
+func renderMetaPackage(t *testing.T, values string) []byte {
+	t.Helper()
+	out, err := renderMetaPackageErr(t, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func renderMetaPackageErr(t *testing.T, values string) ([]byte, error) {
+	t.Helper()
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := bundlepkg.Files(filepath.Join(root, "packages", "tkg.tanzu.vmware.com", "2.5.2", "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := map[string]string{"values.yml": values}
+	for p, data := range files {
+		tree[p] = string(data)
+	}
+	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"},
+		ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: "values.yml"}}}}}
+	return Template(t.Context(), nil, "default", steps, testfiles.WriteTree(t, tree))
 }

@@ -146,10 +146,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// RenderSource renders a package source of packages/ (its <refName>/<version> directory) with its
-// default values through a ytt step over config/, as its Package templates it.
-func RenderSource(ctx context.Context, versionDir string) ([]byte, error) {
-	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"}}}}
-	return Template(ctx, nil, "default", steps, filepath.Join(versionDir, "bundle"))
-}

@@ -55,6 +55,20 @@ type ManagementClusterVersion struct {
 	SupportedKubernetesVersions []string `json:"supportedKubernetesVersions"`
 }
 
+// SupportedBy returns the releases the metadata lists for a TKG version, and whether it has an
+// entry for it.
+func (m *CompatibilityMetadata) SupportedBy(tkgVersion string) ([]string, bool) {
+	var out []string
+	found := false
+	for _, mv := range m.ManagementClusterVersions {
+		if mv.TKGVersion == tkgVersion {
+			out = append(out, mv.SupportedKubernetesVersions...)
+			found = true
+		}
+	}
+	return out, found
+}
+
 // Compatibility computes the compatible release versions.
 type Compatibility struct {
 	Client    client.Reader
@@ -82,13 +96,8 @@ func (c *Compatibility) CompatibleVersions(ctx context.Context) (sets.Set[string
 	case metadata == nil:
 		why = fmt.Sprintf("ConfigMap %s/%s holds no compatibility metadata yet", c.Namespace, CompatibilityConfigMap)
 	default:
-		found := false
-		for _, mv := range metadata.ManagementClusterVersions {
-			if mv.TKGVersion == tkgVersion {
-				out.Insert(mv.SupportedKubernetesVersions...)
-				found = true
-			}
-		}
+		supported, found := metadata.SupportedBy(tkgVersion)
+		out.Insert(supported...)
 		if found {
 			why = fmt.Sprintf("the compatibility metadata does not list it for TKG %s", tkgVersion)
 		} else {

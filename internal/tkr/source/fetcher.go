@@ -83,9 +83,24 @@ func (f *Fetcher) FetchAll(ctx context.Context) error {
 }
 
 func (f *Fetcher) fetchCompatibility(ctx context.Context) error {
-	tags, err := fetch.ListTags(ctx, f.CompatibilityImage, f.Auth)
+	content, err := ReadCompatibility(ctx, f.CompatibilityImage, f.Auth)
 	if err != nil {
 		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.Compatibility.Namespace, Name: CompatibilityConfigMap}}
+	_, err = controllerutil.CreateOrPatch(ctx, f.Client, cm, func() error {
+		cm.BinaryData = map[string][]byte{CompatibilityKey: content}
+		return nil
+	})
+	return err
+}
+
+// ReadCompatibility returns the metadata of the newest readable tag (v<number>) of the
+// compatibility image; an unreadable newest tag falls back to the one before, as TKG does.
+func ReadCompatibility(ctx context.Context, image string, auth authn.Authenticator) ([]byte, error) {
+	tags, err := fetch.ListTags(ctx, image, auth)
+	if err != nil {
+		return nil, err
 	}
 	var numbers []int
 	for _, t := range tags {
@@ -94,31 +109,23 @@ func (f *Fetcher) fetchCompatibility(ctx context.Context) error {
 		}
 	}
 	if len(numbers) == 0 {
-		return fmt.Errorf("%s has no tag of the form v<number>", f.CompatibilityImage)
+		return nil, fmt.Errorf("%s has no tag of the form v<number>", image)
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(numbers)))
 	var errs []error
 	for _, n := range numbers {
-		ref := fmt.Sprintf("%s:v%d", f.CompatibilityImage, n)
-		content, err := f.compatibilityFile(ctx, ref)
-		if err != nil {
-			// An unreadable newest tag falls back to the one before, as TKG does.
-			errs = append(errs, err)
-			continue
+		content, err := compatibilityFile(ctx, fmt.Sprintf("%s:v%d", image, n), auth)
+		if err == nil {
+			return content, nil
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.Compatibility.Namespace, Name: CompatibilityConfigMap}}
-		_, err = controllerutil.CreateOrPatch(ctx, f.Client, cm, func() error {
-			cm.BinaryData = map[string][]byte{CompatibilityKey: content}
-			return nil
-		})
-		return err
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return nil, errors.Join(errs...)
 }
 
 // compatibilityFile returns the one metadata file of the image, checked to parse.
-func (f *Fetcher) compatibilityFile(ctx context.Context, ref string) ([]byte, error) {
-	files, err := fetch.ImageFiles(ctx, ref, f.Auth)
+func compatibilityFile(ctx context.Context, ref string, auth authn.Authenticator) ([]byte, error) {
+	files, err := fetch.ImageFiles(ctx, ref, auth)
 	if err != nil {
 		return nil, err
 	}

@@ -84,12 +84,14 @@ func isAssetsDir(dir string) bool {
 }
 
 // Kubernetes returns the path of a Kubernetes binary of the given version, or an error saying
-// how to get it.
+// how to get it. A version with build metadata, as a TKR's (v1.34.3+vmware.1), runs the
+// upstream build of its release (v1.34.3).
 func (s Set) Kubernetes(version, binary string) (string, error) {
-	if !slices.Contains(KubernetesVersions, version) {
+	release, _, _ := strings.Cut(version, "+")
+	if !slices.Contains(KubernetesVersions, release) {
 		return "", fmt.Errorf("unsupported Kubernetes version %q: use one of %s", version, strings.Join(KubernetesVersions, ", "))
 	}
-	return s.existing(filepath.Join(s.Dir, "k8s", version, binary))
+	return s.existing(filepath.Join(s.Dir, "k8s", release, binary))
 }
 
 // EtcdPath returns the path of the etcd binary, or an error saying how to get it.

@@ -65,4 +65,11 @@ func TestFoundBinary(t *testing.T) {
 	if err != nil || got != path {
 		t.Fatalf("Kubernetes() = %q, %v; want %q", got, err, path)
 	}
+	// A TKR's version (build metadata after "+") runs its release's binary.
+	if got, err := set.Kubernetes("v1.34.3+vmware.1", assets.KubeScheduler); err != nil || got != path {
+		t.Fatalf("Kubernetes(v1.34.3+vmware.1) = %q, %v; want %q", got, err, path)
+	}
+	if _, err := set.Kubernetes("v1.33.0+vmware.1", assets.KubeScheduler); err == nil {
+		t.Fatal("a TKR version of an unsupported release is accepted")
+	}
 }

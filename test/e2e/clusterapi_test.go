@@ -145,26 +145,30 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	if err := lc.client.Create(ctx, wc); err != nil {
 		t.Fatal(err)
 	}
+	// The TKR resolver resolved the version to the release's.
+	if wc.Labels["run.tanzu.vmware.com/tkr"] != "v1.34.3---vmware.1-tkg.1" || wc.Spec.Topology.Version != "v1.34.3+vmware.1" {
+		t.Errorf("the resolver gave TKR %q and version %q", wc.Labels["run.tanzu.vmware.com/tkr"], wc.Spec.Topology.Version)
+	}
 	eventually(t, 3*time.Minute, "the workload cluster Available", func() error {
-		return clusterAvailable(ctx, lc, wc, "v1.34.3", 2)
+		return clusterAvailable(ctx, lc, wc, "v1.34.3+vmware.1", 2)
 	})
 	t.Logf("workload cluster Available after %s", time.Since(created).Round(100*time.Millisecond))
 
 	// Its kubeconfig Secret reaches it, and every node is Ready at the version.
-	checkNodes(t, lc, wc, "v1.34.3", 2)
+	checkNodes(t, lc, wc, "v1.34.3+vmware.1", 2)
 
 	// Scale the workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, lc, wc, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
-	eventually(t, 3*time.Minute, "two workers", func() error { return clusterAvailable(ctx, lc, wc, "v1.34.3", 3) })
+	eventually(t, 3*time.Minute, "two workers", func() error { return clusterAvailable(ctx, lc, wc, "v1.34.3+vmware.1", 3) })
 	t.Logf("scaled to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
 
 	// Upgrade: every machine is replaced by one of v1.35.4.
 	upgraded := time.Now()
 	patchTopology(t, lc, wc, func(c *clusterv1.Cluster) { c.Spec.Topology.Version = "v1.35.4" })
-	eventually(t, 8*time.Minute, "the upgrade to v1.35.4", func() error { return clusterAvailable(ctx, lc, wc, "v1.35.4", 3) })
+	eventually(t, 8*time.Minute, "the upgrade to v1.35.4", func() error { return clusterAvailable(ctx, lc, wc, "v1.35.4+vmware.1", 3) })
 	t.Logf("upgraded to v1.35.4 in %s", time.Since(upgraded).Round(100*time.Millisecond))
-	checkNodes(t, lc, wc, "v1.35.4", 3)
+	checkNodes(t, lc, wc, "v1.35.4+vmware.1", 3)
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
 	deleted := time.Now()

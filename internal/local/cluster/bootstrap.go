@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"strings"
 	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,14 +37,18 @@ const fieldOwner = client.FieldOwner("slipway")
 // manifestValues are what the manifests are rendered with.
 type manifestValues struct {
 	Name, KubernetesVersion, Endpoint, EndpointHostPort string
-	DNSDomain, DNSServiceIP, ServiceCIDR, PodSubnet     string
-	CAData                                              string
+	// ImageTag is the version as an image tag: "+" is not allowed in tags, and kubeadm writes
+	// it "_" (v1.34.3+vmware.1 → v1.34.3_vmware.1).
+	ImageTag                                        string
+	DNSDomain, DNSServiceIP, ServiceCIDR, PodSubnet string
+	CAData                                          string
 }
 
 func newManifestValues(spec *Spec, caPEM []byte) manifestValues {
 	return manifestValues{
 		Name:              spec.Name,
 		KubernetesVersion: spec.KubernetesVersion,
+		ImageTag:          strings.ReplaceAll(spec.KubernetesVersion, "+", "_"),
 		Endpoint:          spec.Endpoint(),
 		EndpointHostPort:  net.JoinHostPort(spec.EndpointHost(), fmt.Sprint(APIServerPort)),
 		DNSDomain:         DNSDomain,

@@ -34,7 +34,7 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe}
+	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe, Home: os.Getenv(EnvLocalCluster)}
 	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

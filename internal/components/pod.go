@@ -24,6 +24,8 @@ const (
 	// EnvLocalStore is the directory of the local runtime's clusters on this host, where the
 	// local infrastructure provider keeps the clusters it makes.
 	EnvLocalStore = "SLIPWAY_LOCAL_STORE"
+	// EnvLocalCluster names the local cluster the pod runs in.
+	EnvLocalCluster = "SLIPWAY_LOCAL_CLUSTER"
 )
 
 // serviceAccountDir is where Kubernetes mounts a pod's token, CA and namespace.

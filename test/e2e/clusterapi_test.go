@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -157,6 +159,9 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// Its kubeconfig Secret reaches it, and every node is Ready at the version.
 	checkNodes(t, lc, wc, "v1.34.3+vmware.1", 2)
 
+	// The release's add-ons, through the ClusterBootstrap.
+	checkAddons(t, lc, wc, "v1.34.3---vmware.1-tkg.1")
+
 	// Scale the workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, lc, wc, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
@@ -169,6 +174,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	eventually(t, 8*time.Minute, "the upgrade to v1.35.4", func() error { return clusterAvailable(ctx, lc, wc, "v1.35.4+vmware.1", 3) })
 	t.Logf("upgraded to v1.35.4 in %s", time.Since(upgraded).Round(100*time.Millisecond))
 	checkNodes(t, lc, wc, "v1.35.4+vmware.1", 3)
+	checkAddons(t, lc, wc, "v1.35.4---vmware.1-tkg.1")
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
 	deleted := time.Now()
@@ -231,18 +237,7 @@ func clusterAvailable(ctx context.Context, lc *localCluster, wc *clusterv1.Clust
 // checkNodes reads the workload cluster through the kubeconfig Secret Cluster API wrote.
 func checkNodes(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version string, count int) {
 	t.Helper()
-	secret := &corev1.Secret{}
-	if err := lc.client.Get(t.Context(), client.ObjectKey{Namespace: wc.Namespace, Name: wc.Name + "-kubeconfig"}, secret); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["value"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wcc := workloadClient(t, lc, wc)
 	eventually(t, time.Minute, "the workload cluster's nodes", func() error {
 		nodes := &corev1.NodeList{}
 		if err := wcc.List(t.Context(), nodes); err != nil {
@@ -264,6 +259,54 @@ func checkNodes(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version s
 	})
 }
 
+// workloadClient reaches a workload cluster through the kubeconfig Secret Cluster API wrote.
+func workloadClient(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) client.Client {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := lc.client.Get(t.Context(), client.ObjectKey{Namespace: wc.Namespace, Name: wc.Name + "-kubeconfig"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["value"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wcc
+}
+
+// checkAddons waits for the release's packages, which the addons manager on the bootstrap
+// cluster installs through the ClusterBootstrap, to reconcile on the workload cluster.
+func checkAddons(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, tkr string) {
+	t.Helper()
+	cb := &runv1alpha3.ClusterBootstrap{}
+	if err := lc.client.Get(t.Context(), client.ObjectKeyFromObject(wc), cb); err != nil {
+		t.Fatalf("the ClusterBootstrap of %s: %v", wc.Name, err)
+	}
+	if cb.Status.ResolvedTKR != tkr {
+		t.Errorf("ClusterBootstrap resolvedTKR %q, want %s", cb.Status.ResolvedTKR, tkr)
+	}
+	wcc := workloadClient(t, lc, wc)
+	eventually(t, 2*time.Minute, "the add-on packages on the workload cluster", func() error {
+		list := &pkgingv1alpha1.PackageInstallList{}
+		if err := wcc.List(t.Context(), list, client.InNamespace("tkg-system")); err != nil {
+			return err
+		}
+		for _, name := range []string{"antrea", "vsphere-cpi", "vsphere-csi", "metrics-server", "secretgen-controller", "pinniped", "tkg-storageclass"} {
+			found := false
+			for _, pi := range list.Items {
+				found = found || pi.Name == wc.Name+"-"+name && pi.Status.FriendlyDescription == "Reconcile succeeded"
+			}
+			if !found {
+				return fmt.Errorf("PackageInstall tkg-system/%s-%s has not reconciled", wc.Name, name)
+			}
+		}
+		return nil
+	})
+}
+
 func patchTopology(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, change func(*clusterv1.Cluster)) {
 	t.Helper()
 	c := &clusterv1.Cluster{}
@@ -276,4 +319,3 @@ func patchTopology(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, change
 		t.Fatal(err)
 	}
 }
-

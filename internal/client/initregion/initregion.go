@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,8 @@ const (
 	// KappControllerRefName is the package kapp-controller is rendered from.
 	KappControllerRefName = "kapp-controller.tanzu.vmware.com"
 	kappController        = "kapp-controller"
+	// valuesFile is where kapp-controller's values are written beside its fetched bundle.
+	valuesFile = "slipway-values.yml"
 )
 
 // DefaultPackageRepository is where `make packages` pushes the management package repository.
@@ -121,7 +124,20 @@ func InstallKappController(ctx context.Context, c client.Client, repository stri
 	if err := fetch.Fetch(ctx, nil, "", spec.Fetch, dir); err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
-	manifests, err := template.Template(ctx, nil, "", spec.Template, dir)
+	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
+	// Packages of the TKRs there serve the clusters of every namespace.
+	values := "kappController:\n  globalNamespace: " + Namespace + "\n"
+	if err := os.WriteFile(filepath.Join(dir, valuesFile), []byte(values), 0o600); err != nil {
+		return err
+	}
+	steps := slices.Clone(spec.Template)
+	if len(steps) == 0 || steps[0].Ytt == nil {
+		return fmt.Errorf("package %s does not template with ytt first: its values cannot be given", pkg.Name)
+	}
+	first := *steps[0].Ytt
+	first.ValuesFrom = append(slices.Clone(first.ValuesFrom), kappctrlv1alpha1.AppTemplateValuesSource{Path: valuesFile})
+	steps[0].Ytt = &first
+	manifests, err := template.Template(ctx, nil, "", steps, dir)
 	if err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
@@ -301,6 +317,8 @@ func waitForReleases(ctx context.Context, c client.Client, versions []string, ti
 }
 
 // waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.
+// A package that fails is waited past until the timeout, as TKG does: packages of one meta
+// package may need each other's CRDs, and the package controller retries them.
 func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client, timeout time.Duration, out io.Writer) error {
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
@@ -309,7 +327,7 @@ func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client,
 		fmt.Fprintf(out, format, args...)
 	}
 	say("waiting for package: %s\n", MetaPackage)
-	if err := pc.WaitReconciled(ctx, MetaPackage, Namespace, timeout); err != nil {
+	if err := pc.WaitReconciled(ctx, MetaPackage, Namespace, timeout, true); err != nil {
 		return err
 	}
 	say("successfully reconciled package: %s\n", MetaPackage)
@@ -324,7 +342,7 @@ func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client,
 	var wg sync.WaitGroup
 	for i, child := range children {
 		wg.Go(func() {
-			if errs[i] = pc.WaitReconciled(ctx, child, Namespace, timeout); errs[i] == nil {
+			if errs[i] = pc.WaitReconciled(ctx, child, Namespace, timeout, true); errs[i] == nil {
 				say("successfully reconciled package: %s\n", child)
 			}
 		})

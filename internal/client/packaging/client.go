@@ -77,8 +77,10 @@ func succeeded(status kappctrlv1alpha1.GenericStatus, generation int64) (bool, e
 	return false, nil
 }
 
-// waitFor polls get until the object reconciles, fails, or the timeout passes.
-func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration, get func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, error)) error {
+// waitFor polls get until the object reconciles, fails, or the timeout passes. With
+// retryFailures, a failed reconcile is waited past (the controller retries it) and reported only
+// if it is still failing at the timeout.
+func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration, retryFailures bool, get func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, error)) error {
 	var last kappctrlv1alpha1.GenericStatus
 	var failed error
 	err := wait.PollUntilContextTimeout(ctx, c.interval(), timeout, true, func(ctx context.Context) (bool, error) {
@@ -88,8 +90,8 @@ func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration
 		}
 		last = status
 		done, err := succeeded(status, generation)
-		if err != nil {
-			failed = err
+		failed = err
+		if err != nil && !retryFailures {
 			return false, err
 		}
 		return done, nil

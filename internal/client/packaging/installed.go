@@ -130,7 +130,7 @@ func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done strin
 		return nil
 	}
 	fmt.Fprintf(c.Out, "Waiting for 'PackageInstall' reconciliation for '%s'\n", o.Name)
-	if err := c.WaitReconciled(ctx, o.Name, o.Namespace, o.WaitTimeout); err != nil {
+	if err := c.WaitReconciled(ctx, o.Name, o.Namespace, o.WaitTimeout, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Out, "%s '%s' in namespace '%s'\n", done, o.Name, o.Namespace)
@@ -138,9 +138,10 @@ func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done strin
 }
 
 // WaitReconciled waits until an installed package has reconciled its current generation; it
-// returns the package's useful error message when it fails.
-func (c *Client) WaitReconciled(ctx context.Context, name, namespace string, timeout time.Duration) error {
-	return c.waitFor(ctx, "package install "+name, timeout, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+// returns the package's useful error message when it fails, or, with retryFailures, when it is
+// still failing at the timeout.
+func (c *Client) WaitReconciled(ctx context.Context, name, namespace string, timeout time.Duration, retryFailures bool) error {
+	return c.waitFor(ctx, "package install "+name, timeout, retryFailures, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
 		pi := &pkgingv1alpha1.PackageInstall{}
 		err := c.C.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pi)
 		return pi.Status.GenericStatus, pi.Generation, err

@@ -56,7 +56,7 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 		return nil
 	}
 	fmt.Fprintf(c.Out, "Waiting for package repository to be added\n")
-	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, false, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
 		r := &pkgingv1alpha1.PackageRepository{}
 		err := c.C.Get(ctx, client.ObjectKeyFromObject(repo), r)
 		return r.Status.GenericStatus, r.Generation, err

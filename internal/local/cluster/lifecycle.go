@@ -81,6 +81,17 @@ func (s Store) Delete(name, kubeconfig string) error {
 	if _, err := os.Stat(dirs.Root); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
+	// The clusters this one's infrastructure provider made go first: nothing would delete them.
+	var errs []error
+	if specs, err := s.List(); err == nil {
+		for _, spec := range specs {
+			if spec.Owner != nil && spec.Owner.ManagementCluster == name && spec.Name != name {
+				if err := s.Delete(spec.Name, ""); err != nil && !errors.Is(err, ErrNotFound) {
+					errs = append(errs, fmt.Errorf("cluster %s of %s: %w", spec.Name, name, err))
+				}
+			}
+		}
+	}
 	// Agents stop their pods and static components on SIGTERM; whatever still mentions the
 	// cluster's directory afterwards is killed.
 	var agents []int
@@ -91,7 +102,6 @@ func (s Store) Delete(name, kubeconfig string) error {
 			}
 		}
 	}
-	var errs []error
 	if err := proc.Terminate(agents, 30*time.Second); err != nil {
 		errs = append(errs, err)
 	}

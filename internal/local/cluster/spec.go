@@ -60,6 +60,9 @@ type Owner struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	UID       string `json:"uid"`
+	// ManagementCluster is the local cluster whose infrastructure provider made this one;
+	// deleting it deletes this one too, as its machines cannot outlive their Cluster API.
+	ManagementCluster string `json:"managementCluster,omitempty"`
 }
 
 // NodeSpec is one node. A node and its pods each have two addresses: a loopback address its

@@ -3,9 +3,11 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // HomeEnv names the environment variable that overrides slipway's state directory.
@@ -89,9 +91,22 @@ func (s Store) FreeIndex() (int, error) {
 		used[spec.Index] = true
 	}
 	for i := 1; i < 255; i++ {
-		if !used[i] {
+		if !used[i] && blockFree(i) {
 			return i, nil
 		}
 	}
 	return 0, errors.New("every loopback block 127.1-254.0.0/16 is taken: delete a local cluster first")
+}
+
+// blockFree says whether nothing listens on the API server port of the block's load balancer and
+// first node: a cluster of another store (another SLIPWAY_HOME) on this host may hold the block.
+func blockFree(index int) bool {
+	for _, host := range []string{fmt.Sprintf("127.%d.0.1", index), fmt.Sprintf("127.%d.0.2", index)} {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(APIServerPort)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
 }

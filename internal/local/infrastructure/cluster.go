@@ -31,7 +31,9 @@ import (
 type Runtime struct {
 	Store      cluster.Store
 	Executable string
-	mu         sync.Mutex
+	// Home is the local cluster the provider runs in: the clusters it makes are deleted with it.
+	Home string
+	mu   sync.Mutex
 }
 
 // ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, and
@@ -134,13 +136,20 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec,
 	defer r.Runtime.mu.Unlock()
 	dirs := r.Runtime.Store.Dirs(owner.Name)
 	if _, err := os.Stat(dirs.Spec()); err == nil {
-		return r.Runtime.ownedSpec(owner)
+		spec, err := r.Runtime.ownedSpec(owner)
+		if err != nil || spec.Owner.ManagementCluster == r.Runtime.Home {
+			return spec, err
+		}
+		// The Cluster moved to another management cluster: the cluster now goes with that one.
+		spec.Owner.ManagementCluster = r.Runtime.Home
+		return spec, cluster.WriteSpec(dirs, spec)
 	}
 	index, err := r.Runtime.Store.FreeIndex()
 	if err != nil {
 		return nil, err
 	}
-	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID)})
+	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
+		ManagementCluster: r.Runtime.Home})
 	return spec, cluster.WriteSpec(dirs, spec)
 }
 

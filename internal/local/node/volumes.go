@@ -251,6 +251,7 @@ func (w *podWorker) env(ctx context.Context, c *corev1.Container) ([]string, err
 	set(components.EnvPodIP, w.ip)
 	set(components.EnvMounts, mounts)
 	set(components.EnvLocalStore, filepath.Dir(a.dirs.Root))
+	set(components.EnvLocalCluster, filepath.Base(a.dirs.Root))
 	env := make([]string, 0, len(order))
 	for _, k := range order {
 		env = append(env, k+"="+vars[k])

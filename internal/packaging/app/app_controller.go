@@ -147,6 +147,16 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// retryAfter is when a failed App is tried again: 2^failures seconds, at most its sync period,
+// as kapp-controller backs off, so that a failure that clears itself (a CRD another App is
+// installing) costs seconds, not a sync period.
+func retryAfter(failures int, syncPeriod time.Duration) time.Duration {
+	if failures >= 30 {
+		return syncPeriod
+	}
+	return min(time.Duration(1<<failures)*time.Second, syncPeriod)
+}
+
 // reconcileNormal fetches, templates and deploys.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
 	app := s.app
@@ -159,7 +169,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		s.status.FriendlyDescription = "Reconcile failed: " + firstLine(msg)
 		setCondition(&s.status, kappctrlv1alpha1.ReconcileFailed, "", msg)
 		ctrl.LoggerFrom(ctx).Info("Reconcile failed", "stage", stage, "error", err.Error())
-		return requeue, nil
+		return ctrl.Result{RequeueAfter: retryAfter(s.status.ConsecutiveReconcileFailures, requeue.RequeueAfter)}, nil
 	}
 	target, err := r.target(ctx, app)
 	if err != nil {

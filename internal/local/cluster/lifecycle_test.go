@@ -1,0 +1,32 @@
+package cluster
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+// TestDeleteTakesTheClustersItsProviderMade checks that deleting a management cluster deletes
+// the clusters its local infrastructure provider made, and no other.
+func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	write := func(spec *Spec) {
+		t.Helper()
+		if err := WriteSpec(s.Dirs(spec.Name), spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(NewSpec("boot", "v1.35.4", 1, 1, 0))
+	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}))
+	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}))
+	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}))
+	if err := s.Delete("boot", ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"boot": false, "wc": false, "wc-of-wc": false, "other": true} {
+		_, err := os.Stat(s.Dirs(name).Root)
+		if exists := !errors.Is(err, os.ErrNotExist); exists != want {
+			t.Errorf("cluster %s exists: %v, want %v", name, exists, want)
+		}
+	}
+}

@@ -73,7 +73,8 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		}
 		last = i
 	}
-	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass"} {
+	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass",
+		"tanzu-cliplugins", "tanzu-core-management-plugins"} {
 		if !strings.Contains(lc.created, "successfully reconciled package: "+child+"\n") {
 			t.Errorf("the bootstrap output does not say %s reconciled", child)
 		}
@@ -114,6 +115,16 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 			}
 		}
 	}
+	// tanzu-core-management-plugins' CLIPlugins, for a tanzu CLI's plugin discovery.
+	plugins := &unstructured.UnstructuredList{}
+	plugins.SetAPIVersion("cli.tanzu.vmware.com/v1alpha1")
+	plugins.SetKind("CLIPluginList")
+	if err := lc.client.List(ctx, plugins, client.InNamespace("tkg-system")); err != nil {
+		t.Errorf("CLIPlugins: %v", err)
+	} else if len(plugins.Items) != 6 {
+		t.Errorf("%d CLIPlugins in tkg-system, want the 6 management plugins", len(plugins.Items))
+	}
+
 	// clusterctl's inventory lists every provider.
 	providers := &unstructured.UnstructuredList{}
 	providers.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")

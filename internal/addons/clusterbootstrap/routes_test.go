@@ -175,3 +175,31 @@ func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {
 		t.Error("a kapp-controller PackageInstall was made for the management cluster, which runs its own")
 	}
 }
+
+// TestDeletionAfterTheMachinesAreGone checks that a cluster whose workload cluster can no longer
+// be reached is let go at once when Cluster API has deleted all its machines (the packages went
+// with the nodes), instead of waiting for the deletion timeout (TestDeletionTimesOut waits it).
+func TestDeletionAfterTheMachinesAreGone(t *testing.T) {
+	ctx := t.Context()
+	newCluster(t, "torn", tkr134, nil)
+	resolved(t, "torn", tkr134)
+	eventually(t, workload.Client, key(sys, "torn-metrics-server"), &pkgingv1alpha1.PackageInstall{}, ok)
+	// The workload cluster's API server is gone, as after Cluster API deleted its machines.
+	secret := &corev1.Secret{}
+	if err := mgmt.Client.Get(ctx, key(ns, "torn-kubeconfig"), secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["value"] = []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: x}\n")
+	if err := mgmt.Client.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := mgmt.Client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torn"}}); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, mgmt.Client, key(ns, "torn"), &clusterv1.Cluster{})
+	if took := time.Since(start); took > deleteTimeout-time.Second {
+		t.Errorf("the cluster without machines went after %s, as at the %s timeout, not at once", took, deleteTimeout)
+	}
+}

@@ -112,6 +112,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 	}
 	if err == nil && cb.Spec != nil {
 		remaining, err := r.removeAdditional(ctx, cluster, cb)
+		if err != nil && r.machinesGone(ctx, cluster) {
+			// Cluster API has already deleted every machine (it deletes them alongside this
+			// wait): the packages went with the nodes, and nothing is left to reach.
+			ctrl.LoggerFrom(ctx).Info("the workload cluster's machines are gone; releasing the cluster", "reason", err.Error())
+			err, remaining = nil, nil
+		}
 		if err != nil || len(remaining) > 0 {
 			why := fmt.Sprintf("waiting for PackageInstalls %s to be deleted from the workload cluster", strings.Join(remaining, ", "))
 			if err != nil {
@@ -146,6 +152,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 	}
 	r.remotes.forget(cluster)
 	return ctrl.Result{}, nil
+}
+
+// machinesGone says whether the cluster has no Machine left.
+func (r *Reconciler) machinesGone(ctx context.Context, cluster *clusterv1.Cluster) bool {
+	machines := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, machines, client.InNamespace(cluster.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}); err != nil {
+		return false
+	}
+	return len(machines.Items) == 0
 }
 
 // removeAdditional deletes the additional packages' PackageInstalls on the workload cluster and

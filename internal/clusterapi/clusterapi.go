@@ -19,7 +19,6 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
@@ -151,8 +150,9 @@ func Config(repo, dir string) (string, error) {
 
 // InitOptions are what Init takes.
 type InitOptions struct {
-	// Kubeconfig and Context reach the cluster.
+	// Kubeconfig and Context reach the cluster, for clusterctl; Client reaches it for the waits.
 	Kubeconfig, Context string
+	Client              client.Client
 	// WorkDir receives the clusterctl configuration.
 	WorkDir string
 	// Timeout bounds the wait for the providers.
@@ -203,21 +203,11 @@ func Init(ctx context.Context, opts InitOptions) error {
 	if err != nil {
 		return fmt.Errorf("failed to install providers: %w", err)
 	}
-	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
-	if err != nil {
-		return fmt.Errorf("failed to read kubeconfig %s: %w", opts.Kubeconfig, err)
-	}
-	cl, err := client.New(restConfig, client.Options{})
-	if err != nil {
-		return err
-	}
 	var providers []installed
 	for _, comp := range components {
 		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
 	}
-	return waitForProviders(ctx, cl, providers, opts.Timeout, opts.Out)
+	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Out)
 }
 
 // installed is a provider clusterctl installed: its manifest label and namespace.

@@ -95,7 +95,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := clusterapi.Init(ctx, clusterapi.InitOptions{
-		Kubeconfig: o.Kubeconfig, Context: o.Context, WorkDir: o.WorkDir, Timeout: o.Timeout,
+		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
 		Out: o.Out, Log: clusterapi.ProgressLogger(o.Out),
 	}); err != nil {
 		return err

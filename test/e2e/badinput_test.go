@@ -53,7 +53,8 @@ func TestLocalClusterBadInput(t *testing.T) {
 	})
 
 	t.Run("port in use", func(t *testing.T) {
-		// The next cluster takes the lowest free block; hold its API server port.
+		// The next cluster takes the lowest free block; hold its first node's etcd port (a busy
+		// API server port makes it skip the block).
 		l := holdFirstFreeBlock(t)
 		defer l.Close()
 		out, err := runSlipway(t, "local", "cluster", "create", "bad-port")
@@ -75,8 +76,8 @@ func assertNothingStarted(t *testing.T, name string) {
 	}
 }
 
-// holdFirstFreeBlock listens on the API server address of the first loopback block no cluster
-// of this test run uses.
+// holdFirstFreeBlock listens on the etcd client address of the first node of the first loopback
+// block no cluster of this test run uses.
 func holdFirstFreeBlock(t *testing.T) net.Listener {
 	t.Helper()
 	for i := 1; i < 255; i++ {
@@ -91,7 +92,7 @@ func holdFirstFreeBlock(t *testing.T) net.Listener {
 		if used {
 			continue
 		}
-		l, err := net.Listen("tcp", "127."+itoa(i)+".0.2:6443")
+		l, err := net.Listen("tcp", "127."+itoa(i)+".0.2:2379")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -28,5 +31,24 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 		if exists := !errors.Is(err, os.ErrNotExist); exists != want {
 			t.Errorf("cluster %s exists: %v, want %v", name, exists, want)
 		}
+	}
+}
+
+// TestFreeIndexSkipsABusyBlock checks that a block whose API server address something listens on
+// (a cluster of another store) is not handed out.
+func TestFreeIndexSkipsABusyBlock(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	first, err := s.FreeIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(fmt.Sprintf("127.%d.0.2", first), strconv.Itoa(APIServerPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	next, err := s.FreeIndex()
+	if err != nil || next == first {
+		t.Fatalf("FreeIndex() = %d, %v with 127.%d.0.2:%d in use, want another block", next, err, first, APIServerPort)
 	}
 }

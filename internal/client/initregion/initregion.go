@@ -108,7 +108,11 @@ func Run(ctx context.Context, o Options) error {
 // kapp-controller from its package before anything else.
 func InstallKappController(ctx context.Context, c client.Client, repository string, timeout time.Duration, out io.Writer) error {
 	fmt.Fprintln(out, "Installing kapp-controller on bootstrap cluster...")
-	pkg, err := newestPackage(ctx, repository, KappControllerRefName)
+	files, err := repositoryFiles(ctx, repository)
+	if err != nil {
+		return err
+	}
+	pkg, err := newestPackage(files, repository, KappControllerRefName)
 	if err != nil {
 		return err
 	}
@@ -161,8 +165,12 @@ func InstallKappController(ctx context.Context, c client.Client, repository stri
 // CheckRepository says whether the management package repository can be read and holds the
 // packages the payload installs from it.
 func CheckRepository(ctx context.Context, repository string) error {
+	files, err := repositoryFiles(ctx, repository)
+	if err != nil {
+		return err
+	}
 	for _, refName := range []string{KappControllerRefName, MetaPackageRefName} {
-		if _, err := newestPackage(ctx, repository, refName); err != nil {
+		if _, err := newestPackage(files, repository, refName); err != nil {
 			return err
 		}
 	}
@@ -176,12 +184,17 @@ func CheckRepository(ctx context.Context, repository string) error {
 	return nil
 }
 
-// newestPackage reads the repository bundle and returns the newest Package of a refName in it.
-func newestPackage(ctx context.Context, repository, refName string) (*datapkgingv1alpha1.Package, error) {
+// repositoryFiles pulls the repository bundle.
+func repositoryFiles(ctx context.Context, repository string) (map[string][]byte, error) {
 	files, err := fetch.ImageFiles(ctx, repository, authn.Anonymous)
 	if err != nil {
 		return nil, fmt.Errorf("the management package repository %s: %w (`make packages` pushes it to the local registry)", repository, err)
 	}
+	return files, nil
+}
+
+// newestPackage returns the newest Package of a refName in the repository bundle's files.
+func newestPackage(files map[string][]byte, repository, refName string) (*datapkgingv1alpha1.Package, error) {
 	var newest *datapkgingv1alpha1.Package
 	var newestVersion semver.Version
 	for p, data := range files {

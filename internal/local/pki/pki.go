@@ -85,6 +85,12 @@ type CertSpec struct {
 
 // Issue signs a new leaf certificate with the CA.
 func (ca *KeyPair) Issue(spec CertSpec) (*KeyPair, error) {
+	return sign(spec, ca, leafValidity, false)
+}
+
+// sign makes a certificate for a new key, signed by parent, or by the new key itself when parent
+// is nil; with isCA it can sign others.
+func sign(spec CertSpec, parent *KeyPair, validity time.Duration, isCA bool) (*KeyPair, error) {
 	key, err := NewKey()
 	if err != nil {
 		return nil, err
@@ -100,11 +106,21 @@ func (ca *KeyPair) Issue(spec CertSpec) (*KeyPair, error) {
 		DNSNames:     spec.DNSNames,
 		IPAddresses:  spec.IPs,
 		NotBefore:    now.Add(-5 * time.Minute),
-		NotAfter:     now.Add(leafValidity),
+		NotAfter:     now.Add(validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  spec.Usages,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	// Self-signed certificates say whether they are a CA, as cert-manager's do; leaves keep
+	// what they had.
+	tmpl.BasicConstraintsValid, tmpl.IsCA = parent == nil || isCA, isCA
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	signer, signerKey := tmpl, crypto.Signer(key)
+	if parent != nil {
+		signer, signerKey = parent.Cert, parent.Key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, key.Public(), signerKey)
 	if err != nil {
 		return nil, fmt.Errorf("failed to sign certificate %s: %w", spec.CommonName, err)
 	}
@@ -153,37 +169,5 @@ var (
 // SelfSign makes a certificate signed by its own key, as cert-manager's selfSigned issuer does;
 // with isCA it can sign others.
 func SelfSign(spec CertSpec, isCA bool, validity time.Duration) (*KeyPair, error) {
-	key, err := NewKey()
-	if err != nil {
-		return nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).SetInt64(math.MaxInt64))
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
-		DNSNames:              spec.DNSNames,
-		IPAddresses:           spec.IPs,
-		NotBefore:             now.Add(-5 * time.Minute),
-		NotAfter:              now.Add(validity),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:           spec.Usages,
-		BasicConstraintsValid: true,
-		IsCA:                  isCA,
-	}
-	if isCA {
-		tmpl.KeyUsage |= x509.KeyUsageCertSign
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, fmt.Errorf("failed to self-sign certificate %s: %w", spec.CommonName, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &KeyPair{Cert: cert, Key: key}, nil
+	return sign(spec, nil, validity, isCA)
 }

@@ -77,15 +77,21 @@ func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(c
 			return err
 		}
 	}
-	// Ready once running; with webhooks, once the webhook server serves.
+	// Ready once running; with webhooks, once the webhook server serves and, when the component
+	// sets its webhooks' caBundle, once that is set.
 	check := healthz.Ping
 	if webhooks {
 		check = mgr.GetWebhookServer().StartedChecker()
 	}
-	if err := mgr.AddReadyzCheck("ready", check); err != nil {
+	if err := mgr.AddHealthzCheck("healthy", check); err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("healthy", check); err != nil {
+	if certs != nil {
+		if err := mgr.AddReadyzCheck("webhook-ca", certs.ready); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddReadyzCheck("ready", check); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

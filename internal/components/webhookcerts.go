@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -27,6 +29,9 @@ type webhookCerts struct {
 	// webhooks call the service.
 	configurations []string
 	caPEM          []byte
+	// injected is set once every configuration's caBundle has been set: until then the
+	// API server cannot call the webhooks, and the component is not ready.
+	injected atomic.Bool
 }
 
 // write generates the certificates into dir, as tls.crt and tls.key.
@@ -54,22 +59,40 @@ func (w *webhookCerts) write(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "tls.key"), key, 0o600)
 }
 
-// Start keeps the caBundle of the configurations' webhooks that call the service set to the CA,
-// every few seconds, since the configurations may be applied after the component starts.
+// Start keeps the caBundle of the configurations' webhooks that call the service set to the CA:
+// every second until all are set, since the configurations may be applied after the component
+// starts, then every five.
 func (w *webhookCerts) Start(ctx context.Context, c client.Client) {
 	log := ctrl.LoggerFrom(ctx).WithName("webhook-certs")
 	for {
+		all := true
 		for _, name := range w.configurations {
 			if err := w.inject(ctx, c, name); err != nil {
+				all = false
 				log.Info("webhook configuration not updated yet", "name", name, "reason", err.Error())
 			}
+		}
+		if all {
+			w.injected.Store(true)
+		}
+		interval := 5 * time.Second
+		if !w.injected.Load() {
+			interval = time.Second
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(5 * time.Second):
+		case <-time.After(interval):
 		}
 	}
+}
+
+// ready reports, as a health check, whether the webhooks can be called.
+func (w *webhookCerts) ready(*http.Request) error {
+	if !w.injected.Load() {
+		return fmt.Errorf("the caBundle of %s is not set yet", strings.Join(w.configurations, ", "))
+	}
+	return nil
 }
 
 func (w *webhookCerts) inject(ctx context.Context, c client.Client, name string) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -303,4 +304,85 @@ func kubeconfigFor(cfg *rest.Config) clientcmdapi.Config {
 		Contexts:       map[string]*clientcmdapi.Context{"x": {Cluster: "c", AuthInfo: "u"}},
 		CurrentContext: "x",
 	}
+}
+
+// TestAppFollowsChangeRules deploys a ConfigMap that kapp's change rules order after a Deployment
+// on upsert and before it on delete, as TKG's packages order their webhook users after their
+// webhook servers.
+func TestAppFollowsChangeRules(t *testing.T) {
+	ctx := t.Context()
+	namespace(t, "app-rules")
+	a := inlineApp("app-rules", "ordered", "")
+	a.Spec.Fetch[0].Inline.Paths["config/config.yml"] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: after-web
+  annotations:
+    kapp.k14s.io/change-rule.0: upsert after upserting example.com/web
+    kapp.k14s.io/change-rule.1: delete before deleting example.com/web
+`
+	a.Spec.Fetch[0].Inline.Paths["config/deployment.yml"] = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations: {kapp.k14s.io/change-group: example.com/web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`
+	if err := env.Client.Create(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	web := &appsv1.Deployment{}
+	webKey := client.ObjectKey{Namespace: "app-rules", Name: "web"}
+	eventually(t, "Deployment applied", func() error { return env.Client.Get(ctx, webKey, web) })
+	cmKey := client.ObjectKey{Namespace: "app-rules", Name: "after-web"}
+	// envtest runs no controllers: the Deployment stays unavailable until the test says otherwise.
+	time.Sleep(2 * time.Second)
+	if err := env.Client.Get(ctx, cmKey, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the ConfigMap was applied before its change group was ready: %v", err)
+	}
+	web.Status = appsv1.DeploymentStatus{ObservedGeneration: web.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	if err := env.Client.Status().Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ReconcileSucceeded", condition(env.Client, client.ObjectKeyFromObject(a), kappctrlv1alpha1.ReconcileSucceeded))
+
+	// A finalizer holds the ConfigMap: the Deployment must wait for it to be gone.
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, cmKey, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Finalizers = []string{"example.com/hold"}
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ConfigMap deleting", func() error {
+		if err := env.Client.Get(ctx, cmKey, cm); err != nil || cm.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("not deleting yet: %v", err)
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	if err := env.Client.Get(ctx, webKey, web); err != nil || !web.DeletionTimestamp.IsZero() {
+		t.Fatalf("the Deployment was deleted before the ConfigMap was gone: %v", err)
+	}
+	cm.Finalizers = nil
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Deployment and App gone", func() error {
+		if err := env.Client.Get(ctx, webKey, web); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Deployment still there: %v", err)
+		}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(a), &kappctrlv1alpha1.App{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("App still there: %v", err)
+		}
+		return nil
+	})
 }

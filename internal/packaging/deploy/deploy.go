@@ -1,7 +1,7 @@
 // Package deploy is the last stage of an App, what kapp does for kapp-controller: it applies the
-// templated objects with server-side apply (Namespaces and CRDs first), records them in an
-// inventory ConfigMap, prunes what a new revision drops, waits for workloads to be ready, and
-// deletes everything it applied.
+// templated objects with server-side apply (Namespaces and CRDs first, then in the order of kapp's
+// change groups and change rules), records them in an inventory ConfigMap, prunes what a new
+// revision drops, waits for workloads to be ready, and deletes everything it applied.
 package deploy
 
 import (
@@ -100,7 +100,8 @@ func Parse(manifests []byte) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// rank orders changes as kapp's change groups do: Namespaces and CRDs before what uses them.
+// rank orders changes as kapp's default change rules do: Namespaces and CRDs before what uses
+// them.
 func rank(u *unstructured.Unstructured) int {
 	switch u.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Kind: "Namespace"}:
@@ -112,31 +113,35 @@ func rank(u *unstructured.Unstructured) int {
 }
 
 // Apply deploys the objects as app, prunes what the previous revision had and this one does not,
-// and waits up to waitTimeout for them to be ready.
+// and waits up to waitTimeout for them to be ready. Objects go in the order of kapp's change
+// rules: one that is to be upserted after a change group waits for the group to be ready.
 func Apply(ctx context.Context, t Target, app, appID string, objs []*unstructured.Unstructured, waitTimeout time.Duration) (Result, error) {
-	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
+	waves, waits, err := order(objs, "upsert")
+	if err != nil {
+		return Result{}, err
+	}
 	previous, err := readInventory(ctx, t, app)
 	if err != nil {
 		return Result{}, err
 	}
 	var applied []ref
-	for i, obj := range objs {
-		if i > 0 && rank(objs[i-1]) == 1 && rank(obj) == 2 {
-			// Custom resources wait for their definitions.
-			if err := waitReady(ctx, t.Client, objs[:i], time.Minute); err != nil {
+	for w, wave := range waves {
+		if err := waitReady(ctx, t.Client, pick(objs, waits[w]), waitTimeout); err != nil {
+			return Result{}, err
+		}
+		sort.SliceStable(wave, func(i, j int) bool { return rank(objs[wave[i]]) < rank(objs[wave[j]]) })
+		for _, obj := range pick(objs, wave) {
+			if err := t.prepare(obj, appID); err != nil {
 				return Result{}, err
 			}
-		}
-		if err := t.prepare(obj, appID); err != nil {
-			return Result{}, err
-		}
-		// Record before applying, so that a failure part-way still lets delete find it.
-		applied = append(applied, refOf(obj))
-		if err := writeInventory(ctx, t, app, union(previous, applied)); err != nil {
-			return Result{}, err
-		}
-		if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-			return Result{}, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
+			// Record before applying, so that a failure part-way still lets delete find it.
+			applied = append(applied, refOf(obj))
+			if err := writeInventory(ctx, t, app, union(previous, applied)); err != nil {
+				return Result{}, err
+			}
+			if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+				return Result{}, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
+			}
 		}
 	}
 	if err := prune(ctx, t.Client, previous, applied); err != nil {
@@ -229,26 +234,41 @@ func isNoMatch(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "no matches for kind") || apierrors.IsNotFound(err))
 }
 
-// Delete removes everything the app deployed, what depends on CRDs and Namespaces first, and waits
-// up to timeout for it to be gone.
+// Delete removes everything the app deployed, what depends on CRDs and Namespaces first and in
+// the order of the objects' kapp delete rules, and waits up to timeout for it to be gone.
 func Delete(ctx context.Context, t Target, app string, timeout time.Duration) error {
 	refs, err := readInventory(ctx, t, app)
 	if err != nil {
 		return err
 	}
+	// The live objects carry the change rules.
 	objs := make([]*unstructured.Unstructured, 0, len(refs))
 	for _, r := range refs {
-		objs = append(objs, r.object())
-	}
-	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) > rank(objs[j]) })
-	var errs []error
-	for _, o := range objs {
-		if err := t.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !isNoMatch(err) {
-			errs = append(errs, fmt.Errorf("failed to delete %s: %w", refOf(o), err))
+		live := r.object()
+		if err := t.Client.Get(ctx, client.ObjectKeyFromObject(live), live); isNoMatch(err) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("failed to read %s: %w", r, err)
 		}
+		objs = append(objs, live)
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	waves, waits, err := order(objs, "delete")
+	if err != nil {
+		return err
+	}
+	for w, wave := range waves {
+		if err := waitGone(ctx, t.Client, pick(objs, waits[w]), timeout); err != nil {
+			return err
+		}
+		var errs []error
+		for _, o := range pick(objs, wave) {
+			if err := t.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !isNoMatch(err) {
+				errs = append(errs, fmt.Errorf("failed to delete %s: %w", refOf(o), err))
+			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
 	}
 	if err := waitGone(ctx, t.Client, objs, timeout); err != nil {
 		return err

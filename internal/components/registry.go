@@ -40,6 +40,7 @@ func NewRegistry(components ...Component) *Registry {
 func Default() *Registry {
 	return NewRegistry(
 		addonsManager(),
+		featureGatesManager(),
 		kappController(),
 		tkrSourceController(),
 		tkrStatusController(),

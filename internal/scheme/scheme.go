@@ -13,6 +13,7 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -31,6 +32,7 @@ func New() *runtime.Scheme {
 		runv1alpha3.AddToScheme,
 		cniv1alpha1.AddToScheme,
 		cpiv1alpha1.AddToScheme,
+		corev1alpha2.AddToScheme,
 		csiv1alpha1.AddToScheme,
 		infrav1.AddToScheme,
 		pkgingv1alpha1.AddToScheme,

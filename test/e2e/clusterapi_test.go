@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -74,7 +75,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		last = i
 	}
 	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass",
-		"tanzu-cliplugins", "tanzu-core-management-plugins"} {
+		"tanzu-cliplugins", "tanzu-core-management-plugins", "tanzu-featuregates"} {
 		if !strings.Contains(lc.created, "successfully reconciled package: "+child+"\n") {
 			t.Errorf("the bootstrap output does not say %s reconciled", child)
 		}
@@ -91,7 +92,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// The bootstrap payload of seeds/000, every pod a running process, not a simulation.
 	want := map[string][]string{
 		"tkg-system": {"kapp-controller-", "tanzu-addons-controller-manager-", "tkr-source-controller-manager-",
-			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-"},
+			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-", "tanzu-featuregates-controller-manager-"},
 		"cert-manager":                      {"cert-manager-", "cert-manager-cainjector-", "cert-manager-webhook-"},
 		"capi-system":                       {"capi-controller-manager-"},
 		"capi-kubeadm-bootstrap-system":     {"capi-kubeadm-bootstrap-controller-manager-"},
@@ -123,6 +124,12 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		t.Errorf("CLIPlugins: %v", err)
 	} else if len(plugins.Items) != 6 {
 		t.Errorf("%d CLIPlugins in tkg-system, want the 6 management plugins", len(plugins.Items))
+	}
+
+	// tanzu-featuregates' default FeatureGate, admitted by its webhook.
+	gate := &corev1alpha2.FeatureGate{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Name: "tkg-system"}, gate); err != nil {
+		t.Errorf("FeatureGate tkg-system: %v", err)
 	}
 
 	// clusterctl's inventory lists every provider.

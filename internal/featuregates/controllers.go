@@ -1,0 +1,137 @@
+package featuregates
+
+import (
+	"context"
+	"reflect"
+	"sort"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
+)
+
+// FeatureReconciler sets each Feature's status.activated.
+type FeatureReconciler struct {
+	Client client.Client
+}
+
+// SetupWithManager registers the controller; a FeatureGate change revisits every Feature, since
+// a reference may have been added or removed.
+func (r *FeatureReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&corev1alpha2.Feature{}).
+		Watches(&corev1alpha2.FeatureGate{}, handler.EnqueueRequestsFromMapFunc(r.allFeatures)).
+		Named("feature").
+		Complete(r)
+}
+
+func (r *FeatureReconciler) allFeatures(ctx context.Context, _ client.Object) []reconcile.Request {
+	features := &corev1alpha2.FeatureList{}
+	if err := r.Client.List(ctx, features); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "failed to list Features")
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(features.Items))
+	for _, f := range features.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+	}
+	return requests
+}
+
+// Reconcile computes one Feature's activation.
+func (r *FeatureReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	feature := &corev1alpha2.Feature{}
+	if err := r.Client.Get(ctx, req.NamespacedName, feature); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	gates := &corev1alpha2.FeatureGateList{}
+	if err := r.Client.List(ctx, gates); err != nil {
+		return ctrl.Result{}, err
+	}
+	activated, _ := evaluate(feature, referenceTo(gates.Items, feature.Name))
+	if feature.Status.Activated == activated {
+		return ctrl.Result{}, nil
+	}
+	feature.Status.Activated = activated
+	ctrl.LoggerFrom(ctx).Info("Feature activation changed", "activated", activated)
+	return ctrl.Result{}, r.Client.Status().Update(ctx, feature)
+}
+
+// referenceTo returns the reference to a Feature in the first gate, by name, that has one. The
+// webhook lets one gate reference a Feature; the order settles what was made without it.
+func referenceTo(gates []corev1alpha2.FeatureGate, feature string) *corev1alpha2.FeatureReference {
+	sort.Slice(gates, func(i, j int) bool { return gates[i].Name < gates[j].Name })
+	for _, g := range gates {
+		for i := range g.Spec.Features {
+			if g.Spec.Features[i].Name == feature {
+				return &g.Spec.Features[i]
+			}
+		}
+	}
+	return nil
+}
+
+// FeatureGateReconciler reports the outcome of each of a FeatureGate's references.
+type FeatureGateReconciler struct {
+	Client client.Client
+}
+
+// SetupWithManager registers the controller; a Feature change revisits every FeatureGate.
+func (r *FeatureGateReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&corev1alpha2.FeatureGate{}).
+		Watches(&corev1alpha2.Feature{}, handler.EnqueueRequestsFromMapFunc(r.allGates)).
+		Named("featuregate").
+		Complete(r)
+}
+
+func (r *FeatureGateReconciler) allGates(ctx context.Context, _ client.Object) []reconcile.Request {
+	gates := &corev1alpha2.FeatureGateList{}
+	if err := r.Client.List(ctx, gates); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "failed to list FeatureGates")
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(gates.Items))
+	for _, g := range gates.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
+	}
+	return requests
+}
+
+// Reconcile writes one FeatureGate's featureReferenceResults.
+func (r *FeatureGateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	gate := &corev1alpha2.FeatureGate{}
+	if err := r.Client.Get(ctx, req.NamespacedName, gate); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	features, err := featuresByName(ctx, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	results := []corev1alpha2.FeatureReferenceResult{}
+	for i := range gate.Spec.Features {
+		ref := &gate.Spec.Features[i]
+		_, result := evaluate(features[ref.Name], ref)
+		results = append(results, result)
+	}
+	if reflect.DeepEqual(gate.Status.FeatureReferenceResults, results) {
+		return ctrl.Result{}, nil
+	}
+	gate.Status.FeatureReferenceResults = results
+	return ctrl.Result{}, r.Client.Status().Update(ctx, gate)
+}
+
+func featuresByName(ctx context.Context, c client.Reader) (map[string]*corev1alpha2.Feature, error) {
+	list := &corev1alpha2.FeatureList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*corev1alpha2.Feature, len(list.Items))
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	return byName, nil
+}

@@ -41,6 +41,7 @@ func Default() *Registry {
 	return NewRegistry(
 		addonsManager(),
 		featureGatesManager(),
+		objectPropagation(),
 		kappController(),
 		tkrSourceController(),
 		tkrStatusController(),

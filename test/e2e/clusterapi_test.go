@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -92,7 +93,8 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// The bootstrap payload of seeds/000, every pod a running process, not a simulation.
 	want := map[string][]string{
 		"tkg-system": {"kapp-controller-", "tanzu-addons-controller-manager-", "tkr-source-controller-manager-",
-			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-", "tanzu-featuregates-controller-manager-"},
+			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-", "tanzu-featuregates-controller-manager-",
+			"object-propagation-controller-manager-"},
 		"cert-manager":                      {"cert-manager-", "cert-manager-cainjector-", "cert-manager-webhook-"},
 		"capi-system":                       {"capi-controller-manager-"},
 		"capi-kubeadm-bootstrap-system":     {"capi-kubeadm-bootstrap-controller-manager-"},
@@ -147,11 +149,27 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		t.Errorf("provider inventory: %s", got)
 	}
 
-	// The ClusterClass came with tkg-pkg's tkg-clusterclass child.
+	// The ClusterClass came with tkg-pkg's tkg-clusterclass child into tkg-system, and
+	// object-propagation copied it and its templates into default.
 	cc := &clusterv1.ClusterClass{}
-	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tkg-local-default-v1.0.0"}, cc); err != nil {
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "tkg-local-default-v1.0.0"}, cc); err != nil {
 		t.Fatalf("the ClusterClass tkg-clusterclass installs: %v", err)
 	}
+	eventually(t, 30*time.Second, "the ClusterClass copied into default", func() error {
+		copies := map[string]client.Object{
+			"tkg-local-default-v1.0.0":        &clusterv1.ClusterClass{},
+			"tkg-local-default-v1.0.0-worker": &infrav1.LocalMachineTemplate{},
+		}
+		for name, o := range copies {
+			if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, o); err != nil {
+				return err
+			}
+			if o.GetAnnotations()["propagation.slipway.dev/source"] != "tkg-system/"+name {
+				return fmt.Errorf("%s in default is not a copy: %v", name, o.GetAnnotations())
+			}
+		}
+		return nil
+	})
 	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc"}}
 	wc.Spec.Topology = clusterv1.Topology{
 		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},

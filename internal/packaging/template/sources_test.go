@@ -9,10 +9,13 @@ import (
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	bundlepkg "github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/propagation"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
@@ -133,11 +136,17 @@ func renderMetaPackage(t *testing.T, values string) []byte {
 
 func renderMetaPackageErr(t *testing.T, values string) ([]byte, error) {
 	t.Helper()
+	return renderSource(t, filepath.Join("tkg.tanzu.vmware.com", "2.5.2"), values)
+}
+
+// renderSource renders the package source in packages/<dir> with the values document.
+func renderSource(t *testing.T, dir, values string) ([]byte, error) {
+	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := bundlepkg.Files(filepath.Join(root, "packages", "tkg.tanzu.vmware.com", "2.5.2", "bundle"))
+	files, err := bundlepkg.Files(filepath.Join(root, "packages", dir, "bundle"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +157,40 @@ func renderMetaPackageErr(t *testing.T, values string) ([]byte, error) {
 	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"},
 		ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: "values.yml"}}}}}
 	return Template(t.Context(), nil, "default", steps, testfiles.WriteTree(t, tree))
+}
+
+// TestClusterClassPropagation checks that tkg-clusterclass's object-propagation configuration
+// parses and names every kind the package installs in its namespace, so that clusters in other
+// namespaces find the ClusterClass and all of its templates.
+func TestClusterClassPropagation(t *testing.T) {
+	out, err := renderSource(t, filepath.Join("tkg-clusterclass.tanzu.vmware.com", "0.1.0"), "namespace: tkg-system\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := deploy.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []propagation.Entry
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		if o.GetKind() == "ConfigMap" && o.GetName() == "object-propagation-config" {
+			data, _, _ := unstructured.NestedString(o.Object, "data", "configData")
+			if entries, err = propagation.Parse([]byte(data)); err != nil {
+				t.Fatalf("configData: %v", err)
+			}
+		}
+		if g := o.GroupVersionKind().Group; strings.HasSuffix(g, "cluster.x-k8s.io") {
+			kinds[o.GetAPIVersion()+" "+o.GetKind()] = true
+		}
+	}
+	for _, e := range entries {
+		if e.Source.Namespace != "tkg-system" || !e.Target.DetectAndReplaceSourceNSRef {
+			t.Errorf("entry %+v does not copy from tkg-system with references replaced", e)
+		}
+		delete(kinds, e.Source.APIVersion+" "+e.Source.Kind)
+	}
+	if len(entries) == 0 || len(kinds) > 0 {
+		t.Errorf("%d entries; kinds installed but not propagated: %v", len(entries), kinds)
+	}
 }

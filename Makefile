@@ -57,6 +57,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/infrastructure/... output:crd:artifacts:config=config/crd/infrastructure
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/cli/... output:crd:artifacts:config=config/crd/cli
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/core/... output:crd:artifacts:config=config/crd/core
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/ipam/... output:crd:artifacts:config=config/crd/ipam
 	rm -rf config/crd/carvel
 	$(CONTROLLER_GEN) crd:crdVersions=v1 $(foreach p,$(KAPP_CONTROLLER_APIS),paths=$(p)) output:crd:artifacts:config=config/crd/carvel
 	go run ./hack/carvel-crds config/crd/carvel

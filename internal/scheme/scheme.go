@@ -7,6 +7,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -17,6 +18,7 @@ import (
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 )
 
@@ -29,6 +31,8 @@ func New() *runtime.Scheme {
 		clusterv1.AddToScheme,
 		bootstrapv1.AddToScheme,
 		controlplanev1.AddToScheme,
+		ipamv1.AddToScheme,
+		ipamv1alpha2.AddToScheme,
 		runv1alpha3.AddToScheme,
 		cniv1alpha1.AddToScheme,
 		cpiv1alpha1.AddToScheme,

@@ -127,6 +127,7 @@ func CRDDirectories() ([]string, error) {
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(root, "config", "crd", "carvel"),
 		filepath.Join(root, "config", "crd", "core"),
+		filepath.Join(root, "config", "crd", "ipam"),
 		filepath.Join(capi, "config", "crd", "bases"),
 		filepath.Join(capi, "bootstrap", "kubeadm", "config", "crd", "bases"),
 		filepath.Join(capi, "controlplane", "kubeadm", "config", "crd", "bases"),

@@ -1,0 +1,194 @@
+package ipam
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
+)
+
+// The kinds of pool a claim's poolRef may name.
+const (
+	KindPool       = "InClusterIPPool"
+	KindGlobalPool = "GlobalInClusterIPPool"
+)
+
+// Reasons of a claim's Ready condition.
+const (
+	ReasonAllocated    = "Allocated"
+	ReasonPoolNotFound = "PoolNotFound"
+	ReasonPoolInvalid  = "PoolInvalid"
+	ReasonPoolFull     = "PoolExhausted"
+)
+
+// poolOf returns the spec of the pool a claim names, with what to list its addresses by.
+func poolOf(ctx context.Context, c client.Reader, namespace string, ref ipamv1.IPPoolReference) (ipamv1alpha2.InClusterIPPoolSpec, []client.ListOption, error) {
+	if ref.Kind == KindGlobalPool {
+		p := &ipamv1alpha2.GlobalInClusterIPPool{}
+		err := c.Get(ctx, client.ObjectKey{Name: ref.Name}, p)
+		return p.Spec, nil, err
+	}
+	p := &ipamv1alpha2.InClusterIPPool{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, p)
+	return p.Spec, []client.ListOption{client.InNamespace(namespace)}, err
+}
+
+// isOurs says whether a pool reference names one of this provider's pools.
+func isOurs(ref ipamv1.IPPoolReference) bool {
+	return ref.APIGroup == ipamv1alpha2.GroupVersion.Group && (ref.Kind == KindPool || ref.Kind == KindGlobalPool)
+}
+
+// addressesOf lists the IPAddresses assigned from a pool, read from the API server rather than a
+// cache, so that two claims never get one address.
+func addressesOf(ctx context.Context, c client.Reader, ref ipamv1.IPPoolReference, opts []client.ListOption) ([]ipamv1.IPAddress, error) {
+	list := &ipamv1.IPAddressList{}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	var out []ipamv1.IPAddress
+	for _, a := range list.Items {
+		if a.Spec.PoolRef.APIGroup == ref.APIGroup && a.Spec.PoolRef.Kind == ref.Kind && a.Spec.PoolRef.Name == ref.Name {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// ClaimReconciler assigns addresses to IPAddressClaims that name this provider's pools.
+type ClaimReconciler struct {
+	Client client.Client
+	// APIReader reads the addresses in use without a cache.
+	APIReader client.Reader
+}
+
+// SetupWithManager registers the controller with one worker: claims are served one at a time.
+func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&ipamv1.IPAddressClaim{}).
+		Owns(&ipamv1.IPAddress{}).
+		Watches(&ipamv1alpha2.InClusterIPPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsOfPool)).
+		Watches(&ipamv1alpha2.GlobalInClusterIPPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsOfPool)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Named("ipaddressclaim").
+		Complete(r)
+}
+
+// claimsOfPool maps a pool to its claims that have no address yet.
+func (r *ClaimReconciler) claimsOfPool(ctx context.Context, pool client.Object) []reconcile.Request {
+	claims := &ipamv1.IPAddressClaimList{}
+	var opts []client.ListOption
+	if pool.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(pool.GetNamespace()))
+	}
+	if err := r.Client.List(ctx, claims, opts...); err != nil {
+		return nil
+	}
+	var requests []reconcile.Request
+	for _, c := range claims.Items {
+		if c.Spec.PoolRef.Name == pool.GetName() && isOurs(c.Spec.PoolRef) && c.Status.AddressRef.Name == "" {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	return requests
+}
+
+// Reconcile gives a claim an address, named as the claim, or says why it cannot.
+func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	claim := &ipamv1.IPAddressClaim{}
+	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ref := claim.Spec.PoolRef
+	if !isOurs(ref) || !claim.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	address := &ipamv1.IPAddress{}
+	err := r.APIReader.Get(ctx, req.NamespacedName, address)
+	switch {
+	case apierrors.IsNotFound(err):
+		spec, opts, err := poolOf(ctx, r.APIReader, claim.Namespace, ref)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.ready(ctx, claim, "", ReasonPoolNotFound, fmt.Sprintf("%s %s does not exist: create it, or name an existing pool in spec.poolRef", ref.Kind, ref.Name))
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
+		if address, err = r.allocate(ctx, claim, spec, opts); err != nil || address == nil {
+			return ctrl.Result{}, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Assigned address", "address", address.Spec.Address, "pool", ref.Name)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.ready(ctx, claim, address.Name, ReasonAllocated, "")
+}
+
+// allocate creates the claim's IPAddress from the pool; it returns nil, having said why on the
+// claim, when the pool is invalid or full.
+func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamv1.IPAddressClaim, spec ipamv1alpha2.InClusterIPPoolSpec, opts []client.ListOption) (*ipamv1.IPAddress, error) {
+	ref := claim.Spec.PoolRef
+	p, err := parsePool(spec)
+	if err != nil {
+		return nil, r.ready(ctx, claim, "", ReasonPoolInvalid, fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err))
+	}
+	assigned, err := addressesOf(ctx, r.APIReader, ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	used := map[netip.Addr]bool{}
+	for _, a := range assigned {
+		if addr, err := netip.ParseAddr(a.Spec.Address); err == nil {
+			used[addr] = true
+		}
+	}
+	addr, ok := p.next(used)
+	if !ok {
+		return nil, r.ready(ctx, claim, "", ReasonPoolFull, fmt.Sprintf("%s %s has no free address (%d assigned): add addresses to the pool or release a claim", ref.Kind, ref.Name, len(assigned)))
+	}
+	address := &ipamv1.IPAddress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: claim.Name},
+		Spec: ipamv1.IPAddressSpec{
+			ClaimRef: ipamv1.IPAddressClaimReference{Name: claim.Name},
+			PoolRef:  ref,
+			Address:  addr.String(),
+			Prefix:   ptr.To(int32(spec.Prefix)),
+			Gateway:  spec.Gateway,
+		},
+	}
+	if claim.Spec.ClusterName != "" {
+		address.Labels = map[string]string{"cluster.x-k8s.io/cluster-name": claim.Spec.ClusterName}
+	}
+	if err := controllerutil.SetControllerReference(claim, address, r.Client.Scheme()); err != nil {
+		return nil, err
+	}
+	if err := r.Client.Create(ctx, address); err != nil {
+		return nil, fmt.Errorf("failed to create IPAddress %s: %w", address.Name, err)
+	}
+	return address, nil
+}
+
+// ready sets the claim's addressRef and Ready condition.
+func (r *ClaimReconciler) ready(ctx context.Context, claim *ipamv1.IPAddressClaim, address, reason, message string) error {
+	patch := client.MergeFrom(claim.DeepCopy())
+	claim.Status.AddressRef.Name = address
+	status := metav1.ConditionTrue
+	if address == "" {
+		status = metav1.ConditionFalse
+	}
+	meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{
+		Type: "Ready", Status: status, Reason: reason, Message: message, ObservedGeneration: claim.Generation,
+	})
+	return r.Client.Status().Patch(ctx, claim, patch)
+}

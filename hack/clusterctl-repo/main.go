@@ -1,7 +1,8 @@
 // Command clusterctl-repo builds the local clusterctl provider repository slipway installs
 // Cluster API from: the components of cluster-api (core), kubeadm bootstrap and kubeadm control
 // plane built with kustomize from the Cluster API module's own config, the `local`
-// infrastructure provider's from config/infrastructure-local, cert-manager's from its module's
+// infrastructure and in-cluster IPAM providers' from config/infrastructure-local and
+// config/ipam-in-cluster, cert-manager's from its module's
 // CRDs and config/cert-manager, each version's metadata.yaml, and a clusterctl configuration
 // that points at them. It is run by `make providers`; the output is not committed.
 //
@@ -58,8 +59,8 @@ func build(out string) error {
 	for _, p := range clusterapi.Providers() {
 		dir := filepath.Join(capiDir, p.KustomizeDir)
 		metadata := capiMetadata
-		if p.Name == clusterapi.LocalInfrastructure {
-			dir = filepath.Join("config", "infrastructure-local")
+		if p.Slipway {
+			dir = p.KustomizeDir
 			metadata = []byte(clusterapi.LocalMetadata)
 		}
 		components, err := kustomize(dir)

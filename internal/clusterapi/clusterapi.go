@@ -45,11 +45,14 @@ const (
 	CertManagerFile    = "cert-manager.yaml"
 	// LocalInfrastructure is the local provider's directory (clusterctl's provider label).
 	LocalInfrastructure = "infrastructure-local"
+	// IPAMInCluster is the in-cluster IPAM provider's directory (clusterctl's provider label):
+	// TKG's caip-in-cluster, built by slipway.
+	IPAMInCluster = "ipam-in-cluster"
 	// RepositoryDir is the repository's directory in the assets directory (bin/).
 	RepositoryDir = "clusterctl-repo"
 )
 
-// LocalMetadata is the local provider's clusterctl metadata.
+// LocalMetadata is the clusterctl metadata of slipway's providers (local, in-cluster IPAM).
 const LocalMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
 kind: Metadata
 releaseSeries:
@@ -75,15 +78,19 @@ type Provider struct {
 	// ClusterctlName and Type are how clusterctl's configuration names it.
 	ClusterctlName, Type string
 	Version              string
-	// KustomizeDir is the kustomization in the Cluster API module the components come from.
-	KustomizeDir   string
+	// KustomizeDir is the kustomization the components come from: in the Cluster API module, or
+	// in slipway's source tree for slipway's providers.
+	KustomizeDir string
+	// Slipway says the provider is slipway's own, built from its source tree.
+	Slipway        bool
 	ComponentsFile string
 	// StagingImage is the image the kustomization names, replaced by Image, the release's.
 	StagingImage, Image string
 }
 
 // Providers are the providers TKG installs on a bootstrap cluster, the local infrastructure
-// provider in the place of CAPV.
+// provider in the place of CAPV. The local and IPAM providers are slipway's, built from config/
+// (KustomizeDir relative to the source tree) with LocalMetadata; the others are Cluster API's.
 func Providers() []Provider {
 	return []Provider{
 		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, KustomizeDir: "config/default",
@@ -96,7 +103,9 @@ func Providers() []Provider {
 			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
 			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version},
 		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
-			ComponentsFile: "infrastructure-components.yaml"},
+			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml", Slipway: true},
+		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: LocalVersion,
+			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml", Slipway: true},
 	}
 }
 
@@ -196,6 +205,8 @@ func Init(ctx context.Context, opts InitOptions) error {
 			init.ControlPlaneProviders = append(init.ControlPlaneProviders, ref)
 		case "InfrastructureProvider":
 			init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+		case "IPAMProvider":
+			init.IPAMProviders = append(init.IPAMProviders, ref)
 		}
 	}
 	fmt.Fprintln(opts.Out, "Installing providers on bootstrapper...")

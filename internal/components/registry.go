@@ -50,6 +50,7 @@ func Default() *Registry {
 		kubeadmBootstrapController(),
 		kubeadmControlPlaneController(),
 		localInfrastructureController(),
+		ipamInClusterController(),
 		certManagerController(),
 		certManagerCAInjector(),
 		certManagerWebhook(),

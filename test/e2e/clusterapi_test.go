@@ -17,11 +17,13 @@ import (
 	"k8s.io/utils/ptr"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/clusterapi"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -57,6 +59,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		"Installing providers on bootstrapper...",
 		"Waiting for provider cluster-api", "Passed waiting on provider cluster-api after ",
 		"Passed waiting on provider infrastructure-local after ",
+		"Passed waiting on provider ipam-in-cluster after ",
 		"Success waiting on all providers.",
 		"Added package repository 'tanzu-management' in namespace 'tkg-system'",
 		"Added installed package 'tkg-pkg'",
@@ -100,6 +103,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		"capi-kubeadm-bootstrap-system":     {"capi-kubeadm-bootstrap-controller-manager-"},
 		"capi-kubeadm-control-plane-system": {"capi-kubeadm-control-plane-controller-manager-"},
 		"capl-system":                       {"capl-controller-manager-"},
+		"caip-in-cluster-system":            {"caip-in-cluster-controller-manager-"},
 	}
 	for ns, prefixes := range want {
 		pods := &corev1.PodList{}
@@ -145,9 +149,35 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	for _, p := range providers.Items {
 		inventory = append(inventory, p.GetNamespace()+"/"+p.GetName())
 	}
-	if got := strings.Join(inventory, ","); got != "capi-kubeadm-bootstrap-system/bootstrap-kubeadm,capi-kubeadm-control-plane-system/control-plane-kubeadm,capi-system/cluster-api,capl-system/infrastructure-local" {
+	if got := strings.Join(inventory, ","); got != "caip-in-cluster-system/ipam-in-cluster,capi-kubeadm-bootstrap-system/bootstrap-kubeadm,capi-kubeadm-control-plane-system/control-plane-kubeadm,capi-system/cluster-api,capl-system/infrastructure-local" {
 		t.Errorf("provider inventory: %s", got)
 	}
+
+	// caip-in-cluster assigns an address from a pool to a claim.
+	pool := &ipamv1alpha2.GlobalInClusterIPPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-nodes"},
+		Spec:       ipamv1alpha2.InClusterIPPoolSpec{Addresses: []string{"192.168.10.0/29"}, Prefix: 24, Gateway: "192.168.10.1"},
+	}
+	ipClaim := &ipamv1.IPAddressClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-node"},
+		Spec: ipamv1.IPAddressClaimSpec{PoolRef: ipamv1.IPPoolReference{
+			APIGroup: ipamv1alpha2.GroupVersion.Group, Kind: "GlobalInClusterIPPool", Name: pool.Name}},
+	}
+	for _, o := range []client.Object{pool, ipClaim} {
+		if err := lc.client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "an address for the claim", func() error {
+		address := &ipamv1.IPAddress{}
+		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(ipClaim), address); err != nil {
+			return err
+		}
+		if address.Spec.Address != "192.168.10.2" {
+			return fmt.Errorf("address %s, want 192.168.10.2 (.0 is the network, .1 the gateway)", address.Spec.Address)
+		}
+		return nil
+	})
 
 	// The ClusterClass came with tkg-pkg's tkg-clusterclass child into tkg-system, and
 	// object-propagation copied it and its templates into default.

@@ -2,9 +2,11 @@ package featuregates
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -23,22 +25,9 @@ type FeatureReconciler struct {
 func (r *FeatureReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&corev1alpha2.Feature{}).
-		Watches(&corev1alpha2.FeatureGate{}, handler.EnqueueRequestsFromMapFunc(r.allFeatures)).
+		Watches(&corev1alpha2.FeatureGate{}, handler.EnqueueRequestsFromMapFunc(all(r.Client, func() client.ObjectList { return &corev1alpha2.FeatureList{} }))).
 		Named("feature").
 		Complete(r)
-}
-
-func (r *FeatureReconciler) allFeatures(ctx context.Context, _ client.Object) []reconcile.Request {
-	features := &corev1alpha2.FeatureList{}
-	if err := r.Client.List(ctx, features); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list Features")
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(features.Items))
-	for _, f := range features.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
-	}
-	return requests
 }
 
 // Reconcile computes one Feature's activation.
@@ -83,22 +72,32 @@ type FeatureGateReconciler struct {
 func (r *FeatureGateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&corev1alpha2.FeatureGate{}).
-		Watches(&corev1alpha2.Feature{}, handler.EnqueueRequestsFromMapFunc(r.allGates)).
+		Watches(&corev1alpha2.Feature{}, handler.EnqueueRequestsFromMapFunc(all(r.Client, func() client.ObjectList { return &corev1alpha2.FeatureGateList{} }))).
 		Named("featuregate").
 		Complete(r)
 }
 
-func (r *FeatureGateReconciler) allGates(ctx context.Context, _ client.Object) []reconcile.Request {
-	gates := &corev1alpha2.FeatureGateList{}
-	if err := r.Client.List(ctx, gates); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list FeatureGates")
-		return nil
+// all returns a map function that requests every object of a list's kind: Features and gates
+// are few, and a change of one may change any of the other.
+func all(c client.Client, newList func() client.ObjectList) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := newList()
+		if err := c.List(ctx, list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "failed to list", "kind", fmt.Sprintf("%T", list))
+			return nil
+		}
+		objs, err := meta.ExtractList(list)
+		if err != nil {
+			return nil
+		}
+		requests := make([]reconcile.Request, 0, len(objs))
+		for _, o := range objs {
+			if obj, ok := o.(client.Object); ok {
+				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+		}
+		return requests
 	}
-	requests := make([]reconcile.Request, 0, len(gates.Items))
-	for _, g := range gates.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
-	}
-	return requests
 }
 
 // Reconcile writes one FeatureGate's featureReferenceResults.

@@ -63,7 +63,7 @@ func changeRules(u *unstructured.Unstructured) ([]changeRule, error) {
 // wave may go once the waves before it are done. It follows the objects' change rules for that
 // action and the implicit ones: on upsert, Namespaces and CRDs come before everything else; on
 // delete, after it. waits[i] lists the objects wave i must wait for, ready on upsert and gone on
-// delete, before it starts.
+// delete, before it starts, leaving out those an earlier wave waited for.
 func order(objs []*unstructured.Unstructured, action string) (waves [][]int, waits [][]int, err error) {
 	groups := map[string][]int{}
 	for i, o := range objs {
@@ -110,9 +110,10 @@ func order(objs []*unstructured.Unstructured, action string) (waves [][]int, wai
 		wave[i] = -1
 	}
 	placed := 0
+	// waited holds what an earlier wave already waited for.
+	waited := map[int]bool{}
 	for w := 0; placed < len(objs); w++ {
 		var current, waitFor []int
-		waiting := map[int]bool{}
 		for i := range objs {
 			if wave[i] >= 0 {
 				continue
@@ -129,8 +130,8 @@ func order(objs []*unstructured.Unstructured, action string) (waves [][]int, wai
 			}
 			current = append(current, i)
 			for j := range before[i] {
-				if !waiting[j] {
-					waiting[j] = true
+				if !waited[j] {
+					waited[j] = true
 					waitFor = append(waitFor, j)
 				}
 			}

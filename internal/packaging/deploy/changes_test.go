@@ -36,9 +36,9 @@ func TestOrderFollowsChangeRules(t *testing.T) {
 		waves, waits [][]int
 	}{
 		// The CRD first; then what has no rule; then the deployment, after "first"; then the gate.
-		{"upsert", [][]int{{2}, {3, 4}, {1}, {0}}, [][]int{nil, {2}, {2, 3}, {1, 2}}},
+		{"upsert", [][]int{{2}, {3, 4}, {1}, {0}}, [][]int{nil, {2}, {3}, {1}}},
 		// The gate before the deployment; the CRD last.
-		{"delete", [][]int{{0, 3, 4}, {1}, {2}}, [][]int{nil, {0}, {0, 1, 3, 4}}},
+		{"delete", [][]int{{0, 3, 4}, {1}, {2}}, [][]int{nil, {0}, {1, 3, 4}}},
 	} {
 		waves, waits, err := order(objs, tc.action)
 		if err != nil {

@@ -67,10 +67,8 @@ type Options struct {
 	Kubeconfig, Context string
 	// WorkDir receives clusterctl's configuration.
 	WorkDir string
-	// PackageRepository is the management package repository's imgpkg bundle. The TKR
-	// catalogue (tkr-repository, tkr-compatibility) is read from the same registry path, as
-	// `make packages` pushes them.
-	PackageRepository string
+	// Repository is the management package repository, as ReadRepository read it.
+	Repository *Repository
 	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs ("local").
 	InfrastructureProvider string
 	// Timeout bounds each wait: kapp-controller, each provider, each package.
@@ -91,7 +89,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := InstallKappController(ctx, c, o.PackageRepository, o.Timeout, o.Out); err != nil {
+	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Out); err != nil {
 		return err
 	}
 	if err := clusterapi.Init(ctx, clusterapi.InitOptions{
@@ -106,13 +104,9 @@ func Run(ctx context.Context, o Options) error {
 // InstallKappController renders the newest kapp-controller package of the repository with its
 // default values and deploys it, waiting for its Deployment, as the tanzu CLI installs
 // kapp-controller from its package before anything else.
-func InstallKappController(ctx context.Context, c client.Client, repository string, timeout time.Duration, out io.Writer) error {
+func InstallKappController(ctx context.Context, c client.Client, repo *Repository, timeout time.Duration, out io.Writer) error {
 	fmt.Fprintln(out, "Installing kapp-controller on bootstrap cluster...")
-	files, err := repositoryFiles(ctx, repository)
-	if err != nil {
-		return err
-	}
-	pkg, err := newestPackage(files, repository, KappControllerRefName)
+	pkg, err := newestPackage(repo.files, repo.Ref, KappControllerRefName)
 	if err != nil {
 		return err
 	}
@@ -162,35 +156,38 @@ func InstallKappController(ctx context.Context, c client.Client, repository stri
 	return nil
 }
 
-// CheckRepository says whether the management package repository can be read and holds the
-// packages the payload installs from it.
-func CheckRepository(ctx context.Context, repository string) error {
-	files, err := repositoryFiles(ctx, repository)
-	if err != nil {
-		return err
-	}
-	for _, refName := range []string{KappControllerRefName, MetaPackageRefName} {
-		if _, err := newestPackage(files, repository, refName); err != nil {
-			return err
-		}
-	}
-	compatibility, err := ImageBeside(repository, "tkr-compatibility")
-	if err != nil {
-		return err
-	}
-	if _, err := source.ReadCompatibility(ctx, compatibility, authn.Anonymous); err != nil {
-		return fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
-	}
-	return nil
+// Repository is what the payload reads from the management package repository and from beside
+// it, read once, before anything is created.
+type Repository struct {
+	// Ref is the repository's imgpkg bundle. The TKR catalogue (tkr-repository,
+	// tkr-compatibility) is in the same registry path, as `make packages` pushes them.
+	Ref string
+	// files are the bundle's files; compatibility is the TKR compatibility metadata document.
+	files         map[string][]byte
+	compatibility []byte
 }
 
-// repositoryFiles pulls the repository bundle.
-func repositoryFiles(ctx context.Context, repository string) (map[string][]byte, error) {
-	files, err := fetch.ImageFiles(ctx, repository, authn.Anonymous)
+// ReadRepository reads the management package repository and the compatibility metadata beside
+// it, and checks that it holds the packages the payload installs from it.
+func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
+	files, err := fetch.ImageFiles(ctx, ref, authn.Anonymous)
 	if err != nil {
-		return nil, fmt.Errorf("the management package repository %s: %w (`make packages` pushes it to the local registry)", repository, err)
+		return nil, fmt.Errorf("the management package repository %s: %w (`make packages` pushes it to the local registry)", ref, err)
 	}
-	return files, nil
+	for _, refName := range []string{KappControllerRefName, MetaPackageRefName} {
+		if _, err := newestPackage(files, ref, refName); err != nil {
+			return nil, err
+		}
+	}
+	compatibilityImage, err := ImageBeside(ref, "tkr-compatibility")
+	if err != nil {
+		return nil, err
+	}
+	compatibility, err := source.ReadCompatibility(ctx, compatibilityImage, authn.Anonymous)
+	if err != nil {
+		return nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
+	}
+	return &Repository{Ref: ref, files: files, compatibility: compatibility}, nil
 }
 
 // newestPackage returns the newest Package of a refName in the repository bundle's files.
@@ -236,21 +233,17 @@ func ImageBeside(ref, image string) (string, error) {
 // metaPackageValues are tkg-pkg's values for this repository and provider. The releases the
 // compatibility metadata lists for tkg-pkg's TKG version are made compatible, as TKG does on a
 // bootstrap cluster, where no management cluster says its TKG version yet.
-func metaPackageValues(ctx context.Context, o Options, tkgVersion string) ([]byte, []string, error) {
-	compatibility, err := ImageBeside(o.PackageRepository, "tkr-compatibility")
+func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
+	compatibility, err := ImageBeside(o.Repository.Ref, "tkr-compatibility")
 	if err != nil {
 		return nil, nil, err
 	}
-	tkrRepository, err := ImageBeside(o.PackageRepository, "tkr-repository")
+	tkrRepository, err := ImageBeside(o.Repository.Ref, "tkr-repository")
 	if err != nil {
 		return nil, nil, err
-	}
-	content, err := source.ReadCompatibility(ctx, compatibility, authn.Anonymous)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
 	}
 	metadata := &source.CompatibilityMetadata{}
-	if err := yaml.Unmarshal(content, metadata); err != nil {
+	if err := yaml.Unmarshal(o.Repository.compatibility, metadata); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", compatibility, err)
 	}
 	tkrs, found := metadata.SupportedBy(tkgVersion)
@@ -275,7 +268,7 @@ func metaPackageValues(ctx context.Context, o Options, tkgVersion string) ([]byt
 // for it and for every PackageInstall it made.
 func InstallManagementPackages(ctx context.Context, c client.Client, o Options) error {
 	pc := &packaging.Client{C: c, Out: o.Out}
-	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: Namespace, URL: o.PackageRepository,
+	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: Namespace, URL: o.Repository.Ref,
 		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
 		return err
 	}
@@ -284,11 +277,11 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 		return err
 	}
 	if len(versions) == 0 {
-		return fmt.Errorf("the management package repository %s has no package %s", o.PackageRepository, MetaPackageRefName)
+		return fmt.Errorf("the management package repository %s has no package %s", o.Repository.Ref, MetaPackageRefName)
 	}
 	version := versions[len(versions)-1].Version
 	// tkg-pkg's version is the TKG version it makes.
-	values, tkrs, err := metaPackageValues(ctx, o, "v"+version)
+	values, tkrs, err := metaPackageValues(o, "v"+version)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,11 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if cmd.Flags().Changed("package-repository") && !f.bootstrap {
 				return fmt.Errorf("--package-repository is used only with --bootstrap: add --bootstrap, or drop --package-repository")
 			}
+			var repo *initregion.Repository
 			if f.bootstrap {
 				// Before anything is created: the repository must hold what the payload needs.
-				if err := initregion.CheckRepository(cmd.Context(), f.packageRepository); err != nil {
+				var err error
+				if repo, err = initregion.ReadRepository(cmd.Context(), f.packageRepository); err != nil {
 					return fmt.Errorf("--package-repository: %w", err)
 				}
 			}
@@ -71,7 +73,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			// core, kubeadm and local providers, then the management packages.
 			dirs := store.Dirs(args[0])
 			err = initregion.Run(cmd.Context(), initregion.Options{
-				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, PackageRepository: f.packageRepository,
+				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
 				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Out: streams.Out,
 			})
 			if err != nil {

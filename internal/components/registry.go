@@ -42,6 +42,7 @@ func Default() *Registry {
 		addonsManager(),
 		featureGatesManager(),
 		objectPropagation(),
+		tanzuAuthManager(),
 		kappController(),
 		tkrSourceController(),
 		tkrStatusController(),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,7 +80,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		last = i
 	}
 	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass",
-		"tanzu-cliplugins", "tanzu-core-management-plugins", "tanzu-featuregates"} {
+		"tanzu-cliplugins", "tanzu-core-management-plugins", "tanzu-featuregates", "tanzu-auth"} {
 		if !strings.Contains(lc.created, "successfully reconciled package: "+child+"\n") {
 			t.Errorf("the bootstrap output does not say %s reconciled", child)
 		}
@@ -104,6 +105,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		"capi-kubeadm-control-plane-system": {"capi-kubeadm-control-plane-controller-manager-"},
 		"capl-system":                       {"capl-controller-manager-"},
 		"caip-in-cluster-system":            {"caip-in-cluster-controller-manager-"},
+		"tanzu-auth":                        {"tanzu-auth-controller-manager-"},
 	}
 	for ns, prefixes := range want {
 		pods := &corev1.PodList{}
@@ -368,6 +370,18 @@ func checkAddons(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, tkr stri
 			if !found {
 				return fmt.Errorf("PackageInstall tkg-system/%s-%s has not reconciled", wc.Name, name)
 			}
+		}
+		return nil
+	})
+	// tanzu-auth on the bootstrap cluster wrote the workload cluster's pinniped values: no
+	// pinniped-info there, so no identity management, on the local infrastructure.
+	eventually(t, time.Minute, "pinniped configured by tanzu-auth", func() error {
+		d := &appsv1.Deployment{}
+		if err := wcc.Get(t.Context(), client.ObjectKey{Namespace: "pinniped-concierge", Name: "pinniped-concierge"}, d); err != nil {
+			return err
+		}
+		if d.Annotations["tkg.tanzu.vmware.com/identity-management-type"] != "none" || d.Annotations["tkg.tanzu.vmware.com/infrastructure-provider"] != "local" {
+			return fmt.Errorf("pinniped-concierge annotations %v", d.Annotations)
 		}
 		return nil
 	})

@@ -9,11 +9,13 @@ import (
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/addons"
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/packaging/template"
@@ -27,6 +29,8 @@ type release struct {
 	tkr      *runv1alpha3.TanzuKubernetesRelease
 	osImages map[string]*runv1alpha3.OSImage
 	cbt      *runv1alpha3.ClusterBootstrapTemplate
+	// secrets are the values Secrets the template names (type clusterbootstrap-secret).
+	secrets map[string]bool
 }
 
 // TestDefaultCatalogue renders every release of packages/tkr as the TKR source will, checks each
@@ -84,6 +88,10 @@ func TestDefaultCatalogue(t *testing.T) {
 			for _, p := range append([]*runv1alpha3.ClusterBootstrapPackage{s.Kapp, s.CNI, s.CPI, s.CSI}, s.AdditionalPackages...) {
 				if p == nil || !slices.Contains(bootstrap, p.RefName) {
 					t.Errorf("ClusterBootstrapTemplate package %v is not a bootstrap package of the release", p)
+					continue
+				}
+				if p.ValuesFrom != nil && p.ValuesFrom.SecretRef != "" && !r.secrets[p.ValuesFrom.SecretRef] {
+					t.Errorf("package %s takes its values from Secret %s, which is not in the bundle", p.RefName, p.ValuesFrom.SecretRef)
 				}
 			}
 		})
@@ -163,7 +171,7 @@ func render(t *testing.T, root, dir string) release {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := release{osImages: map[string]*runv1alpha3.OSImage{}}
+	r := release{osImages: map[string]*runv1alpha3.OSImage{}, secrets: map[string]bool{}}
 	for _, u := range objs {
 		if u.GetKind() != "TanzuKubernetesRelease" && u.GetKind() != "OSImage" {
 			u.SetNamespace(ns)
@@ -183,6 +191,12 @@ func render(t *testing.T, root, dir string) release {
 		case "ClusterBootstrapTemplate":
 			r.cbt = &runv1alpha3.ClusterBootstrapTemplate{}
 			target = r.cbt
+		case "Secret":
+			if typ, _, _ := unstructured.NestedString(u.Object, "type"); typ != addons.SecretTypeClusterBootstrap {
+				t.Errorf("Secret %s has type %q, want %s", u.GetName(), typ, addons.SecretTypeClusterBootstrap)
+			}
+			r.secrets[u.GetName()] = true
+			continue
 		default:
 			if u.GetAnnotations()["tkg.tanzu.vmware.com/template-config"] != "true" {
 				t.Errorf("%s %s is not annotated as a template config", u.GetKind(), u.GetName())

@@ -47,6 +47,7 @@ func Default() *Registry {
 		tkrSourceController(),
 		tkrStatusController(),
 		tkrResolverWebhook(),
+		tkrVSphereResolver(),
 		clusterAPIController(),
 		kubeadmBootstrapController(),
 		kubeadmControlPlaneController(),

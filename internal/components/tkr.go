@@ -10,6 +10,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/tkr/source"
 	"github.com/slipway-dev/slipway/internal/tkr/status"
+	"github.com/slipway-dev/slipway/internal/tkr/vsphere"
 )
 
 // tkrSourceController is TKG's tkr-source-controller: it fetches the TKR catalogue from the
@@ -86,5 +87,23 @@ func runTKRResolverWebhook(ctx context.Context, args []string) error {
 	}
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
 		return (&resolver.ClusterDefaulter{Client: mgr.GetClient()}).SetupWebhookWithManager(mgr)
+	})
+}
+
+// tkrVSphereResolver is TKG's tkr-vsphere-resolver-webhook-manager (image
+// tkr-vsphere-resolver-webhook): the mutating webhook that finds the VM templates of resolved
+// Clusters' OVA images in their vCenter.
+func tkrVSphereResolver() Component {
+	return Component{Name: "tkr-vsphere-resolver-webhook", Images: []string{"tkr-vsphere-resolver-webhook"}, Run: runTKRVSphereResolver}
+}
+
+func runTKRVSphereResolver(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("tkr-vsphere-resolver-webhook", flag.ContinueOnError)
+	mf := addManagerFlags(flags, ":18323")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
+		return (&vsphere.TemplateResolver{Client: mgr.GetClient()}).SetupWebhookWithManager(mgr)
 	})
 }

@@ -24,7 +24,9 @@ var env *envtest.Environment
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
 		env = e
-		e.StartManager(func(mgr ctrl.Manager) error { return (&tanzuauth.CascadeReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) })
+		e.StartManager(func(mgr ctrl.Manager) error {
+			return (&tanzuauth.CascadeReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		})
 	}))
 }
 
@@ -46,7 +48,7 @@ func createValues(t *testing.T, c *clusterv1.Cluster, values string) {
 	t.Helper()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.Name + "-pinniped-package",
-			Labels: map[string]string{addons.LabelPackageName: "pinniped.tanzu.vmware.com.0.25.0---vmware.1-tkg.1", addons.LabelClusterName: c.Name},
+			Labels:          map[string]string{addons.LabelPackageName: "pinniped.tanzu.vmware.com.0.25.0---vmware.1-tkg.1", addons.LabelClusterName: c.Name},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.Name, UID: c.UID}}},
 		Type: addons.SecretTypeClusterBootstrap,
 		Data: map[string][]byte{addons.ValuesKey: []byte(values)},

@@ -1,0 +1,161 @@
+package vsphere
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// The vApp properties a Kubernetes node OVA carries, in the category image-builder writes.
+const (
+	PropertyCategory      = "Cluster API Provider (CAPI)"
+	PropertyVersion       = "VERSION"
+	PropertyDistroName    = "DISTRO_NAME"
+	PropertyDistroVersion = "DISTRO_VERSION"
+	PropertyDistroArch    = "DISTRO_ARCH"
+
+	// guestInfoUserData marks a VM that CAPV cloned and bootstrapped: a node, not an imported OVA.
+	guestInfoUserData = "guestinfo.userdata"
+)
+
+// Endpoint is where and as whom to look for templates.
+type Endpoint struct {
+	// Server is the vCenter's host[:port] or URL.
+	Server     string
+	Datacenter string
+	Username   string
+	Password   string
+	// Thumbprint is the SHA-1 thumbprint of the vCenter's certificate; empty skips verification,
+	// as TKG does.
+	Thumbprint string
+}
+
+// VM is a virtual machine imported from a Kubernetes node OVA.
+type VM struct {
+	// Path is the inventory path, such as /dc0/vm/ubuntu-2004-kube-v1.35.4+vmware.1.
+	Path string
+	MOID string
+	// OVAVersion and the distribution come from the OVA's vApp properties; Distro.Version has
+	// its dots removed (20.04 becomes 2004), as OSImages write it.
+	OVAVersion string
+	Distro     OS
+	IsTemplate bool
+}
+
+// OS is a distribution as an OSImage names it.
+type OS struct {
+	Name, Version, Arch string
+}
+
+// ListVMs returns the VMs of the endpoint's datacenter that were imported from a Kubernetes node
+// OVA: templates, and VMs that are not cluster nodes.
+func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
+	c, err := login(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
+
+	finder := find.NewFinder(c.Client, true)
+	dc, err := finder.Datacenter(ctx, ep.Datacenter)
+	if err != nil {
+		return nil, fmt.Errorf("datacenter %q in vCenter %s: %w", ep.Datacenter, ep.Server, err)
+	}
+	finder.SetDatacenter(dc)
+	objs, err := finder.VirtualMachineList(ctx, dc.InventoryPath+"/vm/...")
+	var notFound *find.NotFoundError
+	if errors.As(err, &notFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the VMs of %s: %w", dc.InventoryPath, err)
+	}
+	refs := make([]types.ManagedObjectReference, len(objs))
+	paths := map[string]string{}
+	for i, o := range objs {
+		refs[i] = o.Reference()
+		paths[o.Reference().Value] = o.InventoryPath
+	}
+	var mos []mo.VirtualMachine
+	if err := property.DefaultCollector(c.Client).Retrieve(ctx, refs, []string{"config"}, &mos); err != nil {
+		return nil, fmt.Errorf("failed to read the VMs' configuration: %w", err)
+	}
+	var vms []VM
+	for i := range mos {
+		vm, ok := nodeImage(&mos[i])
+		if !ok {
+			continue
+		}
+		vm.Path = paths[vm.MOID]
+		vms = append(vms, vm)
+	}
+	return vms, nil
+}
+
+func login(ctx context.Context, ep Endpoint) (*govmomi.Client, error) {
+	u, err := soap.ParseURL(strings.TrimSpace(ep.Server))
+	if err != nil || u == nil {
+		return nil, fmt.Errorf("vCenter server %q is not a host or URL: %v", ep.Server, err)
+	}
+	u.User = nil
+	sc := soap.NewClient(u, ep.Thumbprint == "")
+	if ep.Thumbprint != "" {
+		sc.SetThumbprint(u.Host, ep.Thumbprint)
+	}
+	vc, err := vim25.NewClient(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to reach vCenter %s: %w", u.Host, err)
+	}
+	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
+	if err := c.Login(ctx, url.UserPassword(ep.Username, ep.Password)); err != nil {
+		return nil, fmt.Errorf("failed to log in to vCenter %s as %q: %w", u.Host, ep.Username, err)
+	}
+	return c, nil
+}
+
+// nodeImage reads a VM's OVA properties; ok is false for VMs that are not node images (no
+// VERSION property) and for cluster nodes.
+func nodeImage(m *mo.VirtualMachine) (VM, bool) {
+	if m.Config == nil || m.Config.VAppConfig == nil {
+		return VM{}, false
+	}
+	if !m.Config.Template {
+		for _, o := range m.Config.ExtraConfig {
+			if o.GetOptionValue().Key == guestInfoUserData {
+				return VM{}, false
+			}
+		}
+	}
+	info := m.Config.VAppConfig.GetVmConfigInfo()
+	if info == nil {
+		return VM{}, false
+	}
+	vm := VM{MOID: m.Self.Value, IsTemplate: m.Config.Template}
+	for _, p := range info.Property {
+		if p.Category != PropertyCategory {
+			continue
+		}
+		switch p.Id {
+		case PropertyVersion:
+			vm.OVAVersion = p.DefaultValue
+		case PropertyDistroName:
+			vm.Distro.Name = p.DefaultValue
+		case PropertyDistroVersion:
+			vm.Distro.Version = strings.ReplaceAll(p.DefaultValue, ".", "")
+		case PropertyDistroArch:
+			vm.Distro.Arch = p.DefaultValue
+		}
+	}
+	return vm, vm.OVAVersion != ""
+}

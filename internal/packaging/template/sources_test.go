@@ -1,13 +1,13 @@
-package template
+package template_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -15,7 +15,9 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	bundlepkg "github.com/slipway-dev/slipway/internal/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/packaging/template"
 	"github.com/slipway-dev/slipway/internal/propagation"
+	"github.com/slipway-dev/slipway/internal/test/packagesource"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
@@ -64,7 +66,7 @@ func TestPackageSourcesRender(t *testing.T) {
 			for p, data := range files {
 				tree[p] = string(data)
 			}
-			out, err := Template(t.Context(), nil, "default", pkg.Spec.Template.Spec.Template, testfiles.WriteTree(t, tree))
+			out, err := template.Template(t.Context(), nil, "default", pkg.Spec.Template.Spec.Template, testfiles.WriteTree(t, tree))
 			if err != nil {
 				t.Fatalf("rendering with default values: %v", err)
 			}
@@ -92,16 +94,24 @@ func TestMetaPackageCompatibleTKRs(t *testing.T) {
 	}
 }
 
-// TestMetaPackageClusterClassChild checks that tkg-pkg installs the ClusterClass package of the
-// infrastructure provider it is given, none without one, and refuses a provider it has none for.
+// TestMetaPackageClusterClassChild checks that tkg-pkg installs the children of the
+// infrastructure provider it is given (none without one), that every child has a source in
+// packages/, and that it refuses a provider it has none for.
 func TestMetaPackageClusterClassChild(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	providerChildren := []string{"tkg-clusterclass.tanzu.vmware.com", "tkg-clusterclass-vsphere.tanzu.vmware.com",
+		"tkr-vsphere-resolver.tanzu.vmware.com", "ako-operator-v2.tanzu.vmware.com"}
 	for _, tc := range []struct {
 		provider, wantErr string
-		wantChild         bool
+		want              []string
 	}{
-		{provider: "", wantChild: false},
-		{provider: "local", wantChild: true},
-		{provider: "vsphere", wantErr: "infrastructureProvider"},
+		{provider: ""},
+		{provider: "local", want: providerChildren[:1]},
+		{provider: "vsphere", want: providerChildren},
+		{provider: "aws", wantErr: "infrastructureProvider"},
 	} {
 		t.Run("provider "+tc.provider, func(t *testing.T) {
 			out, err := renderMetaPackageErr(t, fmt.Sprintf("infrastructureProvider: %q\n", tc.provider))
@@ -117,8 +127,28 @@ func TestMetaPackageClusterClassChild(t *testing.T) {
 			if strings.Contains(string(out), "additional-compatible-tkrs") {
 				t.Errorf("a compatible-TKRs ConfigMap is rendered though none was given")
 			}
-			if got := strings.Contains(string(out), "refName: tkg-clusterclass.tanzu.vmware.com"); got != tc.wantChild {
-				t.Errorf("tkg-clusterclass child rendered: %v, want %v\n%s", got, tc.wantChild, out)
+			objs, err := deploy.Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var children []string
+			for _, o := range objs {
+				if o.GetKind() != "PackageInstall" {
+					continue
+				}
+				refName, _, _ := unstructured.NestedString(o.Object, "spec", "packageRef", "refName")
+				children = append(children, refName)
+				if _, err := os.Stat(filepath.Join(root, "packages", refName)); err != nil {
+					t.Errorf("child %s has no source in packages/", refName)
+				}
+			}
+			for _, c := range providerChildren {
+				if got, want := slices.Contains(children, c), slices.Contains(tc.want, c); got != want {
+					t.Errorf("child %s rendered: %v, want %v", c, got, want)
+				}
+			}
+			if tc.provider != "" && !strings.Contains(string(out), "infrastructureProvider: "+tc.provider) {
+				t.Errorf("tkg-clusterclass is not told the provider %s:\n%s", tc.provider, out)
 			}
 		})
 	}
@@ -136,61 +166,56 @@ func renderMetaPackage(t *testing.T, values string) []byte {
 
 func renderMetaPackageErr(t *testing.T, values string) ([]byte, error) {
 	t.Helper()
-	return renderSource(t, filepath.Join("tkg.tanzu.vmware.com", "2.5.2"), values)
-}
-
-// renderSource renders the package source in packages/<dir> with the values document.
-func renderSource(t *testing.T, dir, values string) ([]byte, error) {
-	t.Helper()
-	root, err := assets.SourceRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := bundlepkg.Files(filepath.Join(root, "packages", dir, "bundle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree := map[string]string{"values.yml": values}
-	for p, data := range files {
-		tree[p] = string(data)
-	}
-	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config/"},
-		ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: "values.yml"}}}}}
-	return Template(t.Context(), nil, "default", steps, testfiles.WriteTree(t, tree))
+	return packagesource.Render(t, filepath.Join("tkg.tanzu.vmware.com", "2.5.2"), values)
 }
 
 // TestClusterClassPropagation checks that tkg-clusterclass's object-propagation configuration
-// parses and names every kind the package installs in its namespace, so that clusters in other
-// namespaces find the ClusterClass and all of its templates.
+// parses and names every kind the provider's ClusterClass package installs in its namespace
+// (tkg-clusterclass itself for local, tkg-clusterclass-vsphere for vSphere), so that clusters in
+// other namespaces find the ClusterClass and all of its templates.
 func TestClusterClassPropagation(t *testing.T) {
-	out, err := renderSource(t, filepath.Join("tkg-clusterclass.tanzu.vmware.com", "0.1.0"), "namespace: tkg-system\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := deploy.Parse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []propagation.Entry
-	kinds := map[string]bool{}
-	for _, o := range objs {
-		if o.GetKind() == "ConfigMap" && o.GetName() == "object-propagation-config" {
-			data, _, _ := unstructured.NestedString(o.Object, "data", "configData")
-			if entries, err = propagation.Parse([]byte(data)); err != nil {
-				t.Fatalf("configData: %v", err)
+	for provider, source := range map[string]string{"local": "tkg-clusterclass.tanzu.vmware.com", "vsphere": "tkg-clusterclass-vsphere.tanzu.vmware.com"} {
+		t.Run(provider, func(t *testing.T) {
+			out, err := packagesource.Render(t, filepath.Join("tkg-clusterclass.tanzu.vmware.com", "0.1.0"), "namespace: tkg-system\ninfrastructureProvider: "+provider+"\n")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if g := o.GroupVersionKind().Group; strings.HasSuffix(g, "cluster.x-k8s.io") {
-			kinds[o.GetAPIVersion()+" "+o.GetKind()] = true
-		}
-	}
-	for _, e := range entries {
-		if e.Source.Namespace != "tkg-system" || !e.Target.DetectAndReplaceSourceNSRef {
-			t.Errorf("entry %+v does not copy from tkg-system with references replaced", e)
-		}
-		delete(kinds, e.Source.APIVersion+" "+e.Source.Kind)
-	}
-	if len(entries) == 0 || len(kinds) > 0 {
-		t.Errorf("%d entries; kinds installed but not propagated: %v", len(entries), kinds)
+			classes, err := packagesource.Render(t, filepath.Join(source, "0.1.0"), "namespace: tkg-system\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := deploy.Parse(append(append(out, []byte("\n---\n")...), classes...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var entries []propagation.Entry
+			kinds := map[string]bool{}
+			for _, o := range objs {
+				if o.GetKind() == "ConfigMap" && o.GetName() == "object-propagation-config" {
+					data, _, _ := unstructured.NestedString(o.Object, "data", "configData")
+					if entries, err = propagation.Parse([]byte(data)); err != nil {
+						t.Fatalf("configData: %v", err)
+					}
+				}
+				if g := o.GroupVersionKind().Group; strings.HasSuffix(g, "cluster.x-k8s.io") {
+					kinds[o.GetAPIVersion()+" "+o.GetKind()] = true
+				}
+			}
+			if !kinds["cluster.x-k8s.io/v1beta2 ClusterClass"] {
+				t.Fatalf("no ClusterClass for %s", provider)
+			}
+			for _, e := range entries {
+				if e.Source.Namespace != "tkg-system" || !e.Target.DetectAndReplaceSourceNSRef {
+					t.Errorf("entry %+v does not copy from tkg-system with references replaced", e)
+				}
+				if !kinds[e.Source.APIVersion+" "+e.Source.Kind] {
+					t.Errorf("entry for %s %s, which the %s ClusterClass does not use", e.Source.APIVersion, e.Source.Kind, provider)
+				}
+				delete(kinds, e.Source.APIVersion+" "+e.Source.Kind)
+			}
+			if len(entries) == 0 || len(kinds) > 0 {
+				t.Errorf("%d entries; kinds installed but not propagated: %v", len(entries), kinds)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -52,6 +53,9 @@ func TestPackagesFromSources(t *testing.T) {
 		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
 		"vsphere-csi": "vsphere-csi.tanzu.vmware.com", "secretgen-controller": "secretgen-controller.tanzu.vmware.com",
 		"pinniped": "pinniped.tanzu.vmware.com", "tkg-storageclass": "tkg-storageclass.tanzu.vmware.com",
+		// vSphere's management children: the resolver's webhook manager runs for real, AKO's
+		// operator is simulated.
+		"tkr-vsphere-resolver": "tkr-vsphere-resolver.tanzu.vmware.com", "ako-operator": "ako-operator-v2.tanzu.vmware.com",
 	}
 	for name, refName := range addons {
 		pkg("package", "installed", "create", name, "-p", refName, "-v", ">=0.0.0", "-n", "tkg-system")
@@ -61,6 +65,13 @@ func TestPackagesFromSources(t *testing.T) {
 		if !clitest.LineHas(out2, name, refName, "Reconcile succeeded") {
 			t.Errorf("%s is not installed:\n%s", name, out2)
 		}
+	}
+	resolver := &corev1.PodList{}
+	if err := lc.client.List(ctx, resolver, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "tkr-vsphere-resolver-webhook"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(resolver.Items) != 1 || resolver.Items[0].Annotations["local.slipway.dev/simulated"] == "true" || !podReady(&resolver.Items[0]) {
+		t.Errorf("tkr-vsphere-resolver's webhook manager is not one ready, real pod: %+v", resolver.Items)
 	}
 	pkg("package", "installed", "delete", "metrics-server", "-n", "kube-system", "-y")
 	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {

@@ -144,6 +144,15 @@ func TestListVMs(t *testing.T) {
 	})
 }
 
+// ensureCatalogue makes the catalogue unless a test made it already.
+func ensureCatalogue(t *testing.T) {
+	t.Helper()
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: "v1.35.4---vmware.1-tkg.1"}, &runv1alpha3.TanzuKubernetesRelease{}); err == nil {
+		return
+	}
+	catalogue(t)
+}
+
 // catalogue makes one release with a local image and two OVA images, as the default catalogue
 // has them: the OVA images name only their version.
 func catalogue(t *testing.T) {
@@ -153,7 +162,8 @@ func catalogue(t *testing.T) {
 			OS: runv1alpha3.OSInfo{Type: "linux", Name: os, Version: version, Arch: "amd64"}, Image: runv1alpha3.MachineImageInfo{Type: typ, Ref: ref}}}
 	}
 	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: "v1.35.4---vmware.1-tkg.1"},
-		Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: release, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg"},
+		Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: release, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg",
+				KubeVIP: &runv1alpha3.ContainerImageInfo{ImageTag: "v0.8.3_vmware.1"}},
 			OSImages: []corev1.LocalObjectReference{{Name: "ubuntu"}, {Name: "photon"}, {Name: "local"}}}}
 	for _, o := range []client.Object{
 		image("ubuntu", "ova", "ubuntu", "2004", runv1alpha3.JSONObject{"version": ubuntuOVA}),
@@ -203,7 +213,7 @@ func osImageRef(t *testing.T, vars []clusterv1.ClusterVariable) runv1alpha3.JSON
 
 func TestTemplateResolver(t *testing.T) {
 	server, creds, _ := vcenter(t)
-	catalogue(t)
+	ensureCatalogue(t)
 	ctx := t.Context()
 	for _, name := range []string{"ubuntu-cluster", "photon-cluster", "local-cluster"} {
 		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},

@@ -1,9 +1,9 @@
 package tanzuauth
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -112,7 +112,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("pinniped values Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	if reflect.DeepEqual(values, secret.Data[addons.ValuesKey]) {
+	if bytes.Equal(values, secret.Data[addons.ValuesKey]) {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFrom(secret.DeepCopy())

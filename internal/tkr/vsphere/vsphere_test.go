@@ -42,8 +42,8 @@ const (
 )
 
 // vcenter starts vcsim with two node images: an ubuntu 20.04 template and a photon 3 VM that is
-// not a template yet. It returns the server's host:port, credentials and the vCenter client.
-func vcenter(t *testing.T) (string, *url, *govmomi.Client) {
+// not a template yet. It returns the server's host:port and the credentials that log in.
+func vcenter(t *testing.T) (string, credentials) {
 	t.Helper()
 	model := simulator.VPX()
 	if err := model.Create(); err != nil {
@@ -88,10 +88,10 @@ func vcenter(t *testing.T) (string, *url, *govmomi.Client) {
 	}
 	image("DC0_H0_VM0", "ubuntu-2004-kube-"+k8s, ubuntuOVA, "ubuntu", "20.04", true)
 	image("DC0_H0_VM1", "photon-3-kube-"+k8s, photonOVA, "photon", "3", false)
-	return s.URL.Host, &url{user: s.URL.User.Username(), pass: pass}, c
+	return s.URL.Host, credentials{user: s.URL.User.Username(), pass: pass}
 }
 
-type url struct{ user, pass string }
+type credentials struct{ user, pass string }
 
 // wait returns a function that waits for a vCenter task to succeed.
 func wait(t *testing.T) func(*object.Task, error) {
@@ -107,7 +107,7 @@ func wait(t *testing.T) func(*object.Task, error) {
 }
 
 func TestListVMs(t *testing.T) {
-	server, creds, _ := vcenter(t)
+	server, creds := vcenter(t)
 	vms, err := vsphere.ListVMs(t.Context(), vsphere.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: creds.pass})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func catalogue(t *testing.T) {
 	}
 	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: "v1.35.4---vmware.1-tkg.1"},
 		Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: release, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg",
-				KubeVIP: &runv1alpha3.ContainerImageInfo{ImageTag: "v0.8.3_vmware.1"}},
+			KubeVIP: &runv1alpha3.ContainerImageInfo{ImageTag: "v0.8.3_vmware.1"}},
 			OSImages: []corev1.LocalObjectReference{{Name: "ubuntu"}, {Name: "photon"}, {Name: "local"}}}}
 	for _, o := range []client.Object{
 		image("ubuntu", "ova", "ubuntu", "2004", runv1alpha3.JSONObject{"version": ubuntuOVA}),
@@ -212,7 +212,7 @@ func osImageRef(t *testing.T, vars []clusterv1.ClusterVariable) runv1alpha3.JSON
 }
 
 func TestTemplateResolver(t *testing.T) {
-	server, creds, _ := vcenter(t)
+	server, creds := vcenter(t)
 	ensureCatalogue(t)
 	ctx := t.Context()
 	for _, name := range []string{"ubuntu-cluster", "photon-cluster", "local-cluster"} {

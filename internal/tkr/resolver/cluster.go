@@ -148,14 +148,14 @@ func apply(cluster *clusterv1.Cluster, res *Result) error {
 	if err != nil {
 		return err
 	}
-	setVariable(&cluster.Spec.Topology.Variables, cp)
+	SetVariable(&cluster.Spec.Topology.Variables, VariableTKRData, cp)
 	for i := range cluster.Spec.Topology.Workers.MachineDeployments {
 		md := &cluster.Spec.Topology.Workers.MachineDeployments[i]
 		data, err := tkrData(res.TKR, res.MachineDeployments[i][0])
 		if err != nil {
 			return err
 		}
-		setVariable(&md.Variables.Overrides, data)
+		SetVariable(&md.Variables.Overrides, VariableTKRData, data)
 	}
 	return nil
 }
@@ -174,14 +174,25 @@ func tkrData(t *runv1alpha3.TanzuKubernetesRelease, image *runv1alpha3.OSImage) 
 	return apiextensionsv1.JSON{Raw: raw}, err
 }
 
-func setVariable(vars *[]clusterv1.ClusterVariable, value apiextensionsv1.JSON) {
+// Variable returns the value of the topology variable name among vars.
+func Variable(vars []clusterv1.ClusterVariable, name string) (apiextensionsv1.JSON, bool) {
+	for _, v := range vars {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return apiextensionsv1.JSON{}, false
+}
+
+// SetVariable sets the topology variable name among vars, adding it when missing.
+func SetVariable(vars *[]clusterv1.ClusterVariable, name string, value apiextensionsv1.JSON) {
 	for i := range *vars {
-		if (*vars)[i].Name == VariableTKRData {
+		if (*vars)[i].Name == name {
 			(*vars)[i].Value = value
 			return
 		}
 	}
-	*vars = append(*vars, clusterv1.ClusterVariable{Name: VariableTKRData, Value: value})
+	*vars = append(*vars, clusterv1.ClusterVariable{Name: name, Value: value})
 }
 
 func pointers[T any](items []T) []*T {

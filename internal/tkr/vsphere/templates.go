@@ -88,7 +88,8 @@ func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
 		paths[o.Reference().Value] = o.InventoryPath
 	}
 	var mos []mo.VirtualMachine
-	if err := property.DefaultCollector(c.Client).Retrieve(ctx, refs, []string{"config"}, &mos); err != nil {
+	// Only what nodeImage reads: a VM's whole config is large.
+	if err := property.DefaultCollector(c.Client).Retrieve(ctx, refs, []string{"config.template", "config.vAppConfig", "config.extraConfig"}, &mos); err != nil {
 		return nil, fmt.Errorf("failed to read the VMs' configuration: %w", err)
 	}
 	var vms []VM

@@ -134,17 +134,15 @@ func (r *TemplateResolver) Default(ctx context.Context, cluster *clusterv1.Clust
 }
 
 func readPart(name string, vars *[]clusterv1.ClusterVariable) (*part, error) {
-	for _, v := range *vars {
-		if v.Name != resolver.VariableTKRData {
-			continue
-		}
-		data := map[string]*resolver.TKRData{}
-		if err := json.Unmarshal(v.Value.Raw, &data); err != nil {
-			return nil, fmt.Errorf("%s: variable %s is not a map of Kubernetes versions to release data: %w", name, resolver.VariableTKRData, err)
-		}
-		return &part{name: name, vars: vars, data: data}, nil
+	value, ok := resolver.Variable(*vars, resolver.VariableTKRData)
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	data := map[string]*resolver.TKRData{}
+	if err := json.Unmarshal(value.Raw, &data); err != nil {
+		return nil, fmt.Errorf("%s: variable %s is not a map of Kubernetes versions to release data: %w", name, resolver.VariableTKRData, err)
+	}
+	return &part{name: name, vars: vars, data: data}, nil
 }
 
 func writePart(p *part) error {
@@ -152,11 +150,7 @@ func writePart(p *part) error {
 	if err != nil {
 		return err
 	}
-	for i := range *p.vars {
-		if (*p.vars)[i].Name == resolver.VariableTKRData {
-			(*p.vars)[i].Value = apiextensionsv1.JSON{Raw: raw}
-		}
-	}
+	resolver.SetVariable(p.vars, resolver.VariableTKRData, apiextensionsv1.JSON{Raw: raw})
 	return nil
 }
 
@@ -188,11 +182,9 @@ func (r *TemplateResolver) endpoint(ctx context.Context, cluster *clusterv1.Clus
 		DataCenter    string `json:"datacenter"`
 		TLSThumbprint string `json:"tlsThumbprint"`
 	}
-	for _, v := range cluster.Spec.Topology.Variables {
-		if v.Name == VariableVCenter {
-			if err := json.Unmarshal(v.Value.Raw, &vc); err != nil {
-				return Endpoint{}, fmt.Errorf("variable %s is not an object with server, datacenter and tlsThumbprint: %w", VariableVCenter, err)
-			}
+	if value, ok := resolver.Variable(cluster.Spec.Topology.Variables, VariableVCenter); ok {
+		if err := json.Unmarshal(value.Raw, &vc); err != nil {
+			return Endpoint{}, fmt.Errorf("variable %s is not an object with server, datacenter and tlsThumbprint: %w", VariableVCenter, err)
 		}
 	}
 	if vc.Server == "" || vc.DataCenter == "" {

@@ -71,7 +71,7 @@ func assertNothingStarted(t *testing.T, name string) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("state %s was created: %v", dir, err)
 	}
-	if pids := proc.Mentioning(dir); len(pids) > 0 {
+	if pids := proc.Using(dir); len(pids) > 0 {
 		t.Errorf("processes %v were started", pids)
 	}
 }

@@ -257,7 +257,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	})
 	t.Logf("deleted in %s", time.Since(deleted).Round(100*time.Millisecond))
 	wcDir := filepath.Join(filepath.Dir(lc.dirs.Root), wc.Name)
-	if pids := proc.Mentioning(wcDir); len(pids) > 0 {
+	if pids := proc.Using(wcDir); len(pids) > 0 {
 		t.Errorf("processes of the deleted cluster still run: %v", pids)
 	}
 	if _, err := os.Stat(wcDir); err == nil {

@@ -430,7 +430,7 @@ func renderObjects(t *testing.T, path string, values interface{}) []*unstructure
 // gone and that every address it used is free again.
 func assertGone(t *testing.T, dir string, addrs []string) {
 	t.Helper()
-	if pids := proc.Mentioning(dir); len(pids) > 0 {
+	if pids := proc.Using(dir); len(pids) > 0 {
 		t.Errorf("processes %v of the cluster survive delete", pids)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -106,7 +106,11 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 		}
 	}
 	store := cluster.Store{Root: filepath.Join(home, "local")}
-	lc := &localCluster{name: name, dirs: store.Dirs(name), created: out}
+	dirs, err := store.Dirs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := &localCluster{name: name, dirs: dirs, created: out}
 	kubeconfig, err := runSlipway(t, "local", "cluster", "kubeconfig", name)
 	if err != nil {
 		t.Fatalf("kubeconfig: %v\n%s", err, kubeconfig)

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -47,11 +46,9 @@ type CreateOptions struct {
 
 // validate checks the options and the host before anything starts.
 func (s Store) validate(opts *CreateOptions) error {
-	if errs := validation.IsDNS1123Label(opts.Name); len(errs) > 0 {
-		return fmt.Errorf("invalid cluster name %q: %s", opts.Name, strings.Join(errs, "; "))
-	}
-	if len(opts.Name) > 40 {
-		return fmt.Errorf("invalid cluster name %q: at most 40 characters, so that node names stay valid", opts.Name)
+	dirs, err := s.Dirs(opts.Name)
+	if err != nil {
+		return err
 	}
 	if opts.KubernetesVersion == "" {
 		opts.KubernetesVersion = assets.DefaultKubernetesVersion()
@@ -62,7 +59,7 @@ func (s Store) validate(opts *CreateOptions) error {
 	if opts.WorkerNodes < 0 {
 		return fmt.Errorf("--worker-nodes is %d: use 0 or more", opts.WorkerNodes)
 	}
-	if _, err := os.Stat(s.Dirs(opts.Name).Root); err == nil {
+	if _, err := os.Stat(dirs.Root); err == nil {
 		return fmt.Errorf("local cluster %q already exists: delete it with `slipway local cluster delete %s` or choose another name", opts.Name, opts.Name)
 	}
 	if !slices.Contains(assets.KubernetesVersions, opts.KubernetesVersion) {
@@ -145,7 +142,10 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			return err
 		}
 	}
-	dirs := s.Dirs(opts.Name)
+	dirs, err := s.Dirs(opts.Name)
+	if err != nil {
+		return err
+	}
 	p := &progress{out: opts.Out, start: time.Now()}
 	fmt.Fprintf(opts.Out, "Creating cluster %q ...\n", opts.Name)
 	// Nothing has started before the binaries are known to be there.

@@ -28,7 +28,11 @@ func (s Store) Kubeconfig(name string) (*clientcmdapi.Config, error) {
 	if _, err := s.Get(name); err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.LoadFromFile(s.Dirs(name).Kubeconfig())
+	dirs, err := s.Dirs(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.LoadFromFile(dirs.Kubeconfig())
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the kubeconfig of %s: %w", name, err)
 	}

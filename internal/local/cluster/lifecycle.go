@@ -12,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
-// agentArgs are the arguments of a node agent; agentMarker finds them in /proc.
+// agentArgs are the arguments of a node agent; proc.Alive finds it by them.
 func agentArgs(exe string, dirs Dirs, node string) []string {
 	return []string{exe, "local", "node", "run", "--node", node, "--cluster-dir", dirs.Root}
 }
@@ -54,7 +54,10 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 			return err
 		}
 	}
-	dirs := s.Dirs(name)
+	dirs, err := s.Dirs(name)
+	if err != nil {
+		return err
+	}
 	started := time.Now()
 	restarted, err := s.startProcesses(dirs, spec, exe)
 	if err != nil {
@@ -77,7 +80,10 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 // Delete stops every process of a cluster, removes its state and, when kubeconfig is not empty,
 // its context from that kubeconfig. It leaves no process, port or file behind.
 func (s Store) Delete(name, kubeconfig string) error {
-	dirs := s.Dirs(name)
+	dirs, err := s.Dirs(name)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(dirs.Root); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
@@ -92,12 +98,12 @@ func (s Store) Delete(name, kubeconfig string) error {
 			}
 		}
 	}
-	// Agents stop their pods and static components on SIGTERM; whatever still mentions the
+	// Agents stop their pods and static components on SIGTERM; whatever still uses the
 	// cluster's directory afterwards is killed.
 	var agents []int
 	if spec, err := ReadSpec(dirs); err == nil {
 		for _, n := range spec.Nodes {
-			if proc.Alive(dirs.NodePID(n.Name), agentMarker(dirs, n.Name)) {
+			if proc.Alive(dirs.NodePID(n.Name), agentArgs("", dirs, n.Name)) {
 				agents = append(agents, proc.ReadPID(dirs.NodePID(n.Name)))
 			}
 		}
@@ -105,10 +111,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 	if err := proc.Terminate(agents, 30*time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	if err := proc.Terminate(proc.Mentioning(dirs.Root+"/"), 10*time.Second); err != nil {
-		errs = append(errs, err)
-	}
-	if err := proc.Terminate(proc.Mentioning(dirs.Root), 10*time.Second); err != nil {
+	if err := proc.Terminate(proc.Using(dirs.Root), 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(dirs.Root); err != nil {
@@ -125,10 +128,13 @@ func (s Store) Delete(name, kubeconfig string) error {
 // StartNode starts one node's agent unless it runs, and says whether it started it; the
 // infrastructure provider starts the nodes of the clusters it owns one machine at a time.
 func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
-	if s.NodeRunning(name, node.Name) {
+	dirs, err := s.nodeDirs(name, node.Name)
+	if err != nil {
+		return false, err
+	}
+	if proc.Alive(dirs.NodePID(node.Name), agentArgs("", dirs, node.Name)) {
 		return false, nil
 	}
-	dirs := s.Dirs(name)
 	if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
 		return false, fmt.Errorf("failed to start node %s: %w", node.Name, err)
 	}
@@ -137,24 +143,27 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 
 // NodeRunning says whether a node's agent runs.
 func (s Store) NodeRunning(name, node string) bool {
-	dirs := s.Dirs(name)
-	return proc.Alive(dirs.NodePID(node), agentMarker(dirs, node))
+	dirs, err := s.nodeDirs(name, node)
+	return err == nil && proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node))
 }
 
 // StopNode stops a node's agent, which stops its pods and control-plane processes, kills
 // whatever of the node is left, and removes the node's state.
 func (s Store) StopNode(name, node string) error {
-	dirs := s.Dirs(name)
+	dirs, err := s.nodeDirs(name, node)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	if proc.Alive(dirs.NodePID(node), agentMarker(dirs, node)) {
+	if proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node)) {
 		if err := proc.Terminate([]int{proc.ReadPID(dirs.NodePID(node))}, 30*time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := proc.Terminate(proc.Mentioning(dirs.Node(node)+"/"), 10*time.Second); err != nil {
+	if err := proc.Terminate(proc.Using(dirs.Node(node)), 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	if err := proc.Terminate(proc.Mentioning(agentMarker(dirs, node)), 10*time.Second); err != nil {
+	if err := proc.Terminate(proc.WithArgs(agentArgs("", dirs, node)), 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(dirs.Node(node)); err != nil {
@@ -165,10 +174,21 @@ func (s Store) StopNode(name, node string) error {
 
 // StartLoadBalancer starts the cluster's load balancer unless it runs.
 func (s Store) StartLoadBalancer(name, exe string) error {
-	dirs := s.Dirs(name)
-	if proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs)) {
+	dirs, err := s.Dirs(name)
+	if err != nil {
+		return err
+	}
+	if proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs)) {
 		return nil
 	}
-	_, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID())
+	_, err = proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID())
 	return err
+}
+
+// nodeDirs returns the directories of a cluster after checking the node's name too.
+func (s Store) nodeDirs(name, node string) (Dirs, error) {
+	if err := ValidateNodeName(node); err != nil {
+		return Dirs{}, err
+	}
+	return s.Dirs(name)
 }

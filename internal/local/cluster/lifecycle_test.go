@@ -15,7 +15,11 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 	s := Store{Root: t.TempDir()}
 	write := func(spec *Spec) {
 		t.Helper()
-		if err := WriteSpec(s.Dirs(spec.Name), spec); err != nil {
+		dirs, err := s.Dirs(spec.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteSpec(dirs, spec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,7 +31,11 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{"boot": false, "wc": false, "wc-of-wc": false, "other": true} {
-		_, err := os.Stat(s.Dirs(name).Root)
+		dirs, err := s.Dirs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Stat(dirs.Root)
 		if exists := !errors.Is(err, os.ErrNotExist); exists != want {
 			t.Errorf("cluster %s exists: %v, want %v", name, exists, want)
 		}

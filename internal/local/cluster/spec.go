@@ -117,6 +117,9 @@ func NewOwnedSpec(name, version string, index int, owner Owner) *Spec {
 // AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n listens
 // on 127.<index>.0.<n+1>, as NewSpec lays them out), appends it and returns it.
 func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
+	if err := ValidateNodeName(name); err != nil {
+		return NodeSpec{}, err
+	}
 	used := map[int]bool{}
 	for _, n := range s.Nodes {
 		var a, b, c, d int

@@ -36,19 +36,16 @@ func (s State) Status() string {
 	}
 }
 
-// agentMarker is what a node agent's arguments contain.
-func agentMarker(dirs Dirs, node string) string {
-	return "--node " + node + " --cluster-dir " + dirs.Root
-}
-
-func lbMarker(dirs Dirs) string { return "lb run --cluster-dir " + dirs.Root }
-
 // Inspect reports which of a cluster's processes run.
 func (s Store) Inspect(spec *Spec) State {
-	dirs := s.Dirs(spec.Name)
-	st := State{Spec: spec, LoadBalancerRunning: spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbMarker(dirs))}
+	st := State{Spec: spec}
+	dirs, err := s.Dirs(spec.Name)
+	if err != nil {
+		return st
+	}
+	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs))
 	for _, n := range spec.Nodes {
-		if proc.Alive(dirs.NodePID(n.Name), agentMarker(dirs, n.Name)) {
+		if proc.Alive(dirs.NodePID(n.Name), agentArgs("", dirs, n.Name)) {
 			st.NodesRunning++
 		}
 	}

@@ -41,15 +41,16 @@ func DefaultStore() (Store, error) {
 	return Store{Root: filepath.Join(home, "local")}, nil
 }
 
-// Dirs returns the directories of a cluster.
-func (s Store) Dirs(name string) Dirs { return Dirs{Root: filepath.Join(s.Root, name)} }
-
 // ErrNotFound says a cluster does not exist.
 var ErrNotFound = errors.New("not found")
 
 // Get returns a cluster's spec.
 func (s Store) Get(name string) (*Spec, error) {
-	spec, err := ReadSpec(s.Dirs(name))
+	dirs, err := s.Dirs(name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := ReadSpec(dirs)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
@@ -70,7 +71,11 @@ func (s Store) List() ([]*Spec, error) {
 		if !e.IsDir() {
 			continue
 		}
-		spec, err := ReadSpec(s.Dirs(e.Name()))
+		dirs, err := s.Dirs(e.Name())
+		if err != nil {
+			continue // not a cluster's directory
+		}
+		spec, err := ReadSpec(dirs)
 		if err != nil {
 			continue // a cluster still being created or half deleted
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -39,7 +40,11 @@ type Runtime struct {
 // ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, and
 // fails when a cluster of that name belongs to something else.
 func (r *Runtime) ownedSpec(c *clusterv1.Cluster) (*cluster.Spec, error) {
-	spec, err := cluster.ReadSpec(r.Store.Dirs(c.Name))
+	dirs, err := r.Store.Dirs(c.Name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := cluster.ReadSpec(dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +66,11 @@ func (r *Runtime) update(c *clusterv1.Cluster, change func(*cluster.Spec) error)
 	if err := change(spec); err != nil {
 		return nil, err
 	}
-	return spec, cluster.WriteSpec(r.Store.Dirs(c.Name), spec)
+	dirs, err := r.Store.Dirs(c.Name)
+	if err != nil {
+		return nil, err
+	}
+	return spec, cluster.WriteSpec(dirs, spec)
 }
 
 // ClusterReconciler reconciles LocalClusters.
@@ -134,7 +143,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec, error) {
 	r.Runtime.mu.Lock()
 	defer r.Runtime.mu.Unlock()
-	dirs := r.Runtime.Store.Dirs(owner.Name)
+	dirs, err := r.Runtime.Store.Dirs(owner.Name)
+	if err != nil {
+		return nil, fmt.Errorf("the local runtime cannot run Cluster %s: %w", klog.KObj(owner), err)
+	}
 	if _, err := os.Stat(dirs.Spec()); err == nil {
 		spec, err := r.Runtime.ownedSpec(owner)
 		if err != nil || spec.Owner.ManagementCluster == r.Runtime.Home {

@@ -178,7 +178,11 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		node.Join = b.ControlPlane && !b.Init
 		node.Taints = b.Taints
 		spec.Nodes[len(spec.Nodes)-1] = node
-		return cluster.PrepareNode(r.Runtime.Store.Dirs(spec.Name), spec, node, cas)
+		dirs, err := r.Runtime.Store.Dirs(spec.Name)
+		if err != nil {
+			return err
+		}
+		return cluster.PrepareNode(dirs, spec, node, cas)
 	})
 	if err != nil {
 		return cluster.NodeSpec{}, err

@@ -77,7 +77,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	// Processes of an earlier run of this node (after a kill -9 of the agent) are stopped first,
 	// so that ports are free and nothing runs twice.
-	if leftovers := proc.Mentioning(a.dirs.Node(a.node.Name) + "/"); len(leftovers) > 0 {
+	if leftovers := proc.Using(a.dirs.Node(a.node.Name)); len(leftovers) > 0 {
 		log.Info("Stopping processes of an earlier run", "pids", leftovers)
 		if err := proc.Terminate(leftovers, 10*time.Second); err != nil {
 			return err
@@ -150,6 +150,9 @@ func newAgent(opts Options) (*Agent, error) {
 	spec, err := cluster.ReadSpec(dirs)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the cluster: %w", err)
+	}
+	if err := cluster.ValidateNodeName(opts.Node); err != nil {
+		return nil, err
 	}
 	node, ok := spec.Node(opts.Node)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,17 +79,52 @@ func isZombie(pid int) bool {
 	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z'
 }
 
-// Alive reports whether the process in pidPath runs and its arguments mention marker, which
-// guards against a reused pid.
-func Alive(pidPath, marker string) bool {
-	pid := ReadPID(pidPath)
-	args := Cmdline(pid)
-	return args != nil && strings.Contains(strings.Join(args, " "), marker)
+// Alive reports whether the process in pidPath runs and its arguments begin with args, compared
+// argument by argument, the program path aside (a rebuilt binary keeps its path). This guards
+// against a reused pid and against a process whose arguments merely contain these: an agent of
+// --cluster-dir /x/boot2 is not one of /x/boot.
+func Alive(pidPath string, args []string) bool {
+	return beginsWith(Cmdline(ReadPID(pidPath)), args)
 }
 
-// Mentioning returns the pids of running processes whose arguments mention marker, such as a
-// cluster's directory, except this process.
+// WithArgs returns the pids of running processes, except this process, whose arguments begin
+// with args as Alive compares them.
+func WithArgs(args []string) []int {
+	return matching(func(got []string) bool { return beginsWith(got, args) })
+}
+
+func beginsWith(got, args []string) bool {
+	return len(args) > 0 && len(got) >= len(args) && slices.Equal(got[1:len(args)], args[1:])
+}
+
+// Mentioning returns the pids of running processes whose arguments contain marker as a
+// substring, except this process. It is for diagnostics; the runtime finds its processes with
+// Alive and Using, which never match a longer name.
 func Mentioning(marker string) []int {
+	return matching(func(args []string) bool { return strings.Contains(strings.Join(args, "\x00"), marker) })
+}
+
+// Using returns the pids of running processes, except this process, that take dir or a path
+// under it as an argument or as a flag's value (--data-dir=DIR/etcd). A directory never matches
+// another whose name it prefixes: /x/boot does not match /x/boot2.
+func Using(dir string) []int {
+	dir = filepath.Clean(dir)
+	return matching(func(args []string) bool {
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				if _, v, ok := strings.Cut(a, "="); ok {
+					a = v
+				}
+			}
+			if a == dir || strings.HasPrefix(a, dir+"/") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func matching(match func(args []string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -99,7 +135,7 @@ func Mentioning(marker string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if args := Cmdline(pid); args != nil && strings.Contains(strings.Join(args, "\x00"), marker) {
+		if args := Cmdline(pid); args != nil && match(args) {
 			pids = append(pids, pid)
 		}
 	}

@@ -71,7 +71,10 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			// TKG's bootstrap payload: kapp-controller, clusterctl init with cert-manager, the
 			// core, kubeadm and local providers, then the management packages.
-			dirs := store.Dirs(args[0])
+			dirs, err := store.Dirs(args[0])
+			if err != nil {
+				return err
+			}
 			err = initregion.Run(cmd.Context(), initregion.Options{
 				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
 				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Out: streams.Out,

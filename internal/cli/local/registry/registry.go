@@ -33,6 +33,9 @@ func (p paths) data() string { return filepath.Join(p.dir, "data") }
 func (p paths) pid() string  { return filepath.Join(p.dir, "registry.pid") }
 func (p paths) log() string  { return filepath.Join(p.dir, "registry.log") }
 
+// runArgs begin the arguments of the registry's process.
+var runArgs = []string{"slipway", "local", "registry", "run"}
+
 // NewCommand returns `slipway local registry`.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{Use: "registry", Short: "Run the local OCI registry that package bundles are pushed to"}
@@ -46,7 +49,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if proc.Alive(p.pid(), "local registry run") {
+			if proc.Alive(p.pid(), runArgs) {
 				_, err := fmt.Fprintf(streams.Out, "The registry already runs (pid %d)\n", proc.ReadPID(p.pid()))
 				return err
 			}
@@ -67,7 +70,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					resp.Body.Close()
 					break
 				}
-				if time.Now().After(deadline) || !proc.Alive(p.pid(), "local registry run") {
+				if time.Now().After(deadline) || !proc.Alive(p.pid(), runArgs) {
 					return fmt.Errorf("the registry did not start: see %s", p.log())
 				}
 				time.Sleep(100 * time.Millisecond)
@@ -87,7 +90,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !proc.Alive(p.pid(), "local registry run") {
+			if !proc.Alive(p.pid(), runArgs) {
 				_, err := fmt.Fprintln(streams.Out, "The registry does not run")
 				return err
 			}

@@ -20,6 +20,9 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if _, err := store.Dirs(args[0]); err != nil {
+				return err
+			}
 			if kubeconfig == "" {
 				kubeconfig = localcluster.DefaultKubeconfigPath()
 			}

@@ -7,5 +7,5 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 runs=${1:-5}
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 cd "$root"
-go test -count=1 -run '^$' -bench . -benchtime="${runs}x" ./internal/packaging/packageinstall/ |
+go test -count=1 -run '^$' -bench . -benchtime="${runs}x" ./internal/controllers/packaging/packageinstall/ |
 	awk '/^Benchmark/ {printf "%s: %.2f s per run over %s runs\n", $1, $3/1e9, $2}'

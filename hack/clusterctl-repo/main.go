@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/slipway-dev/slipway/internal/clusterapi"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 )
 
 func main() {
@@ -41,11 +41,11 @@ func build(out string) error {
 	if err != nil {
 		return err
 	}
-	capiDir, err := moduleDir(clusterapi.ModulePath, clusterapi.Version)
+	capiDir, err := moduleDir(clusterctl.ModulePath, clusterctl.Version)
 	if err != nil {
 		return err
 	}
-	certManagerDir, err := moduleDir(clusterapi.CertManagerModule, clusterapi.CertManagerVersion)
+	certManagerDir, err := moduleDir(clusterctl.CertManagerModule, clusterctl.CertManagerVersion)
 	if err != nil {
 		return err
 	}
@@ -56,12 +56,12 @@ func build(out string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range clusterapi.Providers() {
+	for _, p := range clusterctl.Providers() {
 		dir := filepath.Join(capiDir, p.KustomizeDir)
 		metadata := capiMetadata
 		if p.Slipway {
 			dir = p.KustomizeDir
-			metadata = []byte(clusterapi.LocalMetadata)
+			metadata = []byte(clusterctl.LocalMetadata)
 		}
 		components, err := kustomize(dir)
 		if err != nil {
@@ -98,10 +98,10 @@ func build(out string) error {
 	}
 	certManager.WriteString("---\n")
 	certManager.Write(deployments)
-	if err := write(filepath.Join(out, clusterapi.CertManagerName, clusterapi.CertManagerVersion, clusterapi.CertManagerFile), certManager.Bytes()); err != nil {
+	if err := write(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, clusterctl.CertManagerFile), certManager.Bytes()); err != nil {
 		return err
 	}
-	if err := write(filepath.Join(out, clusterapi.CertManagerName, clusterapi.CertManagerVersion, "metadata.yaml"), []byte(clusterapi.CertManagerMetadata)); err != nil {
+	if err := write(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, "metadata.yaml"), []byte(clusterctl.CertManagerMetadata)); err != nil {
 		return err
 	}
 	fmt.Printf("clusterctl repository written to %s\n", out)

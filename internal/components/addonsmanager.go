@@ -7,10 +7,10 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/addons"
-	"github.com/slipway-dev/slipway/internal/addons/clusterbootstrap"
-	"github.com/slipway-dev/slipway/internal/addons/configs"
-	"github.com/slipway-dev/slipway/internal/addons/webhooks"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
 )
 
 // addonsManager is TKG's tanzu-addons-manager (image addons-controller): the ClusterBootstrap

@@ -9,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/slipway-dev/slipway/internal/certmanager"
+	"github.com/slipway-dev/slipway/internal/controllers/certmanager"
 )
 
 // The cert-manager components run slipway's cert-manager (see package certmanager) from the

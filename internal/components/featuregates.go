@@ -6,7 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/featuregates"
+	"github.com/slipway-dev/slipway/internal/controllers/featuregates"
 )
 
 // featureGatesManager is TKG's tanzu-featuregates-controller-manager (image

@@ -3,7 +3,7 @@ package components
 import (
 	"context"
 
-	"github.com/slipway-dev/slipway/internal/ipam"
+	"github.com/slipway-dev/slipway/internal/controllers/ipam"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 

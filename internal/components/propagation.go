@@ -8,7 +8,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/propagation"
+	"github.com/slipway-dev/slipway/internal/controllers/propagation"
 )
 
 // objectPropagation is TKG's object-propagation-controller-manager (image

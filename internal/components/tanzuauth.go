@@ -6,7 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/tanzuauth"
+	"github.com/slipway-dev/slipway/internal/controllers/tanzuauth"
 )
 
 // tanzuAuthManager is TKG's tanzu-auth-controller-manager (image tanzu-auth-controller-manager):

@@ -7,10 +7,10 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/tkr/resolver"
-	"github.com/slipway-dev/slipway/internal/tkr/source"
-	"github.com/slipway-dev/slipway/internal/tkr/status"
-	"github.com/slipway-dev/slipway/internal/tkr/vsphere"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/vsphere"
 )
 
 // tkrSourceController is TKG's tkr-source-controller: it fetches the TKR catalogue from the

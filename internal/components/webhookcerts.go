@@ -16,7 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // webhookCerts is how a component's webhook server gets its certificate when its manifests do

@@ -26,7 +26,7 @@ import (
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/clusterapi"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -90,7 +90,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 			t.Errorf("the bootstrap output does not say %s is ready", tkr)
 		}
 	}
-	if !strings.Contains(lc.created, `Installing provider="cluster-api" version="`+clusterapi.Version+`" targetNamespace="capi-system"`) {
+	if !strings.Contains(lc.created, `Installing provider="cluster-api" version="`+clusterctl.Version+`" targetNamespace="capi-system"`) {
 		t.Errorf("clusterctl's log is not printed as Key=\"value\" pairs")
 	}
 

@@ -29,8 +29,8 @@ import (
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/node"
-	"github.com/slipway-dev/slipway/internal/local/pki"
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // TestLocalCluster creates a cluster of one control-plane and one worker node and checks what a

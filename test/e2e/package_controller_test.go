@@ -20,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/local/node"
-	"github.com/slipway-dev/slipway/internal/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 

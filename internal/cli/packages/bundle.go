@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/slipway-dev/slipway/internal/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 )
 
 // newBundleCommand returns `slipway package bundle push`, what `imgpkg push -b REF -f DIR` does.

@@ -33,13 +33,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/packaging"
-	"github.com/slipway-dev/slipway/internal/clusterapi"
-	"github.com/slipway-dev/slipway/internal/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/packaging/fetch"
-	"github.com/slipway-dev/slipway/internal/packaging/template"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/tkr/source"
 )
 
 // Names TKG gives what it installs.
@@ -92,9 +92,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Out); err != nil {
 		return err
 	}
-	if err := clusterapi.Init(ctx, clusterapi.InitOptions{
+	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
-		Out: o.Out, Log: clusterapi.ProgressLogger(o.Out),
+		Out: o.Out, Log: clusterctl.ProgressLogger(o.Out),
 	}); err != nil {
 		return err
 	}

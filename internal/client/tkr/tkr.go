@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/tkr"
-	"github.com/slipway-dev/slipway/internal/tkr/status"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
 )
 
 // Release is one release as the CLI shows it.

@@ -5,7 +5,7 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // Kubeconfig files in a node's directory, as kubeadm names them in /etc/kubernetes.

@@ -12,7 +12,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // Where kubeadm and Cluster API's kubeadm bootstrap provider put things on a machine.

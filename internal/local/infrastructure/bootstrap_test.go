@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 const initData = `## template: jinja

@@ -10,7 +10,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/local/pki"
+	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 type createFlags struct {

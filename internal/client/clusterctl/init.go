@@ -1,0 +1,325 @@
+// Package clusterctl installs Cluster API on a cluster as TKG does, with clusterctl's library:
+// cert-manager, the core, kubeadm bootstrap and kubeadm control plane providers and an
+// infrastructure provider, from the local provider repository `make providers` builds
+// (hack/clusterctl-repo), so that nothing is fetched from the internet.
+package clusterctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// Versions of what the repository holds.
+const (
+	// ModulePath and Version are the Cluster API module the core, kubeadm bootstrap and kubeadm
+	// control plane components are built from; keep Version in step with go.mod.
+	ModulePath = "sigs.k8s.io/cluster-api"
+	Version    = "v1.13.4"
+	// LocalVersion is the local infrastructure provider's release; its metadata maps the 0.1
+	// series to Cluster API's v1beta2 contract.
+	LocalVersion = "v0.1.0"
+	// CertManagerModule and CertManagerVersion give cert-manager's CRDs.
+	CertManagerModule  = "github.com/cert-manager/cert-manager"
+	CertManagerVersion = "v1.21.2"
+	CertManagerName    = "cert-manager"
+	CertManagerFile    = "cert-manager.yaml"
+	// LocalInfrastructure is the local provider's directory (clusterctl's provider label).
+	LocalInfrastructure = "infrastructure-local"
+	// IPAMInCluster is the in-cluster IPAM provider's directory (clusterctl's provider label):
+	// TKG's caip-in-cluster, built by slipway.
+	IPAMInCluster = "ipam-in-cluster"
+	// RepositoryDir is the repository's directory in the assets directory (bin/).
+	RepositoryDir = "clusterctl-repo"
+)
+
+// LocalMetadata is the clusterctl metadata of slipway's providers (local, in-cluster IPAM).
+const LocalMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
+kind: Metadata
+releaseSeries:
+- major: 0
+  minor: 1
+  contract: v1beta2
+`
+
+// CertManagerMetadata is cert-manager's clusterctl metadata.
+const CertManagerMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
+kind: Metadata
+releaseSeries:
+- major: 1
+  minor: 21
+  contract: v1beta2
+`
+
+// Provider is one provider of the repository.
+type Provider struct {
+	// Name is clusterctl's provider label and the repository directory: cluster-api,
+	// bootstrap-kubeadm, control-plane-kubeadm, infrastructure-local.
+	Name string
+	// ClusterctlName and Type are how clusterctl's configuration names it.
+	ClusterctlName, Type string
+	Version              string
+	// KustomizeDir is the kustomization the components come from: in the Cluster API module, or
+	// in slipway's source tree for slipway's providers.
+	KustomizeDir string
+	// Slipway says the provider is slipway's own, built from its source tree.
+	Slipway        bool
+	ComponentsFile string
+	// StagingImage is the image the kustomization names, replaced by Image, the release's.
+	StagingImage, Image string
+}
+
+// Providers are the providers TKG installs on a bootstrap cluster, the local infrastructure
+// provider in the place of CAPV. The local and IPAM providers are slipway's, built from config/
+// (KustomizeDir relative to the source tree) with LocalMetadata; the others are Cluster API's.
+func Providers() []Provider {
+	return []Provider{
+		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, KustomizeDir: "config/default",
+			ComponentsFile: "core-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/cluster-api-controller:main",
+			Image: "registry.k8s.io/cluster-api/cluster-api-controller:" + Version},
+		{Name: "bootstrap-kubeadm", ClusterctlName: "kubeadm", Type: "BootstrapProvider", Version: Version, KustomizeDir: "bootstrap/kubeadm/config/default",
+			ComponentsFile: "bootstrap-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller:main",
+			Image: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:" + Version},
+		{Name: "control-plane-kubeadm", ClusterctlName: "kubeadm", Type: "ControlPlaneProvider", Version: Version, KustomizeDir: "controlplane/kubeadm/config/default",
+			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
+			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version},
+		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
+			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml", Slipway: true},
+		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: LocalVersion,
+			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml", Slipway: true},
+	}
+}
+
+// Repository returns the local provider repository in the assets directory.
+func Repository() (string, error) {
+	set, err := assets.Find()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(set.Dir, RepositoryDir)
+	for _, p := range Providers() {
+		if _, err := os.Stat(filepath.Join(dir, p.Name, p.Version, p.ComponentsFile)); err != nil {
+			return "", fmt.Errorf("the clusterctl provider repository is missing %s %s: run `make providers` (it builds %s from the Go module cache)", p.Name, p.Version, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Config writes the clusterctl configuration that points at the repository into dir and returns
+// its path: every provider's URL, cert-manager's, and ClusterTopology on.
+func Config(repo, dir string) (string, error) {
+	type providerConfig struct {
+		Name string `json:"name"`
+		URL  string `json:"url"`
+		Type string `json:"type"`
+	}
+	cfg := map[string]any{
+		"CLUSTER_TOPOLOGY":                "true",
+		"EXP_MACHINE_POOL":                "false",
+		"CLUSTERCTL_DISABLE_VERSIONCHECK": "true",
+		"cert-manager": map[string]string{
+			"url":     filepath.Join(repo, CertManagerName, CertManagerVersion, CertManagerFile),
+			"version": CertManagerVersion,
+		},
+	}
+	var providers []providerConfig
+	for _, p := range Providers() {
+		providers = append(providers, providerConfig{Name: p.ClusterctlName, Type: p.Type, URL: filepath.Join(repo, p.Name, p.Version, p.ComponentsFile)})
+	}
+	cfg["providers"] = providers
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "clusterctl.yaml")
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// InitOptions are what Init takes.
+type InitOptions struct {
+	// Kubeconfig and Context reach the cluster, for clusterctl; Client reaches it for the waits.
+	Kubeconfig, Context string
+	Client              client.Client
+	// WorkDir receives the clusterctl configuration.
+	WorkDir string
+	// Timeout bounds the wait for the providers.
+	Timeout time.Duration
+	// Out receives TKG's progress lines; Log, when set, clusterctl's own log.
+	Out io.Writer
+	Log logr.Logger
+}
+
+// Init runs clusterctl init with every provider of the repository, then waits for each provider's
+// Deployments as TKG's WaitForProviders does, printing TKG's lines.
+func Init(ctx context.Context, opts InitOptions) error {
+	repo, err := Repository()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := Config(repo, opts.WorkDir)
+	if err != nil {
+		return err
+	}
+	if opts.Log.GetSink() != nil {
+		clusterctllog.SetLogger(opts.Log)
+	}
+	c, err := clusterctlclient.New(ctx, cfgPath)
+	if err != nil {
+		return fmt.Errorf("failed to create the clusterctl client: %w", err)
+	}
+	init := clusterctlclient.InitOptions{
+		Kubeconfig: clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
+		// clusterctl waits for every provider at once; TKG waits for each and says so.
+		WaitProviders: false,
+	}
+	for _, p := range Providers() {
+		ref := p.ClusterctlName + ":" + p.Version
+		switch p.Type {
+		case "CoreProvider":
+			init.CoreProvider = ref
+		case "BootstrapProvider":
+			init.BootstrapProviders = append(init.BootstrapProviders, ref)
+		case "ControlPlaneProvider":
+			init.ControlPlaneProviders = append(init.ControlPlaneProviders, ref)
+		case "InfrastructureProvider":
+			init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+		case "IPAMProvider":
+			init.IPAMProviders = append(init.IPAMProviders, ref)
+		}
+	}
+	fmt.Fprintln(opts.Out, "Installing providers on bootstrapper...")
+	components, err := c.Init(ctx, init)
+	if err != nil {
+		return fmt.Errorf("failed to install providers: %w", err)
+	}
+	var providers []installed
+	for _, comp := range components {
+		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
+	}
+	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Out)
+}
+
+// installed is a provider clusterctl installed: its manifest label and namespace.
+type installed struct{ name, namespace string }
+
+// waitForProviders waits, in parallel, until every Deployment of each provider (labelled
+// cluster.x-k8s.io/provider=<name>) is available, printing when each one is.
+func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out io.Writer) error {
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format, args...)
+	}
+	for _, p := range providers {
+		say("Waiting for provider %s\n", p.name)
+	}
+	start := time.Now()
+	errs := make([]error, len(providers))
+	var wg sync.WaitGroup
+	for i, p := range providers {
+		wg.Go(func() {
+			var last string
+			err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+				last = providerNotAvailable(ctx, c, p)
+				return last == "", nil
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("provider %s is not available after %s: %s", p.name, timeout, last)
+				return
+			}
+			say("Passed waiting on provider %s after %s\n", p.name, time.Since(start))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("failed waiting for providers: %w", err)
+	}
+	say("Success waiting on all providers.\n")
+	return nil
+}
+
+// providerNotAvailable says why a provider is not available yet, or "" when every Deployment of
+// it is.
+func providerNotAvailable(ctx context.Context, c client.Client, p installed) string {
+	deployments := &appsv1.DeploymentList{}
+	if err := c.List(ctx, deployments, client.InNamespace(p.namespace), client.MatchingLabels{clusterv1.ProviderNameLabel: p.name}); err != nil {
+		return err.Error()
+	}
+	if len(deployments.Items) == 0 {
+		return fmt.Sprintf("no Deployment labelled %s=%s in namespace %s", clusterv1.ProviderNameLabel, p.name, p.namespace)
+	}
+	for _, d := range deployments.Items {
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want {
+			return fmt.Sprintf("deployment %s/%s has %d of %d replicas available", d.Namespace, d.Name, d.Status.AvailableReplicas, want)
+		}
+	}
+	return ""
+}
+
+// ProgressLogger prints clusterctl's informational messages (verbosity 0 and 1) as TKG shows
+// them: the message, then its key/value pairs as Key="value".
+func ProgressLogger(out io.Writer) logr.Logger {
+	return logr.New(&progressSink{out: out, mu: &sync.Mutex{}})
+}
+
+type progressSink struct {
+	out    io.Writer
+	mu     *sync.Mutex
+	values []any
+}
+
+func (s *progressSink) Init(logr.RuntimeInfo)        {}
+func (s *progressSink) Enabled(level int) bool       { return level <= 1 }
+func (s *progressSink) WithName(string) logr.LogSink { return s }
+
+func (s *progressSink) WithValues(kvs ...any) logr.LogSink {
+	return &progressSink{out: s.out, mu: s.mu, values: append(slices.Clone(s.values), kvs...)}
+}
+
+func (s *progressSink) Info(_ int, msg string, kvs ...any) {
+	s.print(msg, kvs)
+}
+
+func (s *progressSink) Error(err error, msg string, kvs ...any) {
+	s.print(fmt.Sprintf("Error: %s: %v", msg, err), kvs)
+}
+
+func (s *progressSink) print(msg string, kvs []any) {
+	var b strings.Builder
+	b.WriteString(msg)
+	all := append(slices.Clone(s.values), kvs...)
+	for i := 0; i+1 < len(all); i += 2 {
+		if v, ok := all[i+1].(string); ok {
+			fmt.Fprintf(&b, " %v=%q", all[i], v)
+		} else {
+			fmt.Fprintf(&b, " %v=%v", all[i], all[i+1])
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintln(s.out, b.String())
+}

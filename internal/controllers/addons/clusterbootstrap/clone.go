@@ -1,0 +1,237 @@
+package clusterbootstrap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
+
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+)
+
+// clusterOwner is the owner reference every object cloned for a cluster carries.
+func clusterOwner(cluster *clusterv1.Cluster) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+}
+
+// lookupPackage finds the Package object a ClusterBootstrap package names.
+func (r *Reconciler) lookupPackage(ctx context.Context, namespace, name string) (*datapkgingv1alpha1.Package, error) {
+	p, err := addons.LookupPackage(ctx, r.Client, namespace, r.SystemNamespace, name)
+	if err == nil && p == nil {
+		err = fmt.Errorf("package %s not found in namespace %s or %s: the release's TKR package installs it", name, namespace, r.SystemNamespace)
+	}
+	return p, err
+}
+
+// cloneReferences copies what a package's values come from into the cluster's namespace, named
+// {cluster}-{short}-package and owned by the Cluster: inline values become a Secret, a Secret
+// is copied, a provider object is copied (or, when the user made one of that name already, only
+// labelled and owned). The package is pointed at the copies. It returns what it made.
+func (r *Reconciler) cloneReferences(ctx context.Context, cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage, sourceNamespace string) ([]client.Object, error) {
+	if pkg.ValuesFrom == nil {
+		return nil, nil
+	}
+	p, err := r.lookupPackage(ctx, cluster.Namespace, pkg.RefName)
+	if err != nil {
+		return nil, err
+	}
+	name := addons.PackageConfigName(cluster.Name, p.Spec.RefName)
+	labels := packageLabels(cluster, pkg)
+	switch vf := pkg.ValuesFrom; {
+	case vf.Inline != nil:
+		values, err := yaml.Marshal(vf.Inline)
+		if err != nil {
+			return nil, fmt.Errorf("package %s: inline values: %w", pkg.RefName, err)
+		}
+		s, err := r.writeSecret(ctx, cluster, name, labels, map[string][]byte{addons.ValuesKey: values})
+		return []client.Object{s}, err
+	case vf.SecretRef != "":
+		src := &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: sourceNamespace, Name: vf.SecretRef}, src); err != nil {
+			return nil, fmt.Errorf("package %s: values Secret %s/%s: %w", pkg.RefName, sourceNamespace, vf.SecretRef, err)
+		}
+		s, err := r.writeSecret(ctx, cluster, name, labels, src.Data)
+		if err != nil {
+			return nil, err
+		}
+		vf.SecretRef = name
+		return []client.Object{s}, nil
+	case vf.ProviderRef != nil:
+		return r.cloneProvider(ctx, cluster, pkg, sourceNamespace, name, labels)
+	}
+	return nil, nil
+}
+
+func (r *Reconciler) writeSecret(ctx context.Context, cluster *clusterv1.Cluster, name string, labels map[string]string, data map[string][]byte) (*corev1.Secret, error) {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
+	_, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
+		s.Type = addons.SecretTypeClusterBootstrap
+		s.Labels = mergeLabels(s.Labels, labels)
+		s.OwnerReferences = util.EnsureOwnerRef(s.OwnerReferences, clusterOwner(cluster))
+		s.Data = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to write Secret %s/%s: %w", s.Namespace, name, err)
+	}
+	return s, nil
+}
+
+// packageLabels are the labels of the objects that hold a cluster's package values; a change of
+// a labelled Secret or provider brings the Cluster back.
+func packageLabels(cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage) map[string]string {
+	return map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(pkg.RefName)}
+}
+
+// adopt makes an object the user made for a cluster's package (a *Config or values Secret) the
+// Cluster's: labelled and owned by it. An object another Cluster owns is refused.
+func (r *Reconciler) adopt(ctx context.Context, cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage, o client.Object) error {
+	if other := ownedByOtherCluster(o, cluster); other != "" {
+		return fmt.Errorf("%s/%s, named by package %s, belongs to cluster %s", o.GetNamespace(), o.GetName(), pkg.RefName, other)
+	}
+	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+	o.SetLabels(mergeLabels(o.GetLabels(), packageLabels(cluster, pkg)))
+	o.SetOwnerReferences(util.EnsureOwnerRef(o.GetOwnerReferences(), clusterOwner(cluster)))
+	if err := r.Client.Patch(ctx, o, patch); err != nil {
+		return fmt.Errorf("failed to adopt %s/%s for cluster %s: %w", o.GetNamespace(), o.GetName(), cluster.Name, err)
+	}
+	return nil
+}
+
+func mergeLabels(into, from map[string]string) map[string]string {
+	if into == nil {
+		into = map[string]string{}
+	}
+	for k, v := range from {
+		into[k] = v
+	}
+	return into
+}
+
+// providerObject returns an empty object of a providerRef's kind, in its preferred version.
+func (r *Reconciler) providerObject(ref *corev1.TypedLocalObjectReference) (*unstructured.Unstructured, error) {
+	group := ptr.Deref(ref.APIGroup, "")
+	mapping, err := r.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: ref.Kind})
+	if err != nil {
+		return nil, fmt.Errorf("providerRef %s.%s: the API server does not serve this kind: %w", ref.Kind, group, err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(mapping.GroupVersionKind)
+	return u, nil
+}
+
+func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage, sourceNamespace, name string, labels map[string]string) ([]client.Object, error) {
+	ref := pkg.ValuesFrom.ProviderRef
+	existing, err := r.providerObject(ref)
+	if err != nil {
+		return nil, err
+	}
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, existing)
+	switch {
+	case err == nil:
+		// A *Config the user made for this cluster beforehand is used as it is.
+		if err := r.adopt(ctx, cluster, pkg, existing); err != nil {
+			return nil, err
+		}
+		ref.Name = name
+		return []client.Object{existing}, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	src, _ := r.providerObject(ref)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: sourceNamespace, Name: ref.Name}, src); err != nil {
+		return nil, fmt.Errorf("package %s: %s %s/%s: %w", pkg.RefName, ref.Kind, sourceNamespace, ref.Name, err)
+	}
+	clone := &unstructured.Unstructured{Object: map[string]any{"apiVersion": src.GetAPIVersion(), "kind": src.GetKind(), "spec": src.Object["spec"]}}
+	clone.SetNamespace(cluster.Namespace)
+	clone.SetName(name)
+	clone.SetLabels(labels)
+	clone.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(cluster)})
+	if err := r.Client.Create(ctx, clone); err != nil {
+		return nil, fmt.Errorf("failed to clone %s %s/%s: %w", ref.Kind, sourceNamespace, ref.Name, err)
+	}
+	ref.Name = name
+	made := []client.Object{clone}
+	secrets, err := r.cloneLocalObjRefs(ctx, cluster, src)
+	return append(made, secrets...), err
+}
+
+// cloneLocalObjRefs copies the Secrets a provider names in fields ending in LocalObjRef (such
+// as a VSphereCPIConfig's vSphereCredentialLocalObjRef) into the cluster's namespace, under the
+// same names.
+func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.Cluster, provider *unstructured.Unstructured) ([]client.Object, error) {
+	var names []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				if ref, ok := child.(map[string]any); ok && strings.HasSuffix(k, "LocalObjRef") && ref["kind"] == "Secret" {
+					if name, ok := ref["name"].(string); ok {
+						names = append(names, name)
+					}
+					continue
+				}
+				walk(child)
+			}
+		case []any:
+			for _, child := range v {
+				walk(child)
+			}
+		}
+	}
+	walk(provider.Object["spec"])
+	var made []client.Object
+	for _, name := range names {
+		src := &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: provider.GetNamespace(), Name: name}, src); err != nil {
+			return made, fmt.Errorf("%s %s/%s names Secret %s: %w", provider.GetKind(), provider.GetNamespace(), provider.GetName(), name, err)
+		}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
+		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
+			s.Type, s.Data = src.Type, src.Data
+			s.OwnerReferences = util.EnsureOwnerRef(s.OwnerReferences, clusterOwner(cluster))
+			return nil
+		}); err != nil {
+			return made, fmt.Errorf("failed to copy Secret %s into %s: %w", name, cluster.Namespace, err)
+		}
+		made = append(made, s)
+	}
+	return made, nil
+}
+
+func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind == "Cluster" && ref.Name != cluster.Name {
+			return ref.Name
+		}
+	}
+	return ""
+}
+
+// ownByClusterBootstrap makes the ClusterBootstrap an owner of the objects cloned for it.
+func (r *Reconciler) ownByClusterBootstrap(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, objs []client.Object) error {
+	owner := metav1.OwnerReference{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap", Name: cb.Name, UID: cb.UID}
+	for _, o := range objs {
+		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+		o.SetOwnerReferences(util.EnsureOwnerRef(o.GetOwnerReferences(), owner))
+		if err := r.Client.Patch(ctx, o, patch); err != nil {
+			return fmt.Errorf("failed to make ClusterBootstrap %s an owner of %s: %w", cb.Name, o.GetName(), err)
+		}
+	}
+	return nil
+}

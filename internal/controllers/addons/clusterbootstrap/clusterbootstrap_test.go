@@ -1,0 +1,365 @@
+package clusterbootstrap_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
+)
+
+const (
+	ns     = "clusters"
+	sys    = addons.SystemNamespace
+	tkr134 = "v1.34.3---vmware.1-tkg.1"
+	tkr135 = "v1.35.4---vmware.1-tkg.1"
+	// deleteTimeout is the controller's DeleteTimeout in these tests.
+	deleteTimeout = 4 * time.Second
+)
+
+// mgmt is the management cluster; workload is the one API server every test cluster's
+// kubeconfig Secret points at.
+var mgmt, workload *envtest.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
+		mgmt = e
+		w, err := envtest.Start()
+		if err != nil {
+			panic(err)
+		}
+		workload = w
+		e.OnStop(func() { _ = w.Stop() })
+		if err := fixtures(context.Background(), e.Client); err != nil {
+			panic(err)
+		}
+		e.StartManager(func(mgr ctrl.Manager) error {
+			return (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), StatusPeriod: 300 * time.Millisecond, DeleteTimeout: deleteTimeout}).SetupWithManager(mgr)
+		}, configs.SetupAll)
+	}))
+}
+
+func pkg(refName, version string) *datapkgingv1alpha1.Package {
+	return &datapkgingv1alpha1.Package{
+		ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: refName + "." + version},
+		Spec: datapkgingv1alpha1.PackageSpec{RefName: refName, Version: version,
+			Template: datapkgingv1alpha1.AppTemplateSpec{Spec: &kappctrlv1alpha1.AppSpec{}}},
+	}
+}
+
+func provider(kind, group, name string) *runv1alpha3.ValuesFrom {
+	return &runv1alpha3.ValuesFrom{ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To(group), Kind: kind, Name: name}}
+}
+
+var templateConfig = map[string]string{addons.AnnotationTemplateConfig: "true"}
+
+// release makes a TKR and its ClusterBootstrapTemplate: kapp-controller and antrea with values
+// from template *Configs, metrics-server with inline values, secretgen-controller with a
+// Secret.
+func release(name, kapp, antrea, metrics, secretgen string) []client.Object {
+	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: strings.ReplaceAll(name, "---", "+"), Kubernetes: runv1alpha3.KubernetesSpec{Version: strings.SplitN(strings.ReplaceAll(name, "---", "+"), "-", 2)[0]}}}
+	for _, p := range []string{kapp, antrea, metrics, secretgen} {
+		tkr.Spec.BootstrapPackages = append(tkr.Spec.BootstrapPackages, corev1.LocalObjectReference{Name: p})
+	}
+	cbt := &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: name}, Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
+		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: kapp, ValuesFrom: provider("KappControllerConfig", "run.tanzu.vmware.com", "template-kapp")},
+		CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: antrea, ValuesFrom: provider("AntreaConfig", "cni.tanzu.vmware.com", "template-antrea")},
+		AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
+			{RefName: metrics, ValuesFrom: &runv1alpha3.ValuesFrom{Inline: runv1alpha3.JSONObject{"replicas": float64(2)}}},
+			{RefName: secretgen, ValuesFrom: &runv1alpha3.ValuesFrom{SecretRef: "template-secretgen"}},
+		}}}
+	return []client.Object{tkr, cbt}
+}
+
+func fixtures(ctx context.Context, c client.Client) error {
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sys}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		pkg("kapp-controller.tanzu.vmware.com", "0.50.0"), pkg("kapp-controller.tanzu.vmware.com", "0.50.1"),
+		pkg("antrea.tanzu.vmware.com", "1.11.2"), pkg("antrea.tanzu.vmware.com", "1.13.1"),
+		pkg("metrics-server.tanzu.vmware.com", "0.6.4"), pkg("metrics-server.tanzu.vmware.com", "0.7.2"),
+		pkg("secretgen-controller.tanzu.vmware.com", "0.14.2"), pkg("secretgen-controller.tanzu.vmware.com", "0.15.0"),
+		&runv1alpha3.KappControllerConfig{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-kapp", Annotations: templateConfig},
+			Spec: runv1alpha3.KappControllerConfigSpec{Namespace: "tkg-system"}},
+		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-antrea", Annotations: templateConfig},
+			Spec: cniv1alpha1.AntreaConfigSpec{Antrea: cniv1alpha1.Antrea{AntreaConfigDataValue: cniv1alpha1.AntreaConfigDataValue{TrafficEncapMode: "encap"}}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-secretgen"}, StringData: map[string]string{addons.ValuesKey: "logLevel: info\n"}},
+	}
+	objs = append(objs, release(tkr134, "kapp-controller.tanzu.vmware.com.0.50.0", "antrea.tanzu.vmware.com.1.11.2",
+		"metrics-server.tanzu.vmware.com.0.6.4", "secretgen-controller.tanzu.vmware.com.0.14.2")...)
+	objs = append(objs, release(tkr135, "kapp-controller.tanzu.vmware.com.0.50.1", "antrea.tanzu.vmware.com.1.13.1",
+		"metrics-server.tanzu.vmware.com.0.7.2", "secretgen-controller.tanzu.vmware.com.0.15.0")...)
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			return fmt.Errorf("%s: %w", o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// newCluster makes a Cluster on a release whose control plane is up, with a kubeconfig Secret
+// pointing at the workload API server, as Cluster API would.
+func newCluster(t *testing.T, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
+	t.Helper()
+	ctx := t.Context()
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels: map[string]string{runv1alpha3.LabelTKR: tkr}, Annotations: annotations}}
+	for _, l := range labels {
+		cluster.Labels[l] = ""
+	}
+	cluster.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	cluster.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
+	if err := mgmt.Client.Create(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := workload.Kubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mgmt.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-kubeconfig",
+		Labels: map[string]string{clusterv1.ClusterNameLabel: name}}, Data: map[string][]byte{"value": kubeconfig}}); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	if err := mgmt.Client.Status().Update(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	return cluster
+}
+
+// eventually polls get until check passes.
+func eventually[T client.Object](t *testing.T, c client.Client, key client.ObjectKey, obj T, check func(T) error) {
+	t.Helper()
+	envtest.Eventually(t, 20*time.Second, fmt.Sprintf("%T %s", obj, key), func() error {
+		if err := c.Get(t.Context(), key, obj); err != nil {
+			return err
+		}
+		return check(obj)
+	})
+}
+
+func ok[T any](T) error { return nil }
+
+func key(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+func values(t *testing.T, c client.Client, namespace, name, want string) {
+	t.Helper()
+	eventually(t, c, key(namespace, name), &corev1.Secret{}, func(s *corev1.Secret) error {
+		if !strings.Contains(string(s.Data[addons.ValuesKey]), want) {
+			return fmt.Errorf("values %q do not contain %q", s.Data[addons.ValuesKey], want)
+		}
+		return nil
+	})
+}
+
+func constraints(t *testing.T, c client.Client, namespace, name, version string) {
+	t.Helper()
+	eventually(t, c, key(namespace, name), &pkgingv1alpha1.PackageInstall{}, func(pi *pkgingv1alpha1.PackageInstall) error {
+		if got := pi.Spec.PackageRef.VersionSelection.Constraints; got != version {
+			return fmt.Errorf("version constraint %q, want %q", got, version)
+		}
+		return nil
+	})
+}
+
+func TestClusterLifecycle(t *testing.T) {
+	ctx := t.Context()
+	newCluster(t, "wl", tkr134, nil)
+	cb := &runv1alpha3.ClusterBootstrap{}
+
+	t.Run("creation clones the release's template and installs the packages", func(t *testing.T) {
+		eventually(t, mgmt.Client, key(ns, "wl"), cb, func(cb *runv1alpha3.ClusterBootstrap) error {
+			if cb.Status.ResolvedTKR != tkr134 {
+				return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
+			}
+			return nil
+		})
+		if cb.Spec.CNI.ValuesFrom.ProviderRef.Name != "wl-antrea-package" || cb.Spec.Kapp.ValuesFrom.ProviderRef.Name != "wl-kapp-controller-package" ||
+			cb.Spec.AdditionalPackages[1].ValuesFrom.SecretRef != "wl-secretgen-controller-package" {
+			t.Fatalf("the ClusterBootstrap does not point at the clones: %+v %+v %+v", cb.Spec.CNI.ValuesFrom, cb.Spec.Kapp.ValuesFrom, cb.Spec.AdditionalPackages[1].ValuesFrom)
+		}
+		if ref := metav1.GetControllerOf(cb); ref == nil || ref.Kind != "Cluster" || ref.Name != "wl" {
+			t.Errorf("ClusterBootstrap controller owner %v, want Cluster wl", ref)
+		}
+		antrea := &cniv1alpha1.AntreaConfig{}
+		eventually(t, mgmt.Client, key(ns, "wl-antrea-package"), antrea, func(a *cniv1alpha1.AntreaConfig) error {
+			if a.Status.SecretRef != "wl-antrea-data-values" {
+				return fmt.Errorf("status.secretRef %q", a.Status.SecretRef)
+			}
+			return nil
+		})
+		if _, template := antrea.Annotations[addons.AnnotationTemplateConfig]; template || antrea.Labels[addons.LabelClusterName] != "wl" || len(antrea.OwnerReferences) != 2 {
+			t.Errorf("cloned AntreaConfig: annotations %v labels %v owners %v", antrea.Annotations, antrea.Labels, antrea.OwnerReferences)
+		}
+		values(t, mgmt.Client, ns, "wl-antrea-data-values", "serviceCIDR: 100.64.0.0/13")
+		values(t, mgmt.Client, ns, "wl-kapp-controller-data-values", "coreDNSIP: 100.64.0.10")
+
+		kapp := &pkgingv1alpha1.PackageInstall{}
+		eventually(t, mgmt.Client, key(ns, "wl-kapp-controller"), kapp, ok)
+		if !kapp.Spec.NoopDelete || kapp.Spec.Cluster == nil || kapp.Spec.Cluster.KubeconfigSecretRef.Name != "wl-kubeconfig" ||
+			kapp.Spec.PackageRef.VersionSelection.Constraints != "0.50.0" || kapp.Spec.Values[0].SecretRef.Name != "wl-kapp-controller-data-values" {
+			t.Errorf("kapp-controller PackageInstall: %+v", kapp.Spec)
+		}
+		for _, name := range []string{"wl-antrea", "wl-metrics-server", "wl-secretgen-controller"} {
+			pi := &pkgingv1alpha1.PackageInstall{}
+			eventually(t, workload.Client, key(sys, name), pi, ok)
+			if pi.Spec.ServiceAccountName != addons.ServiceAccount || pi.Spec.Values[0].SecretRef.Name != name+"-data-values" {
+				t.Errorf("workload PackageInstall %s: %+v", name, pi.Spec)
+			}
+		}
+		values(t, workload.Client, sys, "wl-antrea-data-values", "trafficEncapMode: encap")
+		values(t, workload.Client, sys, "wl-metrics-server-data-values", "replicas: 2")
+		values(t, workload.Client, sys, "wl-secretgen-controller-data-values", "logLevel: info")
+		eventually(t, workload.Client, key(sys, "antrea.tanzu.vmware.com.1.11.2"), &datapkgingv1alpha1.Package{}, ok)
+		eventually(t, workload.Client, key("", addons.ClusterRoleBinding), &rbacv1.ClusterRoleBinding{}, ok)
+		if err := workload.Client.Get(ctx, key(sys, "wl-kapp-controller"), &pkgingv1alpha1.PackageInstall{}); !apierrors.IsNotFound(err) {
+			t.Errorf("kapp-controller is installed from the management cluster, not on the workload cluster: %v", err)
+		}
+		for _, o := range []client.Object{&clusterv1.Cluster{}, &corev1.Secret{}, &runv1alpha3.ClusterBootstrap{}} {
+			name := "wl"
+			if _, isSecret := o.(*corev1.Secret); isSecret {
+				name = "wl-kubeconfig"
+			}
+			eventually(t, mgmt.Client, key(ns, name), o, func(o client.Object) error {
+				if !controllerutil.ContainsFinalizer(o, addons.Finalizer) {
+					return fmt.Errorf("no finalizer %s", addons.Finalizer)
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("the PackageInstalls' state comes back as conditions", func(t *testing.T) {
+		setState(t, "wl-antrea", kappctrlv1alpha1.ReconcileFailed, "kapp: Error: waiting on reconcile deployment/antrea-controller")
+		condition(t, "wl", "Antrea-ReconcileFailed", "kapp: Error: waiting on reconcile deployment/antrea-controller")
+		setState(t, "wl-antrea", kappctrlv1alpha1.ReconcileSucceeded, "")
+		condition(t, "wl", "Antrea-ReconcileSucceeded", "")
+		if err := mgmt.Client.Get(ctx, key(ns, "wl"), cb); err != nil {
+			t.Fatal(err)
+		}
+		if cb.Status.Conditions.Get("Antrea-ReconcileFailed") != nil {
+			t.Errorf("the failure condition stayed: %+v", cb.Status.Conditions)
+		}
+	})
+
+	t.Run("a day-2 values change reaches the workload cluster", func(t *testing.T) {
+		antrea := &cniv1alpha1.AntreaConfig{}
+		if err := mgmt.Client.Get(ctx, key(ns, "wl-antrea-package"), antrea); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(antrea.DeepCopy())
+		antrea.Spec.Antrea.AntreaConfigDataValue.TrafficEncapMode = "noEncap"
+		if err := mgmt.Client.Patch(ctx, antrea, patch); err != nil {
+			t.Fatal(err)
+		}
+		values(t, workload.Client, sys, "wl-antrea-data-values", "trafficEncapMode: noEncap")
+	})
+
+	t.Run("upgrade moves every package to the new release and keeps the values", func(t *testing.T) {
+		cluster := &clusterv1.Cluster{}
+		if err := mgmt.Client.Get(ctx, key(ns, "wl"), cluster); err != nil {
+			t.Fatal(err)
+		}
+		// What the TKR resolver and the pause webhook do to an upgraded Cluster.
+		patch := client.MergeFrom(cluster.DeepCopy())
+		cluster.Labels[runv1alpha3.LabelTKR] = tkr135
+		if err := (&webhooks.ClusterPause{Client: mgmt.Client}).Default(ctx, cluster); err != nil {
+			t.Fatal(err)
+		}
+		if err := mgmt.Client.Patch(ctx, cluster, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, mgmt.Client, key(ns, "wl"), cb, func(cb *runv1alpha3.ClusterBootstrap) error {
+			if cb.Status.ResolvedTKR != tkr135 {
+				return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
+			}
+			return nil
+		})
+		if cb.Spec.CNI.RefName != "antrea.tanzu.vmware.com.1.13.1" || cb.Spec.AdditionalPackages[0].RefName != "metrics-server.tanzu.vmware.com.0.7.2" ||
+			cb.Spec.CNI.ValuesFrom.ProviderRef.Name != "wl-antrea-package" {
+			t.Errorf("upgraded ClusterBootstrap: cni %+v, additional %s", cb.Spec.CNI, cb.Spec.AdditionalPackages[0].RefName)
+		}
+		constraints(t, workload.Client, sys, "wl-antrea", "1.13.1")
+		constraints(t, workload.Client, sys, "wl-secretgen-controller", "0.15.0")
+		constraints(t, mgmt.Client, ns, "wl-kapp-controller", "0.50.1")
+		eventually(t, workload.Client, key(sys, "antrea.tanzu.vmware.com.1.13.1"), &datapkgingv1alpha1.Package{}, ok)
+		values(t, workload.Client, sys, "wl-antrea-data-values", "trafficEncapMode: noEncap")
+		eventually(t, mgmt.Client, key(ns, "wl"), cluster, func(c *clusterv1.Cluster) error {
+			if ptr.Deref(c.Spec.Paused, false) || c.Annotations[addons.AnnotationPaused] != "" {
+				return fmt.Errorf("still paused: %v %v", c.Spec.Paused, c.Annotations)
+			}
+			return nil
+		})
+	})
+
+	t.Run("deletion removes the additional packages, then lets the cluster go", func(t *testing.T) {
+		if err := mgmt.Client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}}); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, mgmt.Client, key(ns, "wl"), &clusterv1.Cluster{})
+		for _, name := range []string{"wl-metrics-server", "wl-secretgen-controller"} {
+			gone(t, workload.Client, key(sys, name), &pkgingv1alpha1.PackageInstall{})
+		}
+		if err := workload.Client.Get(ctx, key(sys, "wl-antrea"), &pkgingv1alpha1.PackageInstall{}); err != nil {
+			t.Errorf("the core packages stay with the cluster's nodes: %v", err)
+		}
+	})
+}
+
+func setState(t *testing.T, name string, typ kappctrlv1alpha1.ConditionType, message string) {
+	t.Helper()
+	pi := &pkgingv1alpha1.PackageInstall{}
+	eventually(t, workload.Client, key(sys, name), pi, ok)
+	pi.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: typ, Status: corev1.ConditionTrue}}
+	pi.Status.UsefulErrorMessage = message
+	pi.Status.FriendlyDescription = string(typ)
+	if err := workload.Client.Status().Update(t.Context(), pi); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func condition(t *testing.T, cluster, typ, message string) {
+	t.Helper()
+	eventually(t, mgmt.Client, key(ns, cluster), &runv1alpha3.ClusterBootstrap{}, func(cb *runv1alpha3.ClusterBootstrap) error {
+		c := cb.Status.Conditions.Get(typ)
+		if c == nil || c.Status != corev1.ConditionTrue || c.Message != message {
+			return fmt.Errorf("condition %s: %+v", typ, c)
+		}
+		return nil
+	})
+}
+
+func gone(t *testing.T, c client.Client, k client.ObjectKey, o client.Object) {
+	t.Helper()
+	envtest.Eventually(t, 20*time.Second, fmt.Sprintf("%T %s gone", o, k), func() error {
+		if err := c.Get(t.Context(), k, o); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,205 @@
+package clusterbootstrap_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
+)
+
+func resolved(t *testing.T, name, tkr string) *runv1alpha3.ClusterBootstrap {
+	t.Helper()
+	cb := &runv1alpha3.ClusterBootstrap{}
+	eventually(t, mgmt.Client, key(ns, name), cb, func(cb *runv1alpha3.ClusterBootstrap) error {
+		if cb.Status.ResolvedTKR != tkr {
+			return fmt.Errorf("resolvedTKR %q, want %q", cb.Status.ResolvedTKR, tkr)
+		}
+		return nil
+	})
+	return cb
+}
+
+// The four ways seeds/002 gives to customise a cluster's packages.
+func TestCustomisation(t *testing.T) {
+	ctx := t.Context()
+
+	t.Run("a pre-created *Config is used instead of the template's", func(t *testing.T) {
+		mine := &cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1-antrea-package"},
+			Spec: cniv1alpha1.AntreaConfigSpec{Antrea: cniv1alpha1.Antrea{AntreaConfigDataValue: cniv1alpha1.AntreaConfigDataValue{TrafficEncapMode: "hybrid"}}}}
+		if err := mgmt.Client.Create(ctx, mine); err != nil {
+			t.Fatal(err)
+		}
+		newCluster(t, "c1", tkr134, nil)
+		cb := resolved(t, "c1", tkr134)
+		if cb.Spec.CNI.ValuesFrom.ProviderRef.Name != "c1-antrea-package" {
+			t.Errorf("cni providerRef %+v", cb.Spec.CNI.ValuesFrom.ProviderRef)
+		}
+		eventually(t, mgmt.Client, key(ns, "c1-antrea-package"), mine, func(a *cniv1alpha1.AntreaConfig) error {
+			if a.Spec.Antrea.AntreaConfigDataValue.TrafficEncapMode != "hybrid" || len(a.OwnerReferences) == 0 {
+				return fmt.Errorf("mode %q owners %v", a.Spec.Antrea.AntreaConfigDataValue.TrafficEncapMode, a.OwnerReferences)
+			}
+			return nil
+		})
+		values(t, workload.Client, sys, "c1-antrea-data-values", "trafficEncapMode: hybrid")
+	})
+
+	t.Run("a custom-clusterbootstrap Cluster waits for the user's ClusterBootstrap", func(t *testing.T) {
+		newCluster(t, "c2", tkr134, map[string]string{runv1alpha3.AnnotationCustomClusterBootstrap: ""})
+		time.Sleep(time.Second)
+		if err := mgmt.Client.Get(ctx, key(ns, "c2"), &runv1alpha3.ClusterBootstrap{}); err == nil {
+			t.Fatal("a ClusterBootstrap was cloned for a Cluster annotated custom-clusterbootstrap")
+		}
+		objs := []client.Object{
+			&runv1alpha3.KappControllerConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2-kapp"}},
+			&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2-antrea"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2-metrics"}, StringData: map[string]string{addons.ValuesKey: "replicas: 3\n"}},
+			&runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2"}, Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
+				Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.0", ValuesFrom: provider("KappControllerConfig", "run.tanzu.vmware.com", "c2-kapp")},
+				CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.11.2", ValuesFrom: provider("AntreaConfig", "cni.tanzu.vmware.com", "c2-antrea")},
+				AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
+					{RefName: "metrics-server.tanzu.vmware.com.0.6.4", ValuesFrom: &runv1alpha3.ValuesFrom{SecretRef: "c2-metrics"}}}}},
+		}
+		for _, o := range objs {
+			if err := mgmt.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cb := resolved(t, "c2", tkr134)
+		if len(cb.Spec.AdditionalPackages) != 1 || cb.Spec.CSI != nil {
+			t.Errorf("the user's ClusterBootstrap was changed: %+v", cb.Spec)
+		}
+		eventually(t, mgmt.Client, key(ns, "c2-antrea"), &cniv1alpha1.AntreaConfig{}, func(a *cniv1alpha1.AntreaConfig) error {
+			if a.Status.SecretRef == "" || a.Labels[addons.LabelClusterName] != "c2" {
+				return fmt.Errorf("the user's AntreaConfig was not adopted: labels %v status %+v", a.Labels, a.Status)
+			}
+			return nil
+		})
+		values(t, workload.Client, sys, "c2-metrics-server-data-values", "replicas: 3")
+		eventually(t, workload.Client, key(sys, "c2-antrea"), &pkgingv1alpha1.PackageInstall{}, ok)
+	})
+
+	t.Run("a partial ClusterBootstrap is completed from the annotated release", func(t *testing.T) {
+		newCluster(t, "c3", tkr135, map[string]string{runv1alpha3.AnnotationCustomClusterBootstrap: ""})
+		cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c3",
+			Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkr135}},
+			Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
+				CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea*"},
+				AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
+					{RefName: "metrics-server.tanzu.vmware.com.0.7.2", ValuesFrom: &runv1alpha3.ValuesFrom{Inline: runv1alpha3.JSONObject{"replicas": float64(5)}}}}}}
+		// What the defaulting webhook does on admission.
+		if err := (&webhooks.ClusterBootstrap{Client: mgmt.Client, SystemNamespace: sys}).Default(ctx, cb); err != nil {
+			t.Fatal(err)
+		}
+		if err := mgmt.Client.Create(ctx, cb); err != nil {
+			t.Fatal(err)
+		}
+		cb = resolved(t, "c3", tkr135)
+		if cb.Spec.CNI.RefName != "antrea.tanzu.vmware.com.1.13.1" || cb.Spec.CNI.ValuesFrom.ProviderRef.Name != "c3-antrea-package" ||
+			cb.Spec.Kapp.ValuesFrom.ProviderRef.Name != "c3-kapp-controller-package" || len(cb.Spec.AdditionalPackages) != 2 {
+			t.Errorf("completed ClusterBootstrap: cni %+v kapp %+v additional %d", cb.Spec.CNI, cb.Spec.Kapp.ValuesFrom, len(cb.Spec.AdditionalPackages))
+		}
+		values(t, workload.Client, sys, "c3-metrics-server-data-values", "replicas: 5")
+		values(t, workload.Client, sys, "c3-secretgen-controller-data-values", "logLevel: info")
+		values(t, workload.Client, sys, "c3-antrea-data-values", "trafficEncapMode: encap")
+	})
+}
+
+func TestDeletionTimesOut(t *testing.T) {
+	ctx := t.Context()
+	newCluster(t, "stuck", tkr134, nil)
+	resolved(t, "stuck", tkr134)
+	// A package whose removal never finishes, as when the workload's package controller is gone.
+	pi := &pkgingv1alpha1.PackageInstall{}
+	eventually(t, workload.Client, key(sys, "stuck-metrics-server"), pi, ok)
+	controllerutil.AddFinalizer(pi, "test.slipway.dev/hold")
+	if err := workload.Client.Update(ctx, pi); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := workload.Client.Get(ctx, key(sys, "stuck-metrics-server"), pi); err == nil {
+			pi.Finalizers = nil
+			_ = workload.Client.Update(ctx, pi)
+		}
+	})
+	eventually(t, mgmt.Client, key(ns, "stuck"), &clusterv1.Cluster{}, func(c *clusterv1.Cluster) error {
+		if !controllerutil.ContainsFinalizer(c, addons.Finalizer) {
+			return fmt.Errorf("no finalizer yet")
+		}
+		return nil
+	})
+	start := time.Now()
+	if err := mgmt.Client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, mgmt.Client, key(ns, "stuck"), &runv1alpha3.ClusterBootstrap{}, func(cb *runv1alpha3.ClusterBootstrap) error {
+		c := cb.Status.Conditions.Get(clusterbootstrap.ConditionAdditionalPackagesRemoved)
+		if c == nil || c.Reason != clusterbootstrap.ReasonRemovingAdditionalPackages {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	gone(t, mgmt.Client, key(ns, "stuck"), &clusterv1.Cluster{})
+	// deletionTimestamp has whole seconds: the deadline may fall up to a second before start+timeout.
+	if took := time.Since(start); took < deleteTimeout-time.Second {
+		t.Errorf("the cluster went after %s, before the %s timeout, while a package was still there", took, deleteTimeout)
+	}
+	cb := &runv1alpha3.ClusterBootstrap{}
+	if err := mgmt.Client.Get(ctx, key(ns, "stuck"), cb); err != nil {
+		t.Fatal(err)
+	}
+	c := cb.Status.Conditions.Get(clusterbootstrap.ConditionAdditionalPackagesRemoved)
+	if c == nil || c.Reason != clusterbootstrap.ReasonDeletionTimedOut || c.Message == "" {
+		t.Errorf("after the timeout the ClusterBootstrap says %+v, want reason %s and why", c, clusterbootstrap.ReasonDeletionTimedOut)
+	}
+	t.Logf("deletion released after %s: %s", time.Since(start).Round(100*time.Millisecond), c.Message)
+}
+
+func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {
+	newCluster(t, "mc", tkr134, nil, addons.LabelManagementCluster)
+	resolved(t, "mc", tkr134)
+	eventually(t, workload.Client, key(sys, "mc-antrea"), &pkgingv1alpha1.PackageInstall{}, ok)
+	if err := mgmt.Client.Get(t.Context(), key(ns, "mc-kapp-controller"), &pkgingv1alpha1.PackageInstall{}); err == nil {
+		t.Error("a kapp-controller PackageInstall was made for the management cluster, which runs its own")
+	}
+}
+
+// TestDeletionAfterTheMachinesAreGone checks that a cluster whose workload cluster can no longer
+// be reached is let go at once when Cluster API has deleted all its machines (the packages went
+// with the nodes), instead of waiting for the deletion timeout (TestDeletionTimesOut waits it).
+func TestDeletionAfterTheMachinesAreGone(t *testing.T) {
+	ctx := t.Context()
+	newCluster(t, "torn", tkr134, nil)
+	resolved(t, "torn", tkr134)
+	eventually(t, workload.Client, key(sys, "torn-metrics-server"), &pkgingv1alpha1.PackageInstall{}, ok)
+	// The workload cluster's API server is gone, as after Cluster API deleted its machines.
+	secret := &corev1.Secret{}
+	if err := mgmt.Client.Get(ctx, key(ns, "torn-kubeconfig"), secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["value"] = []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: x}\n")
+	if err := mgmt.Client.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := mgmt.Client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torn"}}); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, mgmt.Client, key(ns, "torn"), &clusterv1.Cluster{})
+	if took := time.Since(start); took > deleteTimeout-time.Second {
+		t.Errorf("the cluster without machines went after %s, as at the %s timeout, not at once", took, deleteTimeout)
+	}
+}

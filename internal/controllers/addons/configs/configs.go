@@ -1,0 +1,128 @@
+// Package configs holds the *Config controllers of seeds/002: each turns a KappControllerConfig,
+// AntreaConfig, CalicoConfig, VSphereCPIConfig or VSphereCSIConfig of a cluster into that
+// package's values Secret {cluster}-{package}-data-values, computed from the object's spec and
+// its Cluster (networks, IP family, CoreDNS address, vSphere endpoint and credentials), and names
+// the Secret in status.secretRef. Objects annotated tkg.tanzu.vmware.com/template-config are
+// parts of a ClusterBootstrapTemplate and are skipped.
+package configs
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+)
+
+// Config is one *Config kind and how its values are made.
+type Config[T client.Object] struct {
+	Client client.Client
+	// Package is the short name of the package the kind configures (antrea).
+	Package string
+	// New returns an empty object of the kind.
+	New func() T
+	// Values computes the package's values from the object and its Cluster.
+	Values func(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, obj T) (any, error)
+	// SecretRef reads and SetSecretRef writes status.secretRef.
+	SecretRef    func(T) string
+	SetSecretRef func(T, string)
+}
+
+// SetupWithManager registers the controller; a change of a Cluster recomputes its objects.
+func (r *Config[T]) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.Package+"_config").
+		For(r.New()).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.ofCluster)).
+		Complete(r)
+}
+
+func (r *Config[T]) ofCluster(ctx context.Context, o client.Object) []ctrl.Request {
+	var out []ctrl.Request
+	list := &metav1.PartialObjectMetadataList{}
+	gvk, err := r.Client.GroupVersionKindFor(r.New())
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "unknown config kind")
+		return nil
+	}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "failed to list configs")
+		return nil
+	}
+	for _, item := range list.Items {
+		if name, _ := clusterName(&item); name == o.GetName() {
+			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&item)})
+		}
+	}
+	return out
+}
+
+// clusterName is the Cluster an object configures: its owner of kind Cluster, else its
+// tkg.tanzu.vmware.com/cluster-name label.
+func clusterName(o client.Object) (string, bool) {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind == "Cluster" && ref.APIVersion == clusterv1.GroupVersion.String() {
+			return ref.Name, true
+		}
+	}
+	name, ok := o.GetLabels()[addons.LabelClusterName]
+	return name, ok && name != ""
+}
+
+// Reconcile writes the object's values Secret and its status.secretRef.
+func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if _, template := obj.GetAnnotations()[addons.AnnotationTemplateConfig]; template || !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	name, ok := clusterName(obj)
+	if !ok {
+		// Nothing to compute from until the ClusterBootstrap controller gives it a Cluster.
+		return ctrl.Result{}, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, cluster); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	values, err := r.Values(ctx, r.Client, cluster, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("%s %s: %w", r.Package, req.NamespacedName, err)
+	}
+	data, err := yaml.Marshal(values)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: addons.DataValuesSecretName(cluster.Name, r.Package)}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
+		s.Type = addons.SecretTypeClusterBootstrap
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[addons.LabelClusterName] = cluster.Name
+		s.Labels[addons.LabelPackageName] = r.Package
+		s.Data = map[string][]byte{addons.ValuesKey: data}
+		return controllerutil.SetOwnerReference(obj, s, r.Client.Scheme())
+	}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to write Secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	if r.SecretRef(obj) != s.Name {
+		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+		r.SetSecretRef(obj, s.Name)
+		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}

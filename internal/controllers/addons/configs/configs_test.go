@@ -1,0 +1,110 @@
+package configs_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
+	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
+	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
+)
+
+var env *envtest.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Run(m, func(e *envtest.Environment) {
+		env = e
+		e.StartManager(configs.SetupAll)
+	}))
+}
+
+func TestNetworkValues(t *testing.T) {
+	for _, tc := range []struct {
+		pods, services []string
+		family, dns    string
+	}{
+		{[]string{"100.96.0.0/11"}, []string{"100.64.0.0/13"}, "ipv4", "100.64.0.10"},
+		{[]string{"fd00:100:96::/48"}, []string{"fd00:100:64::/108"}, "ipv6", "fd00:100:64::a"},
+		{[]string{"192.168.0.0/16", "fd00:100:96::/48"}, []string{"192.168.0.0/16", "fd00:100:96::/48"}, "ipv4,ipv6", "192.168.0.10"},
+		{[]string{"fd00:100:96::/48", "192.168.0.0/16"}, nil, "ipv6,ipv4", ""},
+	} {
+		c := &clusterv1.Cluster{}
+		c.Spec.ClusterNetwork.Pods.CIDRBlocks, c.Spec.ClusterNetwork.Services.CIDRBlocks = tc.pods, tc.services
+		dns, err := configs.CoreDNSIP(c)
+		if got := configs.IPFamily(c); got != tc.family || dns != tc.dns || err != nil {
+			t.Errorf("%v %v: family %q dns %q (%v), want %q %q", tc.pods, tc.services, got, dns, err, tc.family, tc.dns)
+		}
+	}
+}
+
+// TestConfigValues makes a vSphere cluster's configs and checks the values Secrets they give.
+func TestConfigValues(t *testing.T) {
+	ctx := t.Context()
+	const ns = "configs"
+	owner := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{addons.LabelClusterName: "vs"}}
+	}
+	vsphereCluster := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "VSphereCluster",
+		"metadata": map[string]any{"namespace": ns, "name": "vs"},
+		"spec": map[string]any{"server": "vcenter.example.com", "thumbprint": "AA:BB",
+			"identityRef": map[string]any{"kind": "Secret", "name": "vs-credentials"}}}}
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs"}}
+	cluster.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	cluster.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
+	cluster.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "VSphereCluster", Name: "vs"}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, cluster, vsphereCluster,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-credentials"}, StringData: map[string]string{"username": "admin", "password": "s3cret"}},
+		&cniv1alpha1.CalicoConfig{ObjectMeta: owner("vs-calico-package"), Spec: cniv1alpha1.CalicoConfigSpec{Calico: cniv1alpha1.Calico{Config: cniv1alpha1.CalicoConfigDataValue{VethMTU: 1440}}}},
+		&cpiv1alpha1.VSphereCPIConfig{ObjectMeta: owner("vs-vsphere-cpi-package")},
+		&csiv1alpha1.VSphereCSIConfig{ObjectMeta: owner("vs-vsphere-csi-package"), Spec: csiv1alpha1.VSphereCSIConfigSpec{VSphereCSI: csiv1alpha1.VSphereCSI{Mode: csiv1alpha1.ModeVSphereCSI}}},
+		&runv1alpha3.KappControllerConfig{ObjectMeta: owner("vs-kapp-controller-package")},
+		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "template",
+			Labels: map[string]string{addons.LabelClusterName: "vs"}, Annotations: map[string]string{addons.AnnotationTemplateConfig: "true"}}},
+	} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for secret, want := range map[string][]string{
+		"vs-calico-data-values":          {"clusterCIDR: 100.96.0.0/11", "vethMTU: 1440", "ipFamily: ipv4", "infraProvider: vsphere"},
+		"vs-vsphere-cpi-data-values":     {"mode: vsphereCPI", "vCenterAPIEndpoint: vcenter.example.com", "tlsThumbprint: AA:BB", "username: admin", "password: s3cret"},
+		"vs-vsphere-csi-data-values":     {"mode: vsphereCSI", "server: vcenter.example.com", "username: admin", "clusterName: vs-"},
+		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10"},
+	} {
+		envtest.Eventually(t, 20*time.Second, secret, func() error {
+			s := &corev1.Secret{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secret}, s); err != nil {
+				return err
+			}
+			for _, w := range want {
+				if !strings.Contains(string(s.Data[addons.ValuesKey]), w) {
+					return fmt.Errorf("values %q lack %q", s.Data[addons.ValuesKey], w)
+				}
+			}
+			return nil
+		})
+	}
+	cpi := &cpiv1alpha1.VSphereCPIConfig{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-vsphere-cpi-package"}, cpi); err != nil || cpi.Status.SecretRef != "vs-vsphere-cpi-data-values" {
+		t.Errorf("VSphereCPIConfig status.secretRef %q (%v)", cpi.Status.SecretRef, err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-antrea-data-values"}, &corev1.Secret{}); err == nil {
+		t.Error("a template-config AntreaConfig was turned into values")
+	}
+}

@@ -1,0 +1,109 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr"
+)
+
+// AnnotationInstalledGeneration on a TKR Package records the generation whose content is
+// installed, so that a restart does not install it again.
+const AnnotationInstalledGeneration = "run.tanzu.vmware.com/tkr-package-installed-generation"
+
+// PackageReconciler installs TKR Packages: it fetches and templates the Package's bundle as an
+// App would, and applies what it holds. TanzuKubernetesReleases and OSImages are cluster-scoped;
+// everything else (ClusterBootstrapTemplate, the bootstrap Packages, *Config templates) goes to
+// the Package's namespace. Objects a newer version of the package drops are pruned.
+type PackageReconciler struct {
+	Client    client.Client
+	Namespace string
+}
+
+// SetupWithManager registers the reconciler for TKR Packages of its namespace.
+func (r *PackageReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	isTKRPackage := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := o.GetLabels()[LabelTKRPackage]
+		return ok && o.GetNamespace() == r.Namespace
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("tkr_source").
+		For(&datapkgingv1alpha1.Package{}, builder.WithPredicates(isTKRPackage, predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}
+
+// Reconcile installs one TKR Package.
+func (r *PackageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pkg := &datapkgingv1alpha1.Package{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pkg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	generation := strconv.FormatInt(pkg.Generation, 10)
+	if !pkg.DeletionTimestamp.IsZero() || pkg.Annotations[AnnotationInstalledGeneration] == generation {
+		return ctrl.Result{}, nil
+	}
+	if err := r.install(ctx, pkg); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", pkg.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)
+	patch := client.MergeFrom(pkg.DeepCopy())
+	if pkg.Annotations == nil {
+		pkg.Annotations = map[string]string{}
+	}
+	pkg.Annotations[AnnotationInstalledGeneration] = generation
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pkg, patch))
+}
+
+func (r *PackageReconciler) install(ctx context.Context, pkg *datapkgingv1alpha1.Package) error {
+	spec := pkg.Spec.Template.Spec
+	if spec == nil {
+		return fmt.Errorf("spec.template.spec is empty")
+	}
+	dir, err := os.MkdirTemp("", "slipway-tkr-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := fetch.Fetch(ctx, r.Client, pkg.Namespace, spec.Fetch, dir); err != nil {
+		return err
+	}
+	out, err := template.Template(ctx, r.Client, pkg.Namespace, spec.Template, dir)
+	if err != nil {
+		return err
+	}
+	objs, err := deploy.Parse(out)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if clusterScoped(o) {
+			o.SetNamespace("")
+		} else {
+			o.SetNamespace(pkg.Namespace)
+		}
+	}
+	target := deploy.Target{Client: r.Client, Namespace: pkg.Namespace}
+	_, err = deploy.Apply(ctx, target, "tkr-"+tkr.VersionLabel(pkg.Spec.Version), string(pkg.UID), objs, time.Minute)
+	return err
+}
+
+func clusterScoped(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "TanzuKubernetesRelease", "OSImage":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package vsphere_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/vsphere"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/packagesource"
+)
+
+// startTopology runs Cluster API's ClusterClass and Cluster topology reconcilers against the
+// environment. The CRDs get the contract labels clusterctl's kustomizations give them.
+func startTopology(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := env.Client.List(ctx, crds); err != nil {
+		t.Fatal(err)
+	}
+	for i := range crds.Items {
+		crd := &crds.Items[i]
+		if !strings.HasSuffix(crd.Spec.Group, "cluster.x-k8s.io") {
+			continue
+		}
+		var served []string
+		for _, v := range crd.Spec.Versions {
+			if v.Served && strings.HasPrefix(v.Name, "v1beta2") {
+				served = append(served, v.Name)
+			}
+		}
+		if len(served) == 0 {
+			continue
+		}
+		patch := client.MergeFrom(crd.DeepCopy())
+		if crd.Labels == nil {
+			crd.Labels = map[string]string{}
+		}
+		crd.Labels[clusterv1.GroupVersion.Group+"/v1beta2"] = strings.Join(served, "_")
+		if err := env.Client.Patch(ctx, crd, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The ClusterClass reconciler watches runtime extensions too.
+	if err := runtimev1.AddToScheme(env.Scheme); err != nil {
+		t.Fatal(err)
+	}
+	env.StartManager(func(mgr ctrl.Manager) error {
+		cc, err := clustercache.SetupWithManager(context.Background(), mgr, clustercache.Options{SecretClient: mgr.GetClient(), Client: clustercache.ClientOptions{UserAgent: "slipway-test"}}, controller.Options{MaxConcurrentReconciles: 1})
+		if err != nil {
+			return err
+		}
+		if err := (&controllers.ClusterClassReconciler{Client: mgr.GetClient()}).SetupWithManager(context.Background(), mgr, controller.Options{}); err != nil {
+			return err
+		}
+		return (&controllers.ClusterTopologyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterCache: cc}).SetupWithManager(context.Background(), mgr, controller.Options{})
+	})
+}
+
+// TestVSphereClusterClass installs tkg-clusterclass-vsphere's ClusterClass and makes a Cluster of
+// it the way TKG does: resolved by the TKR resolver, its VM template found in vCenter (vcsim) by
+// tkr-vsphere-resolver, then expanded by Cluster API's topology controller into the CAPV and
+// kubeadm objects, which must carry the cluster's vcenter settings, its endpoint, the template
+// and the release's kube-vip image.
+func TestVSphereClusterClass(t *testing.T) {
+	server, creds := vcenter(t)
+	ctx := t.Context()
+	const ns = "vsphere-topology"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	ensureCatalogue(t)
+	out, err := packagesource.Render(t, filepath.Join("tkg-clusterclass-vsphere.tanzu.vmware.com", "0.1.0"), "namespace: "+ns+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := deploy.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	startTopology(t)
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vc1"},
+		StringData: map[string]string{"username": creds.user, "password": creds.pass}}); err != nil {
+		t.Fatal(err)
+	}
+
+	variable := func(name string, v any) clusterv1.ClusterVariable {
+		raw, _ := json.Marshal(v)
+		return clusterv1.ClusterVariable{Name: name, Value: apiextensionsv1.JSON{Raw: raw}}
+	}
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vc1"}}
+	c.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	c.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
+	c.Spec.Topology = clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: "tkg-vsphere-default-v1.0.0"}, Version: "v1.35",
+		Variables: []clusterv1.ClusterVariable{
+			variable("vcenter", map[string]string{"server": server, "datacenter": "/" + datacenter, "network": "/DC0/network/VM Network",
+				"datastore": "/DC0/datastore/LocalDS_0", "folder": "/DC0/vm", "resourcePool": "/DC0/host/DC0_C0/Resources", "cloneMode": "fullClone"}),
+			variable("apiServerEndpoint", "10.180.130.162"),
+			variable("apiServerPort", 6443),
+			variable("user", map[string]any{"sshAuthorizedKeys": []string{"ssh-ed25519 AAAA test@example"}}),
+			variable("controlPlane", map[string]any{"machine": map[string]int{"diskGiB": 40, "memoryMiB": 8192, "numCPUs": 4}}),
+			variable("worker", map[string]any{"machine": map[string]int{"diskGiB": 20, "memoryMiB": 4096, "numCPUs": 2}}),
+			variable("controlPlaneTaint", true),
+			variable("nodePoolLabels", []map[string]string{{"key": "pool", "value": "md-0"}}),
+		}}
+	c.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{runv1alpha3.AnnotationResolveOSImage: "os-name=ubuntu"}
+	c.Spec.Topology.Workers.MachineDeployments = []clusterv1.MachineDeploymentTopology{{Class: "tkg-worker", Name: "md-0",
+		Metadata: clusterv1.ObjectMeta{Annotations: map[string]string{runv1alpha3.AnnotationResolveOSImage: "os-name=ubuntu"}}}}
+	if err := (&resolver.ClusterDefaulter{Client: env.Client}).Default(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&vsphere.TemplateResolver{Client: env.Client}).Default(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+
+	// get returns the one object of a kind that the topology made for vc1 and, when md is set,
+	// for that machine deployment, else for none.
+	get := func(kind, apiVersion, md string) (*unstructured.Unstructured, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(apiVersion)
+		list.SetKind(kind + "List")
+		if err := env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterNameLabel: "vc1"}); err != nil {
+			return nil, err
+		}
+		var found []*unstructured.Unstructured
+		for i := range list.Items {
+			if list.Items[i].GetLabels()[clusterv1.ClusterTopologyMachineDeploymentNameLabel] == md {
+				found = append(found, &list.Items[i])
+			}
+		}
+		if len(found) != 1 {
+			return nil, fmt.Errorf("%d %s objects of the cluster (machine deployment %q)", len(found), kind, md)
+		}
+		return found[0], nil
+	}
+	template := "/DC0/vm/ubuntu-2004-kube-" + k8s
+	envtest.Eventually(t, time.Minute, "the topology's vSphere objects", func() error {
+		vc, err := get("VSphereCluster", "infrastructure.cluster.x-k8s.io/v1beta2", "")
+		if err != nil {
+			// Say why: the topology controller reports on the Cluster, the ClusterClass on itself.
+			cluster, class := &clusterv1.Cluster{}, &clusterv1.ClusterClass{}
+			_ = env.Client.Get(ctx, client.ObjectKeyFromObject(c), cluster)
+			_ = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tkg-vsphere-default-v1.0.0"}, class)
+			return fmt.Errorf("%w; Cluster conditions %v; ClusterClass conditions %v", err, cluster.Status.Conditions, class.Status.Conditions)
+		}
+		spec := vc.Object["spec"].(map[string]any)
+		if spec["server"] != server || fmt.Sprint(spec["controlPlaneEndpoint"]) != "map[host:10.180.130.162 port:6443]" ||
+			fmt.Sprint(spec["identityRef"]) != "map[kind:Secret name:vc1]" {
+			return fmt.Errorf("VSphereCluster spec %v", spec)
+		}
+		for md, want := range map[string]string{"": "map[diskGiB:40 numCPUs:4]", "md-0": "map[diskGiB:20 numCPUs:2]"} {
+			role := "control plane"
+			if md != "" {
+				role = "machine deployment " + md
+			}
+			mt, err := get("VSphereMachineTemplate", "infrastructure.cluster.x-k8s.io/v1beta2", md)
+			if err != nil {
+				return fmt.Errorf("%s: %w", role, err)
+			}
+			s, _, _ := unstructured.NestedMap(mt.Object, "spec", "template", "spec")
+			devices, _, _ := unstructured.NestedSlice(s, "network", "devices")
+			if s["template"] != template || s["datacenter"] != "/DC0" || s["server"] != server || s["datastore"] != "/DC0/datastore/LocalDS_0" ||
+				s["cloneMode"] != "fullClone" || len(devices) != 1 || devices[0].(map[string]any)["networkName"] != "/DC0/network/VM Network" ||
+				fmt.Sprintf("map[diskGiB:%v numCPUs:%v]", s["diskGiB"], s["numCPUs"]) != want || s["thumbprint"] != nil {
+				return fmt.Errorf("%s VSphereMachineTemplate spec %v", role, s)
+			}
+		}
+		kcp, err := get("KubeadmControlPlane", "controlplane.cluster.x-k8s.io/v1beta2", "")
+		if err != nil {
+			return err
+		}
+		files, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "files")
+		if len(files) != 1 || !strings.Contains(fmt.Sprint(files[0]), "image: projects.registry.vmware.com/tkg/kube-vip:v0.8.3_vmware.1") ||
+			!strings.Contains(fmt.Sprint(files[0]), `{name: address, value: "10.180.130.162"}`) {
+			return fmt.Errorf("KubeadmControlPlane files %v", files)
+		}
+		kct, err := get("KubeadmConfigTemplate", "bootstrap.cluster.x-k8s.io/v1beta2", "md-0")
+		if err != nil {
+			return err
+		}
+		args, _, _ := unstructured.NestedSlice(kct.Object, "spec", "template", "spec", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs")
+		if !strings.Contains(fmt.Sprint(args), "map[name:node-labels value:pool=md-0]") || !strings.Contains(fmt.Sprint(args), "cloud-provider") {
+			return fmt.Errorf("worker kubelet args %v", args)
+		}
+		users, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "users")
+		if len(users) != 1 || !strings.Contains(fmt.Sprint(users[0]), "ssh-ed25519 AAAA test@example") {
+			return fmt.Errorf("KubeadmControlPlane users %v", users)
+		}
+		return nil
+	})
+}

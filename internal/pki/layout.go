@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/keyutil"
+	"sigs.k8s.io/cluster-api/util/secret"
 )
 
 // CAs are the authorities of one cluster, as kubeadm has them.
@@ -198,24 +199,16 @@ func WriteKubeconfig(path string, cas *CAs, clusterName, server, user string, gr
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// Cluster API's certificate secrets of a cluster, by suffix of <cluster>-<suffix>.
-const (
-	SecretCA             = "ca"
-	SecretEtcd           = "etcd"
-	SecretFrontProxy     = "proxy"
-	SecretServiceAccount = "sa"
-)
-
 // CAsFromSecretData builds a cluster's authorities from the data of Cluster API's secrets
-// (<cluster>-ca, -etcd, -proxy and -sa, each with tls.crt and tls.key), keyed by suffix, so that
+// (<cluster>-ca, -etcd, -proxy and -sa, each with tls.crt and tls.key), keyed by purpose, so that
 // the kubeconfig Cluster API generates works against the nodes unchanged.
-func CAsFromSecretData(secrets map[string]map[string][]byte) (*CAs, error) {
-	pair := func(suffix string) (*KeyPair, error) {
+func CAsFromSecretData(secrets map[secret.Purpose]map[string][]byte) (*CAs, error) {
+	pair := func(suffix secret.Purpose) (*KeyPair, error) {
 		data, ok := secrets[suffix]
 		if !ok {
 			return nil, fmt.Errorf("secret <cluster>-%s is missing", suffix)
 		}
-		kp, err := ParseKeyPair(data["tls.crt"], data["tls.key"])
+		kp, err := ParseKeyPair(data[secret.TLSCrtDataName], data[secret.TLSKeyDataName])
 		if err != nil {
 			return nil, fmt.Errorf("secret <cluster>-%s: %w", suffix, err)
 		}
@@ -223,26 +216,26 @@ func CAsFromSecretData(secrets map[string]map[string][]byte) (*CAs, error) {
 	}
 	var c CAs
 	var err error
-	if c.Cluster, err = pair(SecretCA); err != nil {
+	if c.Cluster, err = pair(secret.ClusterCA); err != nil {
 		return nil, err
 	}
-	if c.Etcd, err = pair(SecretEtcd); err != nil {
+	if c.Etcd, err = pair(secret.EtcdCA); err != nil {
 		return nil, err
 	}
-	if c.FrontProxy, err = pair(SecretFrontProxy); err != nil {
+	if c.FrontProxy, err = pair(secret.FrontProxyCA); err != nil {
 		return nil, err
 	}
-	sa, ok := secrets[SecretServiceAccount]
+	sa, ok := secrets[secret.ServiceAccount]
 	if !ok {
-		return nil, fmt.Errorf("secret <cluster>-%s is missing", SecretServiceAccount)
+		return nil, fmt.Errorf("secret <cluster>-%s is missing", secret.ServiceAccount)
 	}
-	key, err := keyutil.ParsePrivateKeyPEM(sa["tls.key"])
+	key, err := keyutil.ParsePrivateKeyPEM(sa[secret.TLSKeyDataName])
 	if err != nil {
-		return nil, fmt.Errorf("secret <cluster>-%s: %w", SecretServiceAccount, err)
+		return nil, fmt.Errorf("secret <cluster>-%s: %w", secret.ServiceAccount, err)
 	}
 	signer, ok := key.(crypto.Signer)
 	if !ok {
-		return nil, fmt.Errorf("secret <cluster>-%s: the key cannot sign", SecretServiceAccount)
+		return nil, fmt.Errorf("secret <cluster>-%s: the key cannot sign", secret.ServiceAccount)
 	}
 	c.ServiceAccount = signer
 	return &c, nil

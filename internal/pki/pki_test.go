@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/client-go/util/keyutil"
+	"sigs.k8s.io/cluster-api/util/secret"
 )
 
 func TestControlPlaneCertificatesChainAndName(t *testing.T) {
@@ -77,7 +78,7 @@ func TestCAsFromSecretData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := func(kp *KeyPair) map[string][]byte {
+	pair := func(kp *KeyPair) map[string][]byte {
 		key, err := kp.KeyPEM()
 		if err != nil {
 			t.Fatal(err)
@@ -88,9 +89,9 @@ func TestCAsFromSecretData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := map[string]map[string][]byte{
-		SecretCA: secret(cas.Cluster), SecretEtcd: secret(cas.Etcd), SecretFrontProxy: secret(cas.FrontProxy),
-		SecretServiceAccount: {"tls.key": saKey},
+	data := map[secret.Purpose]map[string][]byte{
+		secret.ClusterCA: pair(cas.Cluster), secret.EtcdCA: pair(cas.Etcd), secret.FrontProxyCA: pair(cas.FrontProxy),
+		secret.ServiceAccount: {secret.TLSKeyDataName: saKey},
 	}
 	got, err := CAsFromSecretData(data)
 	if err != nil {
@@ -99,7 +100,7 @@ func TestCAsFromSecretData(t *testing.T) {
 	if !got.Cluster.Cert.Equal(cas.Cluster.Cert) || !got.Etcd.Cert.Equal(cas.Etcd.Cert) {
 		t.Fatal("authorities differ")
 	}
-	delete(data, SecretEtcd)
+	delete(data, secret.EtcdCA)
 	if _, err := CAsFromSecretData(data); err == nil || !strings.Contains(err.Error(), "<cluster>-etcd is missing") {
 		t.Fatalf("a missing secret is reported as %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/pki"
@@ -127,39 +128,39 @@ func (b *bootstrap) readConfig(path string) error {
 }
 
 // caFiles maps Cluster API's certificate secrets to the files kubeadm reads them from.
-var caFiles = map[string]string{
-	pki.SecretCA:             "ca",
-	pki.SecretEtcd:           "etcd/ca",
-	pki.SecretFrontProxy:     "front-proxy-ca",
-	pki.SecretServiceAccount: "sa",
+var caFiles = map[secret.Purpose]string{
+	secret.ClusterCA:      "ca",
+	secret.EtcdCA:         "etcd/ca",
+	secret.FrontProxyCA:   "front-proxy-ca",
+	secret.ServiceAccount: "sa",
 }
 
 // cas returns the cluster's authorities for the node: those the bootstrap data carries (a
 // control-plane node gets every CA and key), completed from Cluster API's certificate secrets
 // (a worker gets only ca.crt, whose key signs its kubelet credentials). A CA in the data that
 // differs from the cluster's secret is refused.
-func (b *bootstrap) cas(secrets map[string]map[string][]byte) (*pki.CAs, error) {
-	data := map[string]map[string][]byte{}
+func (b *bootstrap) cas(secrets map[secret.Purpose]map[string][]byte) (*pki.CAs, error) {
+	data := map[secret.Purpose]map[string][]byte{}
 	for suffix, base := range caFiles {
 		fromSecret := secrets[suffix]
 		crtName, keyName := base+".crt", base+".key"
-		if suffix == pki.SecretServiceAccount {
+		if suffix == secret.ServiceAccount {
 			crtName, keyName = "sa.pub", "sa.key"
 		}
 		crt, hasCrt := b.Files[pkiDir+crtName]
 		key, hasKey := b.Files[pkiDir+keyName]
-		if hasCrt && suffix != pki.SecretServiceAccount && fromSecret != nil && !bytes.Equal(bytes.TrimSpace(crt), bytes.TrimSpace(fromSecret["tls.crt"])) {
+		if hasCrt && suffix != secret.ServiceAccount && fromSecret != nil && !bytes.Equal(bytes.TrimSpace(crt), bytes.TrimSpace(fromSecret[secret.TLSCrtDataName])) {
 			return nil, fmt.Errorf("bootstrap data's %s%s differs from the cluster's <cluster>-%s secret", pkiDir, crtName, suffix)
 		}
 		entry := map[string][]byte{}
 		for k, v := range fromSecret {
 			entry[k] = v
 		}
-		if hasCrt && suffix != pki.SecretServiceAccount {
-			entry["tls.crt"] = crt
+		if hasCrt && suffix != secret.ServiceAccount {
+			entry[secret.TLSCrtDataName] = crt
 		}
 		if hasKey {
-			entry["tls.key"] = key
+			entry[secret.TLSKeyDataName] = key
 		}
 		if len(entry) > 0 {
 			data[suffix] = entry

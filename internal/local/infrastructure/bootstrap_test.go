@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/cluster-api/util/secret"
+
 	"github.com/slipway-dev/slipway/internal/pki"
 )
 
@@ -74,13 +76,13 @@ func TestBootstrapCAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := map[string]map[string][]byte{}
-	for suffix, kp := range map[string]*pki.KeyPair{pki.SecretCA: cas.Cluster, pki.SecretEtcd: cas.Etcd, pki.SecretFrontProxy: cas.FrontProxy} {
+	secrets := map[secret.Purpose]map[string][]byte{}
+	for suffix, kp := range map[secret.Purpose]*pki.KeyPair{secret.ClusterCA: cas.Cluster, secret.EtcdCA: cas.Etcd, secret.FrontProxyCA: cas.FrontProxy} {
 		key, _ := kp.KeyPEM()
 		secrets[suffix] = map[string][]byte{"tls.crt": kp.CertPEM(), "tls.key": key}
 	}
 	saKey, _ := (&pki.KeyPair{Key: cas.ServiceAccount}).KeyPEM()
-	secrets[pki.SecretServiceAccount] = map[string][]byte{"tls.key": saKey}
+	secrets[secret.ServiceAccount] = map[string][]byte{"tls.key": saKey}
 
 	worker := &bootstrap{Files: map[string][]byte{pkiDir + "ca.crt": cas.Cluster.CertPEM()}}
 	got, err := worker.cas(secrets)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/finalizers"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
+	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -194,20 +195,20 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 
 // readBootstrap reads the machine's bootstrap data and the cluster's authorities for its node.
 func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (*bootstrap, *pki.CAs, error) {
-	secret := &corev1.Secret{}
+	data := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: machine.Namespace, Name: *machine.Spec.Bootstrap.DataSecretName}
-	if err := r.Client.Get(ctx, key, secret); err != nil {
+	if err := r.Client.Get(ctx, key, data); err != nil {
 		return nil, nil, fmt.Errorf("failed to read bootstrap data %s: %w", key, err)
 	}
-	b, err := parseBootstrap(secret.Data["value"], string(secret.Data["format"]))
+	b, err := parseBootstrap(data.Data["value"], string(data.Data["format"]))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
 	}
-	secrets := map[string]map[string][]byte{}
-	for suffix := range caFiles {
+	secrets := map[secret.Purpose]map[string][]byte{}
+	for purpose := range caFiles {
 		s := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name + "-" + suffix}, s); err == nil {
-			secrets[suffix] = s.Data
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: secret.Name(owner.Name, purpose)}, s); err == nil {
+			secrets[purpose] = s.Data
 		}
 	}
 	cas, err := b.cas(secrets)

@@ -56,6 +56,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 )
 
 // The Cluster API components run Cluster API's own reconcilers and webhooks, set up as the
@@ -121,7 +123,7 @@ func (f capiFlags) parse(args []string) error {
 // holds only the Secrets of clusters, ConfigMaps and Secrets otherwise read live, the webhook
 // server on the pod's address.
 func newCAPIManager(f capiFlags, leaderElectionID string, s *runtime.Scheme, webhooks bool) (ctrl.Manager, error) {
-	pod, cfg, err := CurrentPodConfig()
+	pod, cfg, err := podenv.CurrentConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -47,7 +48,7 @@ func runKappController(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	pod, cfg, err := CurrentPodConfig()
+	pod, cfg, err := podenv.CurrentConfig()
 	if err != nil {
 		return err
 	}

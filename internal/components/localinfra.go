@@ -7,6 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -21,10 +22,10 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	store := os.Getenv(EnvLocalStore)
+	store := os.Getenv(podenv.EnvLocalStore)
 	if store == "" {
 		return errors.New("the local infrastructure provider makes clusters on the host of the local runtime and runs only there: " +
-			EnvLocalStore + " is not set")
+			podenv.EnvLocalStore + " is not set")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -34,7 +35,7 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe, Home: os.Getenv(EnvLocalCluster)}
+	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe, Home: os.Getenv(podenv.EnvLocalCluster)}
 	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -42,7 +43,7 @@ func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
 // and runs it. With webhooks, the webhook server listens on the pod's address and health and
 // readiness wait for it.
 func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(ctrl.Manager) error) error {
-	pod, cfg, err := CurrentPodConfig()
+	pod, cfg, err := podenv.CurrentConfig()
 	if err != nil {
 		return err
 	}

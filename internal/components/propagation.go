@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/controllers/propagation"
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 )
 
 // objectPropagation is TKG's object-propagation-controller-manager (image
@@ -25,7 +26,7 @@ func runObjectPropagation(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	pod, err := CurrentPod()
+	pod, err := podenv.Current()
 	if err != nil {
 		return err
 	}

@@ -74,13 +74,11 @@ func ImageName(image string) string {
 	return image
 }
 
-// ForImage returns the component an image runs, if any.
-func (r *Registry) ForImage(image string) (Component, bool) {
+// ComponentFor returns the name of the component an image runs, if any: what the node agent
+// starts for a container.
+func (r *Registry) ComponentFor(image string) (string, bool) {
 	name, ok := r.byImage[ImageName(image)]
-	if !ok {
-		return Component{}, false
-	}
-	return r.byName[name], true
+	return name, ok
 }
 
 // Get returns the component with the given name.

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	"github.com/slipway-dev/slipway/internal/components"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -42,6 +41,16 @@ type Options struct {
 	ClusterDir string
 	// Node is the node's name.
 	Node string
+	// Components says which images run as slipway components; pods of other images are
+	// simulated.
+	Components Components
+}
+
+// Components maps a container image to the slipway component that runs it, if any; the agent
+// starts it as `slipway component run NAME`. The component registry implements it, handed in by
+// the command, so that the node agent does not compile the components.
+type Components interface {
+	ComponentFor(image string) (name string, ok bool)
 }
 
 // Agent is a running node agent.
@@ -57,7 +66,7 @@ type Agent struct {
 
 	client     client.Client
 	config     *rest.Config
-	components *components.Registry
+	components Components
 	staticPods []*staticPod
 	health     *http.Client
 	// healthAnonymous probes without a client certificate.
@@ -180,7 +189,7 @@ func newAgent(opts Options) (*Agent, error) {
 		// kubeadm taints control-plane nodes; a local cluster of control-plane nodes only leaves
 		// them untainted, as kind does.
 		taintControlPlane: spec.Owner != nil || len(spec.Nodes) > len(spec.ControlPlane()),
-		client:            c, config: cfg, components: components.Default(),
+		client:            c, config: cfg, components: opts.Components,
 	}
 	a.pods = &podRunner{agent: a, workers: map[types.UID]*podWorker{}, ips: pool}
 	return a, nil

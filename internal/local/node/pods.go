@@ -16,8 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/slipway-dev/slipway/internal/components"
 )
 
 // AnnotationSimulated marks a pod whose containers the local runtime reports without running.
@@ -28,9 +26,10 @@ const simulatedStartDelay = time.Second
 
 // containerRun is one container of a pod and what became of it.
 type containerRun struct {
-	spec      corev1.Container
-	init      bool
-	component *components.Component
+	spec corev1.Container
+	init bool
+	// component is the slipway component the container runs; empty when it is simulated.
+	component string
 
 	proc       *process
 	startAt    time.Time // when the next start may happen
@@ -91,8 +90,8 @@ func newPodWorker(a *Agent, pod *corev1.Pod, ip, podIP string) *podWorker {
 	}
 	add := func(c corev1.Container, init bool) {
 		run := &containerRun{spec: c, init: init, backoff: crashLoopBackoff(), waiting: "ContainerCreating"}
-		if comp, ok := a.components.ForImage(c.Image); ok {
-			run.component = &comp
+		if name, ok := a.components.ComponentFor(c.Image); ok {
+			run.component = name
 			w.simulated = false
 		}
 		w.containers = append(w.containers, run)
@@ -214,7 +213,7 @@ func (w *podWorker) start(ctx context.Context, c *containerRun) {
 	if _, err := os.Stat(logPath); err == nil {
 		_ = os.Rename(logPath, w.previousLogPath(c.spec.Name))
 	}
-	if c.component == nil {
+	if c.component == "" {
 		if time.Since(w.pod.CreationTimestamp.Time) < simulatedStartDelay && !c.init {
 			return
 		}
@@ -233,7 +232,7 @@ func (w *podWorker) start(ctx context.Context, c *containerRun) {
 		c.startAt = time.Now().Add(5 * time.Second)
 		return
 	}
-	args := append([]string{w.agent.executable, "component", "run", "--pod-dir", w.dir, c.component.Name, "--"}, containerArgs(&c.spec)...)
+	args := append([]string{w.agent.executable, "component", "run", "--pod-dir", w.dir, c.component, "--"}, containerArgs(&c.spec)...)
 	p, err := startProcess(args, env, logPath)
 	if err != nil {
 		c.waiting, c.waitingMsg = "StartError", err.Error()
@@ -295,7 +294,7 @@ func (w *podWorker) handleExit(e containerExit) {
 
 // probe runs a container's HTTP readiness probe; a container without one is ready once it runs.
 func (w *podWorker) probe(c *containerRun) {
-	if c.running.IsZero() || c.component == nil {
+	if c.running.IsZero() || c.component == "" {
 		return
 	}
 	rp := c.spec.ReadinessProbe
@@ -344,7 +343,7 @@ func (w *podWorker) status() corev1.PodStatus {
 			Ready: c.ready && !c.running.IsZero(), RestartCount: c.restarts, Started: ptr.To(!c.running.IsZero()),
 			ContainerID: containerID(c),
 		}
-		if c.component == nil && !c.running.IsZero() {
+		if c.component == "" && !c.running.IsZero() {
 			s.ContainerID = "slipway://simulated"
 		}
 		switch {

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/components"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/podenv"
 )
 
 // volumeFiles returns the files a volume holds, by path relative to the volume; nil for a
@@ -247,11 +247,11 @@ func (w *podWorker) env(ctx context.Context, c *corev1.Container) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	set(components.EnvPodDir, w.dir)
-	set(components.EnvPodIP, w.ip)
-	set(components.EnvMounts, mounts)
-	set(components.EnvLocalStore, filepath.Dir(a.dirs.Root))
-	set(components.EnvLocalCluster, filepath.Base(a.dirs.Root))
+	set(podenv.EnvPodDir, w.dir)
+	set(podenv.EnvPodIP, w.ip)
+	set(podenv.EnvMounts, mounts)
+	set(podenv.EnvLocalStore, filepath.Dir(a.dirs.Root))
+	set(podenv.EnvLocalCluster, filepath.Base(a.dirs.Root))
 	env := make([]string, 0, len(order))
 	for _, k := range order {
 		env = append(env, k+"="+vars[k])

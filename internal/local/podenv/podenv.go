@@ -1,4 +1,8 @@
-package components
+// Package podenv is the contract between the node agent and the component processes it starts:
+// the environment a component's pod is described by, and how a component reads it (paths of its
+// mounts, the address to bind, its in-cluster configuration). It is a leaf, so that the node
+// agent does not compile the components.
+package podenv
 
 import (
 	"encoding/json"
@@ -42,8 +46,8 @@ type Pod struct {
 	Mounts map[string]string
 }
 
-// CurrentPod reads the pod the process runs in from its environment.
-func CurrentPod() (Pod, error) {
+// Current reads the pod the process runs in from its environment.
+func Current() (Pod, error) {
 	p := Pod{Dir: os.Getenv(EnvPodDir), IP: os.Getenv(EnvPodIP), Mounts: map[string]string{}}
 	if raw := os.Getenv(EnvMounts); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &p.Mounts); err != nil {
@@ -108,10 +112,10 @@ func (p Pod) RestConfig() (*rest.Config, error) {
 	}, nil
 }
 
-// CurrentPodConfig reads the pod the process runs in and its in-cluster configuration, what
+// CurrentConfig reads the pod the process runs in and its in-cluster configuration, what
 // every component starts with.
-func CurrentPodConfig() (Pod, *rest.Config, error) {
-	pod, err := CurrentPod()
+func CurrentConfig() (Pod, *rest.Config, error) {
+	pod, err := Current()
 	if err != nil {
 		return Pod{}, nil, err
 	}

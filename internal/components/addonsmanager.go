@@ -7,10 +7,10 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // addonsManager is TKG's tanzu-addons-manager (image addons-controller): the ClusterBootstrap
@@ -27,7 +27,7 @@ func addonsManager() Component {
 func runAddonsManager(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("tanzu-addons-manager", flag.ContinueOnError)
 	mf := addManagerFlags(flags, ":18316")
-	systemNamespace := flags.String("system-namespace", addons.SystemNamespace, "namespace of the ClusterBootstrapTemplates and release Packages")
+	systemNamespace := flags.String("system-namespace", tkg.SystemNamespace, "namespace of the ClusterBootstrapTemplates and release Packages")
 	deleteTimeout := flags.Duration("cluster-delete-timeout", clusterbootstrap.DefaultDeleteTimeout, "how long a Cluster's deletion waits for its additional packages to be removed")
 	if err := flags.Parse(args); err != nil {
 		return err

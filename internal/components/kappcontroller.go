@@ -20,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // kappController is slipway's package controller in the place of kapp-controller (image
@@ -36,7 +37,7 @@ func kappController() Component {
 
 func runKappController(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("kapp-controller", flag.ContinueOnError)
-	globalNamespace := flags.String("packaging-global-namespace", packageinstall.DefaultGlobalNamespace, "namespace whose Packages every namespace sees")
+	globalNamespace := flags.String("packaging-global-namespace", tkg.PackageRepoGlobalNamespace, "namespace whose Packages every namespace sees")
 	concurrency := flags.Int("concurrency", 4, "reconciles run at once, per kind")
 	metricsAddr := flags.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 	// kapp-controller's flags that have no meaning here are accepted, so that its manifests run

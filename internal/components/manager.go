@@ -13,6 +13,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // managerFlags are the flags TKG's controller managers share.
@@ -34,7 +35,7 @@ func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
 		certDir:     flags.String("tls-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook server's tls.crt and tls.key"),
 		webhookService: flags.String("webhook-service-name", "", "when set, the component makes its own serving certificate for this Service "+
 			"(in --webhook-service-namespace) into --tls-cert-dir and sets the caBundle of --webhook-configurations"),
-		webhookNamespace: flags.String("webhook-service-namespace", "tkg-system", "namespace of --webhook-service-name"),
+		webhookNamespace: flags.String("webhook-service-namespace", tkg.SystemNamespace, "namespace of --webhook-service-name"),
 		webhookConfigs:   flags.String("webhook-configurations", "", "comma-separated Mutating- and ValidatingWebhookConfigurations whose caBundle the component sets"),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/vsphere"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // tkrSourceController is TKG's tkr-source-controller: it fetches the TKR catalogue from the
@@ -23,7 +24,7 @@ func tkrSourceController() Component {
 func runTKRSourceController(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("tkr-source-controller", flag.ContinueOnError)
 	mf := addManagerFlags(flags, ":18317")
-	namespace := flags.String("namespace", source.DefaultNamespace, "namespace of the TKR packages and what they hold")
+	namespace := flags.String("namespace", tkg.SystemNamespace, "namespace of the TKR packages and what they hold")
 	compatibilityImage := flags.String("bom-metadata-image-path", "", "repository of the compatibility metadata image, tagged v1, v2, …")
 	repoImage := flags.String("tkr-repo-image-path", "", "repository of the TKR package repository bundles, tagged by release version")
 	initial := flags.Int("initial-discover-frequency", 60, "seconds between discovery attempts until one succeeds")
@@ -61,7 +62,7 @@ func tkrStatusController() Component {
 func runTKRStatusController(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("tkr-status-controller", flag.ContinueOnError)
 	mf := addManagerFlags(flags, ":18318")
-	namespace := flags.String("namespace", source.DefaultNamespace, "namespace of the releases' ClusterBootstrapTemplates and bootstrap Packages")
+	namespace := flags.String("namespace", tkg.SystemNamespace, "namespace of the releases' ClusterBootstrapTemplates and bootstrap Packages")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 var (
@@ -116,7 +117,7 @@ func TestPackageVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out := mustRun(t, "repository", "add", "standard", "--url", repo, "-n", packageinstall.DefaultGlobalNamespace, "--create-namespace")
+	out := mustRun(t, "repository", "add", "standard", "--url", repo, "-n", tkg.PackageRepoGlobalNamespace, "--create-namespace")
 	if !strings.Contains(out, "Added package repository 'standard' in namespace 'tanzu-package-repo-global'") {
 		t.Errorf("repository add said:\n%s", out)
 	}
@@ -168,7 +169,7 @@ func TestPackageVerbs(t *testing.T) {
 	if clitest.LineHas(out, "web", "web.example.com") {
 		t.Errorf("installed list after delete:\n%s", out)
 	}
-	mustRun(t, "repository", "delete", "standard", "-n", packageinstall.DefaultGlobalNamespace, "-y")
+	mustRun(t, "repository", "delete", "standard", "-n", tkg.PackageRepoGlobalNamespace, "-y")
 	out = mustRun(t, "available", "list")
 	if clitest.LineHas(out, "web.example.com") {
 		t.Errorf("available list after the repository's delete:\n%s", out)

@@ -40,12 +40,11 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Names TKG gives what it installs.
 const (
-	// Namespace holds kapp-controller, the management repository and the management packages.
-	Namespace = "tkg-system"
 	// ManagementRepository is the management package repository's name.
 	ManagementRepository = "tanzu-management"
 	// MetaPackage and MetaPackageRefName are tkg-pkg's PackageInstall and Package.
@@ -124,7 +123,7 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 	}
 	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
 	// Packages of the TKRs there serve the clusters of every namespace.
-	values := "kappController:\n  globalNamespace: " + Namespace + "\n"
+	values := "kappController:\n  globalNamespace: " + tkg.SystemNamespace + "\n"
 	if err := os.WriteFile(filepath.Join(dir, valuesFile), []byte(values), 0o600); err != nil {
 		return err
 	}
@@ -144,12 +143,12 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
 	// The inventory lives in the namespace, so it comes first.
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("failed to create namespace %s: %w", Namespace, err)
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tkg.SystemNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", tkg.SystemNamespace, err)
 	}
 	fmt.Fprintf(out, "waiting for resource %s of type *v1.Deployment to be up and running\n", kappController)
 	start := time.Now()
-	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: Namespace}, kappController, kappController, objs, timeout); err != nil {
+	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: tkg.SystemNamespace}, kappController, kappController, objs, timeout); err != nil {
 		return fmt.Errorf("failed to install kapp-controller %s: %w", pkg.Spec.Version, err)
 	}
 	fmt.Fprintf(out, "kapp-controller %s is running after %s\n", pkg.Spec.Version, time.Since(start).Round(time.Millisecond))
@@ -251,7 +250,7 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 		return nil, nil, fmt.Errorf("the TKR compatibility metadata %s lists no Kubernetes release for TKG %s (the version of %s): add an entry for it to packages/tkr/compatibility.yaml", compatibility, tkgVersion, MetaPackageRefName)
 	}
 	values, err := yaml.Marshal(map[string]any{
-		"namespace":                Namespace,
+		"namespace":                tkg.SystemNamespace,
 		"infrastructureProvider":   o.InfrastructureProvider,
 		"additionalCompatibleTKRs": tkrs,
 		"tkrSourceController": map[string]any{
@@ -268,11 +267,11 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 // for it and for every PackageInstall it made.
 func InstallManagementPackages(ctx context.Context, c client.Client, o Options) error {
 	pc := &packaging.Client{C: c, Out: o.Out}
-	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: Namespace, URL: o.Repository.Ref,
+	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: tkg.SystemNamespace, URL: o.Repository.Ref,
 		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
 		return err
 	}
-	versions, err := pc.AvailableVersions(ctx, MetaPackageRefName, Namespace)
+	versions, err := pc.AvailableVersions(ctx, MetaPackageRefName, tkg.SystemNamespace)
 	if err != nil {
 		return err
 	}
@@ -285,7 +284,7 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 	if err != nil {
 		return err
 	}
-	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: Namespace, PackageName: MetaPackageRefName,
+	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: tkg.SystemNamespace, PackageName: MetaPackageRefName,
 		Version: version, Values: values}); err != nil {
 		return err
 	}
@@ -333,7 +332,7 @@ func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client,
 		fmt.Fprintf(out, format, args...)
 	}
 	say("waiting for package: %s\n", MetaPackage)
-	if err := pc.WaitReconciled(ctx, MetaPackage, Namespace, timeout, true); err != nil {
+	if err := pc.WaitReconciled(ctx, MetaPackage, tkg.SystemNamespace, timeout, true); err != nil {
 		return err
 	}
 	say("successfully reconciled package: %s\n", MetaPackage)
@@ -348,7 +347,7 @@ func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client,
 	var wg sync.WaitGroup
 	for i, child := range children {
 		wg.Go(func() {
-			if errs[i] = pc.WaitReconciled(ctx, child, Namespace, timeout, true); errs[i] == nil {
+			if errs[i] = pc.WaitReconciled(ctx, child, tkg.SystemNamespace, timeout, true); errs[i] == nil {
 				say("successfully reconciled package: %s\n", child)
 			}
 		})
@@ -361,7 +360,7 @@ func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client,
 // the App's status names.
 func childrenOf(ctx context.Context, c client.Client, installed string) ([]string, error) {
 	app := &kappctrlv1alpha1.App{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: installed}, app); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: installed}, app); err != nil {
 		return nil, fmt.Errorf("failed to read the App of %s: %w", installed, err)
 	}
 	if app.Status.Deploy == nil || app.Status.Deploy.KappDeployStatus == nil {
@@ -377,7 +376,7 @@ func childrenOf(ctx context.Context, c client.Client, installed string) ([]strin
 	}
 	var names []string
 	for _, pi := range list.Items {
-		if pi.Namespace == Namespace {
+		if pi.Namespace == tkg.SystemNamespace {
 			names = append(names, pi.Name)
 		}
 	}

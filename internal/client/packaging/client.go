@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Client runs the package verbs against one cluster.
@@ -39,7 +41,7 @@ func (c *Client) visible(namespace string) []string {
 	}
 	global := c.GlobalNamespace
 	if global == "" {
-		global = "tanzu-package-repo-global"
+		global = tkg.PackageRepoGlobalNamespace
 	}
 	if namespace == global {
 		return []string{namespace}

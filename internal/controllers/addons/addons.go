@@ -7,10 +7,6 @@ import (
 
 // Labels, annotations and names the addons manager shares with TKG's.
 const (
-	// SystemNamespace holds the ClusterBootstrapTemplates, the releases' Packages and the
-	// template *Configs on the management cluster, and the packages on every workload cluster.
-	SystemNamespace = "tkg-system"
-
 	// LabelClusterName and LabelPackageName mark the Secrets and provider objects cloned or
 	// written for one cluster's package.
 	LabelClusterName = "tkg.tanzu.vmware.com/cluster-name"
@@ -29,10 +25,6 @@ const (
 	// release changes; its value is the new release. The ClusterBootstrap controller unpauses
 	// the Cluster once the packages are moved to that release.
 	AnnotationPaused = "tkg.tanzu.vmware.com/paused"
-
-	// LabelManagementCluster marks the management cluster's own Cluster, which gets no
-	// kapp-controller install (it already runs one).
-	LabelManagementCluster = "cluster-role.tkg.tanzu.vmware.com/management"
 
 	// Finalizer holds a Cluster, its kubeconfig Secret and its ClusterBootstrap until the
 	// cluster's additional packages are removed.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // PinnipedInfo is the ConfigMap that describes the management cluster's Pinniped supervisor;
@@ -98,7 +99,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// A Secret restored before its Cluster waits for it: the audience names the Cluster's UID.
 		return ctrl.Result{}, fmt.Errorf("cluster %s/%s of pinniped values Secret %s: %w", secret.Namespace, clusterName, secret.Name, err)
 	}
-	if _, ok := cluster.Labels[addons.LabelManagementCluster]; ok || !cluster.DeletionTimestamp.IsZero() {
+	if _, ok := cluster.Labels[tkg.LabelManagementCluster]; ok || !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	info := &corev1.ConfigMap{}

@@ -17,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/tanzuauth"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 var env *envtest.Environment
@@ -96,7 +97,7 @@ func TestCascade(t *testing.T) {
 	createValues(t, wl, "infrastructure_provider: vsphere\ntkg_cluster_role: workload\npinniped:\n  supervisor_svc_external_dns: kept.example.com\n")
 	vs := createCluster(t, "vs", "VSphereCluster", nil)
 	createValues(t, vs, "")
-	mgmt := createCluster(t, "mgmt", "LocalCluster", map[string]string{addons.LabelManagementCluster: ""})
+	mgmt := createCluster(t, "mgmt", "LocalCluster", map[string]string{tkg.LabelManagementCluster: ""})
 	const userValues = "identity_management_type: ldap\ninfrastructure_provider: local\ntkg_cluster_role: management\n"
 	createValues(t, mgmt, userValues)
 

@@ -29,11 +29,12 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 const (
 	ns     = "clusters"
-	sys    = addons.SystemNamespace
+	sys    = tkg.SystemNamespace
 	tkr134 = "v1.34.3---vmware.1-tkg.1"
 	tkr135 = "v1.35.4---vmware.1-tkg.1"
 	// deleteTimeout is the controller's DeleteTimeout in these tests.

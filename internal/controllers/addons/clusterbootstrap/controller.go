@@ -30,6 +30,7 @@ import (
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Defaults of the Reconciler's settings.
@@ -57,7 +58,7 @@ type Reconciler struct {
 // ClusterBootstrap, values Secrets, kubeconfig or *Config objects change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.SystemNamespace == "" {
-		r.SystemNamespace = addons.SystemNamespace
+		r.SystemNamespace = tkg.SystemNamespace
 	}
 	if r.DeleteTimeout == 0 {
 		r.DeleteTimeout = DefaultDeleteTimeout
@@ -150,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The Cluster's status change brings it back.
 		return ctrl.Result{}, nil
 	}
-	if _, management := cluster.Labels[addons.LabelManagementCluster]; !management {
+	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management {
 		if err := r.installKappController(ctx, cluster, cb); err != nil {
 			return r.retry(ctx, err)
 		}

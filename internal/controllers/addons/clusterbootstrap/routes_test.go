@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 func resolved(t *testing.T, name, tkr string) *runv1alpha3.ClusterBootstrap {
@@ -168,7 +169,7 @@ func TestDeletionTimesOut(t *testing.T) {
 }
 
 func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {
-	newCluster(t, "mc", tkr134, nil, addons.LabelManagementCluster)
+	newCluster(t, "mc", tkr134, nil, tkg.LabelManagementCluster)
 	resolved(t, "mc", tkr134)
 	eventually(t, workload.Client, key(sys, "mc-antrea"), &pkgingv1alpha1.PackageInstall{}, ok)
 	if err := mgmt.Client.Get(t.Context(), key(ns, "mc-kapp-controller"), &pkgingv1alpha1.PackageInstall{}); err == nil {

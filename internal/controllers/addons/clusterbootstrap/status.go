@@ -21,6 +21,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Condition of a deleting cluster's ClusterBootstrap and its reasons.
@@ -53,7 +54,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, cluster *clusterv1.Cluste
 		namespace string
 	}
 	var sources []source
-	if _, management := cluster.Labels[addons.LabelManagementCluster]; !management && cb.Spec.Kapp != nil {
+	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management && cb.Spec.Kapp != nil {
 		sources = append(sources, source{cb.Spec.Kapp, r.Client, cluster.Namespace})
 	}
 	for _, p := range packagesOnRemote(cb) {

@@ -17,6 +17,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Paths of the ClusterBootstrap and ClusterBootstrapTemplate webhooks.
@@ -99,7 +100,7 @@ var _ admission.Validator[*runv1alpha3.ClusterBootstrapTemplate] = &ClusterBoots
 // SetupWebhookWithManager registers the webhook at ClusterBootstrapTemplateValidatePath.
 func (v *ClusterBootstrapTemplate) SetupWebhookWithManager(mgr ctrl.Manager) error {
 	if v.SystemNamespace == "" {
-		v.SystemNamespace = addons.SystemNamespace
+		v.SystemNamespace = tkg.SystemNamespace
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &runv1alpha3.ClusterBootstrapTemplate{}).
 		WithValidator(v).WithValidatorCustomPath(ClusterBootstrapTemplateValidatePath).Complete()
@@ -161,7 +162,7 @@ var (
 // ClusterBootstrapDefaultPath.
 func (w *ClusterBootstrap) SetupWebhookWithManager(mgr ctrl.Manager) error {
 	if w.SystemNamespace == "" {
-		w.SystemNamespace = addons.SystemNamespace
+		w.SystemNamespace = tkg.SystemNamespace
 	}
 	if w.Client == nil {
 		w.Client = mgr.GetAPIReader()

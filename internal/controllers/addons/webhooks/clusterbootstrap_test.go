@@ -20,6 +20,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 var env *envtest.Environment
@@ -80,9 +81,9 @@ func wantRule(t *testing.T, name string, err error, want string) {
 }
 
 func TestClusterBootstrapTemplate(t *testing.T) {
-	v := &ClusterBootstrapTemplate{SystemNamespace: addons.SystemNamespace}
+	v := &ClusterBootstrapTemplate{SystemNamespace: tkg.SystemNamespace}
 	good := func() *runv1alpha3.ClusterBootstrapTemplate {
-		return &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: addons.SystemNamespace, Name: "v1.35.4---vmware.1-tkg.1"},
+		return &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: tkg.SystemNamespace, Name: "v1.35.4---vmware.1-tkg.1"},
 			Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
 				Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.1"},
 				CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1", ValuesFrom: provider("AntreaConfig", "cni.tanzu.vmware.com", "x")}}}
@@ -113,7 +114,7 @@ func TestClusterBootstrapTemplate(t *testing.T) {
 }
 
 func TestClusterBootstrap(t *testing.T) {
-	sys, ns := addons.SystemNamespace, "cb-validation"
+	sys, ns := tkg.SystemNamespace, "cb-validation"
 	create(t, namespace(sys), namespace(ns),
 		pkg(sys, "kapp-controller.tanzu.vmware.com", "0.50.0"), pkg(sys, "kapp-controller.tanzu.vmware.com", "0.50.1"),
 		pkg(sys, "antrea.tanzu.vmware.com", "1.11.2"), pkg(sys, "antrea.tanzu.vmware.com", "1.13.1"),

@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Names kapp-controller gives.
@@ -33,9 +35,6 @@ const (
 	// AnnotationPackageRefName and AnnotationPackageVersion on the App say what it installs.
 	AnnotationPackageRefName = "packaging.carvel.dev/package-ref-name"
 	AnnotationPackageVersion = "packaging.carvel.dev/package-version"
-	// DefaultGlobalNamespace is TKG's packaging global namespace (kapp-controller's
-	// packagingGlobalNamespace): its Packages are visible from every namespace.
-	DefaultGlobalNamespace = "tanzu-package-repo-global"
 
 	defaultSyncPeriod = 10 * time.Minute
 )
@@ -51,7 +50,7 @@ type Reconciler struct {
 // version may now satisfy a constraint).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.GlobalNamespace == "" {
-		r.GlobalNamespace = DefaultGlobalNamespace
+		r.GlobalNamespace = tkg.PackageRepoGlobalNamespace
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&pkgingv1alpha1.PackageInstall{}, builder.WithPredicates(predicate.Or(

@@ -22,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 var env *envtest.Environment
@@ -80,7 +81,7 @@ func create(t *testing.T, objs ...client.Object) {
 // namespaceObjects are a namespace with a service account that may install anything in it.
 func namespaceObjects(ns string) []client.Object {
 	return []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: packageinstall.DefaultGlobalNamespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tkg.PackageRepoGlobalNamespace}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}},
 		&rbacv1.RoleBinding{
@@ -124,9 +125,9 @@ func TestPackageInstallLifecycle(t *testing.T) {
 	setup(t, ns)
 	// 1.0.0 and 1.1.0 are global; 2.0.0-rc.1 is a prerelease; 2.0.0 is local to the namespace.
 	create(t,
-		greeterPackage(packageinstall.DefaultGlobalNamespace, "1.0.0"),
-		greeterPackage(packageinstall.DefaultGlobalNamespace, "1.1.0"),
-		greeterPackage(packageinstall.DefaultGlobalNamespace, "2.0.0-rc.1"),
+		greeterPackage(tkg.PackageRepoGlobalNamespace, "1.0.0"),
+		greeterPackage(tkg.PackageRepoGlobalNamespace, "1.1.0"),
+		greeterPackage(tkg.PackageRepoGlobalNamespace, "2.0.0-rc.1"),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "greeter-values"}, StringData: map[string]string{"values.yml": "greeting: hi\n"}},
 	)
 	pi := install(ns, ">=1.0.0 <2.0.0")
@@ -227,7 +228,7 @@ func TestPackageInstallPrereleaseAndNoopDelete(t *testing.T) {
 	ctx := t.Context()
 	ns := "pkgi-noop"
 	setup(t, ns)
-	create(t, greeterPackage(packageinstall.DefaultGlobalNamespace, "2.0.0-rc.1"))
+	create(t, greeterPackage(tkg.PackageRepoGlobalNamespace, "2.0.0-rc.1"))
 	// A constraint that is itself a prerelease selects prereleases.
 	pi := install(ns, "2.0.0-rc.1")
 	pi.Spec.NoopDelete = true

@@ -17,13 +17,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Names TKG gives.
 const (
-	// DefaultNamespace receives the TKR packages and everything namespaced they hold.
-	DefaultNamespace = addons.SystemNamespace
 	// CompatibilityConfigMap holds the compatibility metadata under binaryData.compatibility.
 	CompatibilityConfigMap = "bom-metadata"
 	// CompatibilityKey is the key of the metadata in CompatibilityConfigMap.
@@ -33,8 +31,6 @@ const (
 	LabelAdditionalTKRs = "run.tanzu.vmware.com/additional-compatible-tkrs"
 	// AdditionalTKRsKey is the key of the list in such a ConfigMap.
 	AdditionalTKRsKey = "tkrVersions"
-	// LabelManagementCluster marks the management cluster's Cluster.
-	LabelManagementCluster = addons.LabelManagementCluster
 	// AnnotationTKGVersion on the management cluster's Cluster is its TKG version.
 	AnnotationTKGVersion = "TKGVERSION"
 
@@ -92,7 +88,7 @@ func (c *Compatibility) CompatibleVersions(ctx context.Context) (sets.Set[string
 	}
 	switch {
 	case tkgVersion == "":
-		why = fmt.Sprintf("no Cluster labelled %s carries the %s annotation", LabelManagementCluster, AnnotationTKGVersion)
+		why = fmt.Sprintf("no Cluster labelled %s carries the %s annotation", tkg.LabelManagementCluster, AnnotationTKGVersion)
 	case metadata == nil:
 		why = fmt.Sprintf("ConfigMap %s/%s holds no compatibility metadata yet", c.Namespace, CompatibilityConfigMap)
 	default:
@@ -113,7 +109,7 @@ func (c *Compatibility) CompatibleVersions(ctx context.Context) (sets.Set[string
 
 func (c *Compatibility) managementVersion(ctx context.Context) (string, error) {
 	clusters := &clusterv1.ClusterList{}
-	if err := c.Client.List(ctx, clusters, client.HasLabels{LabelManagementCluster}); err != nil {
+	if err := c.Client.List(ctx, clusters, client.HasLabels{tkg.LabelManagementCluster}); err != nil {
 		return "", fmt.Errorf("failed to list management Clusters: %w", err)
 	}
 	sort.Slice(clusters.Items, func(i, j int) bool { return clusters.Items[i].Name < clusters.Items[j].Name })
@@ -183,7 +179,7 @@ func (r *CompatibilityReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return o.GetNamespace() == ns && (o.GetName() == CompatibilityConfigMap || additional)
 		}))).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allTKRs), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			_, ok := o.GetLabels()[LabelManagementCluster]
+			_, ok := o.GetLabels()[tkg.LabelManagementCluster]
 			return ok
 		}))).
 		Complete(r)

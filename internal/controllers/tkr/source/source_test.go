@@ -26,9 +26,10 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-const ns = source.DefaultNamespace
+const ns = tkg.SystemNamespace
 
 var (
 	env  *envtest.Environment
@@ -222,7 +223,7 @@ func TestCatalogue(t *testing.T) {
 		n135 = "v1.35.4---vmware.1-tkg.1"
 	)
 	mgmt := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mgmt",
-		Labels:      map[string]string{source.LabelManagementCluster: ""},
+		Labels:      map[string]string{tkg.LabelManagementCluster: ""},
 		Annotations: map[string]string{source.AnnotationTKGVersion: "v2.5.2"}}}
 	mgmt.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane", Name: "mgmt"}
 	if err := env.Client.Create(ctx, mgmt); err != nil {

@@ -1,0 +1,18 @@
+// Package tkg holds the names TKG gives that more than one side of slipway uses: the namespaces
+// of the management packages and the label of the management cluster's own Cluster. It is a
+// leaf: the flows, the controllers and the components import it, and it imports nothing.
+package tkg
+
+const (
+	// SystemNamespace holds TKG's management packages, the ClusterBootstrapTemplates, the
+	// releases' Packages and the template *Configs on the management cluster, and the packages
+	// on every workload cluster.
+	SystemNamespace = "tkg-system"
+
+	// PackageRepoGlobalNamespace is the package controller's packaging global namespace when
+	// none is configured: its Packages are visible from every namespace.
+	PackageRepoGlobalNamespace = "tanzu-package-repo-global"
+
+	// LabelManagementCluster marks the management cluster's own Cluster.
+	LabelManagementCluster = "cluster-role.tkg.tanzu.vmware.com/management"
+)

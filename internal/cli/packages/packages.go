@@ -12,6 +12,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 // globalFlags are the flags every verb takes.
@@ -24,7 +25,7 @@ func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Cli
 	if err != nil {
 		return nil, err
 	}
-	return &pkgclient.Client{C: c, Out: streams.ErrOut}, nil
+	return &pkgclient.Client{C: c, Progress: progress.ForWriter(streams.ErrOut)}, nil
 }
 
 // NewCommand returns `slipway package`.

@@ -8,15 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -27,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 // Versions of what the repository holds.
@@ -166,9 +163,8 @@ type InitOptions struct {
 	WorkDir string
 	// Timeout bounds the wait for the providers.
 	Timeout time.Duration
-	// Out receives TKG's progress lines; Log, when set, clusterctl's own log.
-	Out io.Writer
-	Log logr.Logger
+	// Progress prints TKG's progress lines and clusterctl's own log.
+	Progress *progress.Printer
 }
 
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
@@ -182,9 +178,7 @@ func Init(ctx context.Context, opts InitOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Log.GetSink() != nil {
-		clusterctllog.SetLogger(opts.Log)
-	}
+	clusterctllog.SetLogger(opts.Progress.Logger())
 	c, err := clusterctlclient.New(ctx, cfgPath)
 	if err != nil {
 		return fmt.Errorf("failed to create the clusterctl client: %w", err)
@@ -209,7 +203,7 @@ func Init(ctx context.Context, opts InitOptions) error {
 			init.IPAMProviders = append(init.IPAMProviders, ref)
 		}
 	}
-	fmt.Fprintln(opts.Out, "Installing providers on bootstrapper...")
+	opts.Progress.Infof("Installing providers on bootstrapper...")
 	components, err := c.Init(ctx, init)
 	if err != nil {
 		return fmt.Errorf("failed to install providers: %w", err)
@@ -218,7 +212,7 @@ func Init(ctx context.Context, opts InitOptions) error {
 	for _, comp := range components {
 		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
 	}
-	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Out)
+	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Progress)
 }
 
 // installed is a provider clusterctl installed: its manifest label and namespace.
@@ -226,15 +220,9 @@ type installed struct{ name, namespace string }
 
 // waitForProviders waits, in parallel, until every Deployment of each provider (labelled
 // cluster.x-k8s.io/provider=<name>) is available, printing when each one is.
-func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out io.Writer) error {
-	var mu sync.Mutex
-	say := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(out, format, args...)
-	}
+func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out *progress.Printer) error {
 	for _, p := range providers {
-		say("Waiting for provider %s\n", p.name)
+		out.Infof("Waiting for provider %s", p.name)
 	}
 	start := time.Now()
 	errs := make([]error, len(providers))
@@ -250,14 +238,14 @@ func waitForProviders(ctx context.Context, c client.Client, providers []installe
 				errs[i] = fmt.Errorf("provider %s is not available after %s: %s", p.name, timeout, last)
 				return
 			}
-			say("Passed waiting on provider %s after %s\n", p.name, time.Since(start))
+			out.Infof("Passed waiting on provider %s after %s", p.name, time.Since(start))
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("failed waiting for providers: %w", err)
 	}
-	say("Success waiting on all providers.\n")
+	out.Infof("Success waiting on all providers.")
 	return nil
 }
 
@@ -278,48 +266,4 @@ func providerNotAvailable(ctx context.Context, c client.Client, p installed) str
 		}
 	}
 	return ""
-}
-
-// ProgressLogger prints clusterctl's informational messages (verbosity 0 and 1) as TKG shows
-// them: the message, then its key/value pairs as Key="value".
-func ProgressLogger(out io.Writer) logr.Logger {
-	return logr.New(&progressSink{out: out, mu: &sync.Mutex{}})
-}
-
-type progressSink struct {
-	out    io.Writer
-	mu     *sync.Mutex
-	values []any
-}
-
-func (s *progressSink) Init(logr.RuntimeInfo)        {}
-func (s *progressSink) Enabled(level int) bool       { return level <= 1 }
-func (s *progressSink) WithName(string) logr.LogSink { return s }
-
-func (s *progressSink) WithValues(kvs ...any) logr.LogSink {
-	return &progressSink{out: s.out, mu: s.mu, values: append(slices.Clone(s.values), kvs...)}
-}
-
-func (s *progressSink) Info(_ int, msg string, kvs ...any) {
-	s.print(msg, kvs)
-}
-
-func (s *progressSink) Error(err error, msg string, kvs ...any) {
-	s.print(fmt.Sprintf("Error: %s: %v", msg, err), kvs)
-}
-
-func (s *progressSink) print(msg string, kvs []any) {
-	var b strings.Builder
-	b.WriteString(msg)
-	all := append(slices.Clone(s.values), kvs...)
-	for i := 0; i+1 < len(all); i += 2 {
-		if v, ok := all[i+1].(string); ok {
-			fmt.Fprintf(&b, " %v=%q", all[i], v)
-		} else {
-			fmt.Fprintf(&b, " %v=%v", all[i], all[i+1])
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintln(s.out, b.String())
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,6 +38,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -72,8 +72,8 @@ type Options struct {
 	InfrastructureProvider string
 	// Timeout bounds each wait: kapp-controller, each provider, each package.
 	Timeout time.Duration
-	// Out receives TKG's progress lines.
-	Out io.Writer
+	// Progress prints TKG's progress lines.
+	Progress *progress.Printer
 }
 
 // Run installs the whole payload: kapp-controller, the providers, the management packages.
@@ -88,12 +88,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Out); err != nil {
+	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Progress); err != nil {
 		return err
 	}
 	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
-		Out: o.Out, Log: clusterctl.ProgressLogger(o.Out),
+		Progress: o.Progress,
 	}); err != nil {
 		return err
 	}
@@ -103,8 +103,8 @@ func Run(ctx context.Context, o Options) error {
 // InstallKappController renders the newest kapp-controller package of the repository with its
 // default values and deploys it, waiting for its Deployment, as the tanzu CLI installs
 // kapp-controller from its package before anything else.
-func InstallKappController(ctx context.Context, c client.Client, repo *Repository, timeout time.Duration, out io.Writer) error {
-	fmt.Fprintln(out, "Installing kapp-controller on bootstrap cluster...")
+func InstallKappController(ctx context.Context, c client.Client, repo *Repository, timeout time.Duration, out *progress.Printer) error {
+	out.Infof("Installing kapp-controller on bootstrap cluster...")
 	pkg, err := newestPackage(repo.files, repo.Ref, KappControllerRefName)
 	if err != nil {
 		return err
@@ -146,12 +146,12 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tkg.SystemNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create namespace %s: %w", tkg.SystemNamespace, err)
 	}
-	fmt.Fprintf(out, "waiting for resource %s of type *v1.Deployment to be up and running\n", kappController)
+	out.Infof("waiting for resource %s of type *v1.Deployment to be up and running", kappController)
 	start := time.Now()
 	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: tkg.SystemNamespace}, kappController, kappController, objs, timeout); err != nil {
 		return fmt.Errorf("failed to install kapp-controller %s: %w", pkg.Spec.Version, err)
 	}
-	fmt.Fprintf(out, "kapp-controller %s is running after %s\n", pkg.Spec.Version, time.Since(start).Round(time.Millisecond))
+	out.Infof("kapp-controller %s is running after %s", pkg.Spec.Version, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -266,7 +266,7 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 // InstallManagementPackages adds the management package repository, installs tkg-pkg and waits
 // for it and for every PackageInstall it made.
 func InstallManagementPackages(ctx context.Context, c client.Client, o Options) error {
-	pc := &packaging.Client{C: c, Out: o.Out}
+	pc := &packaging.Client{C: c, Progress: o.Progress}
 	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: tkg.SystemNamespace, URL: o.Repository.Ref,
 		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
 		return err
@@ -288,17 +288,17 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 		Version: version, Values: values}); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "Added installed package '%s'\n", MetaPackage)
-	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Out); err != nil {
+	o.Progress.Infof("Added installed package '%s'", MetaPackage)
+	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Progress); err != nil {
 		return err
 	}
-	return waitForReleases(ctx, c, tkrs, o.Timeout, o.Out)
+	return waitForReleases(ctx, c, tkrs, o.Timeout, o.Progress)
 }
 
 // waitForReleases waits until the TKR source has installed each compatible release and it is
 // Ready, so that clusters of them are admitted once the payload is in.
-func waitForReleases(ctx context.Context, c client.Client, versions []string, timeout time.Duration, out io.Writer) error {
-	fmt.Fprintf(out, "Waiting for Kubernetes releases %s\n", strings.Join(versions, ", "))
+func waitForReleases(ctx context.Context, c client.Client, versions []string, timeout time.Duration, out *progress.Printer) error {
+	out.Infof("Waiting for Kubernetes releases %s", strings.Join(versions, ", "))
 	ready := map[string]bool{}
 	var missing []string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
@@ -309,7 +309,7 @@ func waitForReleases(ctx context.Context, c client.Client, versions []string, ti
 		for _, tkr := range list.Items {
 			if !ready[tkr.Spec.Version] && slices.Contains(versions, tkr.Spec.Version) && tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
 				ready[tkr.Spec.Version] = true
-				fmt.Fprintf(out, "Kubernetes release %s is ready\n", tkr.Name)
+				out.Infof("Kubernetes release %s is ready", tkr.Name)
 			}
 		}
 		missing = slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return ready[v] })
@@ -324,31 +324,26 @@ func waitForReleases(ctx context.Context, c client.Client, versions []string, ti
 // waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.
 // A package that fails is waited past until the timeout, as TKG does: packages of one meta
 // package may need each other's CRDs, and the package controller retries them.
-func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client, timeout time.Duration, out io.Writer) error {
-	var mu sync.Mutex
-	say := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(out, format, args...)
-	}
-	say("waiting for package: %s\n", MetaPackage)
+func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client, timeout time.Duration, out *progress.Printer) error {
+	say := out.Infof
+	say("waiting for package: %s", MetaPackage)
 	if err := pc.WaitReconciled(ctx, MetaPackage, tkg.SystemNamespace, timeout, true); err != nil {
 		return err
 	}
-	say("successfully reconciled package: %s\n", MetaPackage)
+	say("successfully reconciled package: %s", MetaPackage)
 	children, err := childrenOf(ctx, c, MetaPackage)
 	if err != nil {
 		return err
 	}
 	for _, child := range children {
-		say("waiting for package: %s\n", child)
+		say("waiting for package: %s", child)
 	}
 	errs := make([]error, len(children))
 	var wg sync.WaitGroup
 	for i, child := range children {
 		wg.Go(func() {
 			if errs[i] = pc.WaitReconciled(ctx, child, tkg.SystemNamespace, timeout, true); errs[i] == nil {
-				say("successfully reconciled package: %s\n", child)
+				say("successfully reconciled package: %s", child)
 			}
 		})
 	}

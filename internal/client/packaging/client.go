@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -18,14 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Client runs the package verbs against one cluster.
 type Client struct {
 	C client.Client
-	// Out receives progress lines.
-	Out io.Writer
+	// Progress prints the progress lines.
+	Progress *progress.Printer
 	// PollInterval is how often waits look; zero means a second.
 	PollInterval time.Duration
 	// GlobalNamespace holds packages visible from every namespace, as kapp-controller's

@@ -63,7 +63,7 @@ func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) error {
 	} else if len(pkgs) == 0 {
 		return fmt.Errorf("package '%s' is not available in namespace '%s': `slipway package available list -n %s` shows what is, and `slipway package repository add` adds a repository", o.PackageName, o.Namespace, o.Namespace)
 	}
-	fmt.Fprintf(c.Out, "Installing package '%s'\n", o.PackageName)
+	c.Progress.Infof("Installing package '%s'", o.PackageName)
 	sa := o.ServiceAccountName
 	if sa == "" {
 		sa = createdName(o.Name, o.Namespace, "sa")
@@ -90,7 +90,7 @@ func (c *Client) InstalledUpdate(ctx context.Context, o InstallOptions) error {
 	if o.Version == "" && pi.Spec.PackageRef != nil && pi.Spec.PackageRef.VersionSelection != nil {
 		o.Version = pi.Spec.PackageRef.VersionSelection.Constraints
 	}
-	fmt.Fprintf(c.Out, "Updating installed package '%s'\n", o.Name)
+	c.Progress.Infof("Updating installed package '%s'", o.Name)
 	if err := c.applyInstall(ctx, pi, o, pi.Spec.ServiceAccountName); err != nil {
 		return err
 	}
@@ -129,11 +129,11 @@ func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done strin
 	if !o.Wait {
 		return nil
 	}
-	fmt.Fprintf(c.Out, "Waiting for 'PackageInstall' reconciliation for '%s'\n", o.Name)
+	c.Progress.Infof("Waiting for 'PackageInstall' reconciliation for '%s'", o.Name)
 	if err := c.WaitReconciled(ctx, o.Name, o.Namespace, o.WaitTimeout, false); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "%s '%s' in namespace '%s'\n", done, o.Name, o.Namespace)
+	c.Progress.Infof("%s '%s' in namespace '%s'", done, o.Name, o.Namespace)
 	return nil
 }
 
@@ -206,7 +206,7 @@ func installedRow(pi *pkgingv1alpha1.PackageInstall) InstalledRow {
 // InstalledDelete uninstalls a package and removes what InstalledCreate made for it.
 func (c *Client) InstalledDelete(ctx context.Context, name, namespace string, timeout time.Duration) error {
 	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	fmt.Fprintf(c.Out, "Uninstalling package '%s' from namespace '%s'\n", name, namespace)
+	c.Progress.Infof("Uninstalling package '%s' from namespace '%s'", name, namespace)
 	if err := c.C.Delete(ctx, pi); err != nil {
 		return fmt.Errorf("failed to delete installed package '%s' in namespace '%s': %w", name, namespace, err)
 	}
@@ -223,6 +223,6 @@ func (c *Client) InstalledDelete(ctx context.Context, name, namespace string, ti
 			return fmt.Errorf("failed to delete %s: %w", o.GetName(), err)
 		}
 	}
-	fmt.Fprintf(c.Out, "Uninstalled package '%s' from namespace '%s'\n", name, namespace)
+	c.Progress.Infof("Uninstalled package '%s' from namespace '%s'", name, namespace)
 	return nil
 }

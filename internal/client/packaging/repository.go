@@ -41,11 +41,11 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	fetch := &pkgingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: o.URL}}
 	switch {
 	case apierrors.IsNotFound(err):
-		fmt.Fprintf(c.Out, "Adding package repository '%s'\n", o.Name)
+		c.Progress.Infof("Adding package repository '%s'", o.Name)
 		repo.Spec.Fetch = fetch
 		err = c.C.Create(ctx, repo)
 	case err == nil:
-		fmt.Fprintf(c.Out, "Updating package repository '%s'\n", o.Name)
+		c.Progress.Infof("Updating package repository '%s'", o.Name)
 		repo.Spec.Fetch = fetch
 		err = c.C.Update(ctx, repo)
 	}
@@ -55,7 +55,7 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	if !o.Wait {
 		return nil
 	}
-	fmt.Fprintf(c.Out, "Waiting for package repository to be added\n")
+	c.Progress.Infof("Waiting for package repository to be added")
 	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, false, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
 		r := &pkgingv1alpha1.PackageRepository{}
 		err := c.C.Get(ctx, client.ObjectKeyFromObject(repo), r)
@@ -63,7 +63,7 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "Added package repository '%s' in namespace '%s'\n", o.Name, o.Namespace)
+	c.Progress.Infof("Added package repository '%s' in namespace '%s'", o.Name, o.Namespace)
 	return nil
 }
 
@@ -110,14 +110,14 @@ func repositoryRow(r *pkgingv1alpha1.PackageRepository) RepositoryRow {
 // RepositoryDelete deletes a repository and waits until its packages are gone.
 func (c *Client) RepositoryDelete(ctx context.Context, name, namespace string, timeout time.Duration) error {
 	r := &pkgingv1alpha1.PackageRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	fmt.Fprintf(c.Out, "Deleting package repository '%s' from namespace '%s'\n", name, namespace)
+	c.Progress.Infof("Deleting package repository '%s' from namespace '%s'", name, namespace)
 	if err := c.C.Delete(ctx, r); err != nil {
 		return fmt.Errorf("failed to delete package repository '%s' in namespace '%s': %w", name, namespace, err)
 	}
 	if err := c.waitGone(ctx, r, timeout); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "Deleted package repository '%s' from namespace '%s'\n", name, namespace)
+	c.Progress.Infof("Deleted package repository '%s' from namespace '%s'", name, namespace)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 type createFlags struct {
@@ -77,7 +78,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			err = initregion.Run(cmd.Context(), initregion.Options{
 				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
-				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Out: streams.Out,
+				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Progress: progress.ForWriter(streams.Out),
 			})
 			if err != nil {
 				return fmt.Errorf("%w\nthe cluster %q is kept for inspection; `slipway local cluster delete %s` removes it", err, args[0], args[0])

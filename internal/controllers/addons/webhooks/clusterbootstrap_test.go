@@ -58,7 +58,7 @@ func provider(kind, group, name string) *runv1alpha3.ValuesFrom {
 // decode reads one object of a seeds/002 example.
 func decode(t *testing.T, file string, into client.Object) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "api", "testdata", "seeds002", file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "api", "testdata", "seeds002", file))
 	if err != nil {
 		t.Fatal(err)
 	}

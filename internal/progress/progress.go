@@ -1,0 +1,218 @@
+// Package progress is the one printer of slipway's client flows, after TKG's logger: progress
+// lines at verbosity 0 on the terminal, detail at higher levels when -v asks for it, and
+// everything up to max(4, -v) in a log file with a klog-style header, together with the logs of
+// the libraries (klog, client-go's throttling notices, controller-runtime) that would otherwise
+// interleave with the progress lines.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// LogFileLevel is the lowest highest level the log file gets, as TKG's --log-file.
+const LogFileLevel = 4
+
+// Printer prints a flow's progress. The zero value and nil print nothing.
+type Printer struct {
+	out       io.Writer
+	verbosity int
+	mu        sync.Mutex
+	log       io.Writer
+	logFile   *os.File
+	steps     []StepTime
+}
+
+// StepTime is how long one named step took.
+type StepTime struct {
+	Name     string
+	Duration time.Duration
+	Failed   bool
+}
+
+// New returns a printer of the lines up to verbosity on out, and, when logPath is not empty,
+// of the lines up to max(LogFileLevel, verbosity) in the file at logPath, which it creates with
+// its directory.
+func New(out io.Writer, verbosity int, logPath string) (*Printer, error) {
+	if verbosity < 0 || verbosity > 9 {
+		return nil, fmt.Errorf("verbosity %d is out of range: use 0 to 9", verbosity)
+	}
+	p := &Printer{out: out, verbosity: verbosity}
+	if logPath == "" {
+		return p, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return nil, fmt.Errorf("failed to create the log directory: %w", err)
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the log file: %w", err)
+	}
+	p.log, p.logFile = f, f
+	return p, nil
+}
+
+// ForWriter returns a printer of the lines at verbosity 0 on out, and no log file: what tests
+// and library callers without a terminal use.
+func ForWriter(out io.Writer) *Printer { return &Printer{out: out} }
+
+// Close closes the log file.
+func (p *Printer) Close() error {
+	if p == nil || p.logFile == nil {
+		return nil
+	}
+	return p.logFile.Close()
+}
+
+// LogPath returns the log file's path, or "" when there is none.
+func (p *Printer) LogPath() string {
+	if p == nil || p.logFile == nil {
+		return ""
+	}
+	return p.logFile.Name()
+}
+
+// Infof prints a progress line (level 0). A newline is added when the line has none.
+func (p *Printer) Infof(format string, args ...any) { p.V(0).Infof(format, args...) }
+
+// Warningf prints a warning line at level 0, as TKG's log.Warning: the bare message.
+func (p *Printer) Warningf(format string, args ...any) { p.V(0).Infof(format, args...) }
+
+// V returns the printer of one level: its lines reach the terminal when the verbosity is at
+// least level, and the log file when level is at most max(LogFileLevel, verbosity).
+func (p *Printer) V(level int) Level { return Level{p: p, level: level} }
+
+// Level prints the lines of one verbosity level.
+type Level struct {
+	p     *Printer
+	level int
+}
+
+// Enabled says whether the level's lines go anywhere.
+func (l Level) Enabled() bool {
+	return l.p != nil && (l.level <= l.p.verbosity || (l.p.log != nil && l.level <= max(LogFileLevel, l.p.verbosity)))
+}
+
+// Infof prints one line at the level.
+func (l Level) Infof(format string, args ...any) {
+	if !l.Enabled() {
+		return
+	}
+	l.p.write(l.level, fmt.Sprintf(format, args...), true)
+}
+
+func (p *Printer) write(level int, msg string, terminal bool) {
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if terminal && level <= p.verbosity && p.out != nil {
+		_, _ = io.WriteString(p.out, msg)
+	}
+	if p.log != nil && level <= max(LogFileLevel, p.verbosity) {
+		_, _ = io.WriteString(p.log, header(time.Now())+msg)
+	}
+}
+
+// header is klog's line header without the source file: I1124 03:52:54.201890] .
+func header(t time.Time) string {
+	return "I" + t.Format("0102 15:04:05.000000") + "] "
+}
+
+// RouteLibraryLogs sends the logs of the libraries a flow uses (klog, and so client-go's
+// throttling notices; controller-runtime) to the log file only, never to the terminal, where
+// they would interleave with the progress lines. It sets process-wide loggers: the CLI calls it
+// once, for the printer of the command it runs.
+func (p *Printer) RouteLibraryLogs() {
+	l := logr.New(&sink{p: p, fileOnly: true})
+	klog.SetLogger(l)
+	ctrl.SetLogger(l)
+}
+
+// Step runs one named step of a flow and records how long it took, for Steps; the step prints
+// its own progress lines. At level 1 it says when the step starts and ends. Its error is
+// returned wrapped with the step's name, so that a failure says which step it was.
+func (p *Printer) Step(name string, run func() error) error {
+	start := time.Now()
+	p.V(1).Infof("Step %q started", name)
+	err := run()
+	d := time.Since(start)
+	if p != nil {
+		p.mu.Lock()
+		p.steps = append(p.steps, StepTime{Name: name, Duration: d, Failed: err != nil})
+		p.mu.Unlock()
+	}
+	if err != nil {
+		p.V(1).Infof("Step %q failed after %s: %v", name, d.Round(time.Millisecond), err)
+		return fmt.Errorf("step %q failed: %w", name, err)
+	}
+	p.V(1).Infof("Step %q done in %s", name, d.Round(time.Millisecond))
+	return nil
+}
+
+// Steps returns the steps run so far with their durations.
+func (p *Printer) Steps() []StepTime {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.steps)
+}
+
+// Logger returns a logr.Logger that prints through the printer: a message then its key/value
+// pairs as key="value", at the logger's level, as TKG shows clusterctl's log lines.
+func (p *Printer) Logger() logr.Logger {
+	return logr.New(&sink{p: p})
+}
+
+type sink struct {
+	p      *Printer
+	values []any
+	// fileOnly sends every line to the log file only: the sink of library logs.
+	fileOnly bool
+}
+
+func (s *sink) Init(logr.RuntimeInfo)        {}
+func (s *sink) Enabled(level int) bool       { return s.p.V(level).Enabled() }
+func (s *sink) WithName(string) logr.LogSink { return s }
+func (s *sink) WithValues(kvs ...any) logr.LogSink {
+	return &sink{p: s.p, values: append(slices.Clone(s.values), kvs...), fileOnly: s.fileOnly}
+}
+
+func (s *sink) Info(level int, msg string, kvs ...any) {
+	if s.Enabled(level) {
+		s.p.write(level, s.format(msg, kvs), !s.fileOnly)
+	}
+}
+
+func (s *sink) Error(err error, msg string, kvs ...any) {
+	if s.Enabled(0) {
+		s.p.write(0, s.format(fmt.Sprintf("Error: %s: %v", msg, err), kvs), !s.fileOnly)
+	}
+}
+
+func (s *sink) format(msg string, kvs []any) string {
+	var b strings.Builder
+	b.WriteString(msg)
+	all := append(slices.Clone(s.values), kvs...)
+	for i := 0; i+1 < len(all); i += 2 {
+		if v, ok := all[i+1].(string); ok {
+			fmt.Fprintf(&b, " %v=%q", all[i], v)
+		} else {
+			fmt.Fprintf(&b, " %v=%v", all[i], all[i+1])
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,105 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+func TestLevelsReachTerminalAndLogFile(t *testing.T) {
+	for _, verbosity := range []int{0, 2, 6} {
+		var out bytes.Buffer
+		path := filepath.Join(t.TempDir(), "logs", "run.log")
+		p, err := New(&out, verbosity, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for level := 0; level <= 9; level++ {
+			p.V(level).Infof("line at %d", level)
+		}
+		p.Logger().V(1).Info("Installing", "provider", "cluster-api", "count", 3)
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		logged, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for level := 0; level <= 9; level++ {
+			line := "line at " + string(rune('0'+level)) + "\n"
+			if got, want := strings.Contains(out.String(), line), level <= verbosity; got != want {
+				t.Errorf("-v %d: level %d on the terminal: %v, want %v", verbosity, level, got, want)
+			}
+			if got, want := strings.Contains(string(logged), line), level <= max(LogFileLevel, verbosity); got != want {
+				t.Errorf("-v %d: level %d in the log file: %v, want %v", verbosity, level, got, want)
+			}
+		}
+		if got, want := strings.Contains(out.String(), `Installing provider="cluster-api" count=3`), verbosity >= 1; got != want {
+			t.Errorf("-v %d: the logger's level-1 line on the terminal: %v, want %v:\n%s", verbosity, got, want, out.String())
+		}
+		if !regexp.MustCompile(`(?m)^I\d{4} \d\d:\d\d:\d\d\.\d{6}\] line at 0$`).Match(logged) {
+			t.Errorf("-v %d: the log file's lines lack klog's header:\n%s", verbosity, logged)
+		}
+	}
+}
+
+func TestLibraryLogsGoToTheLogFileOnly(t *testing.T) {
+	var out bytes.Buffer
+	path := filepath.Join(t.TempDir(), "run.log")
+	p, err := New(&out, 0, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RouteLibraryLogs()
+	t.Cleanup(klog.ClearLogger)
+	klog.Info("Waited for 1.2s due to client-side throttling, not priority and fairness")
+	klog.Flush()
+	_ = p.Close()
+	logged, _ := os.ReadFile(path)
+	if strings.Contains(out.String(), "throttling") {
+		t.Errorf("a library log line reached the terminal: %q", out.String())
+	}
+	if !strings.Contains(string(logged), "client-side throttling") {
+		t.Errorf("a library log line is not in the log file:\n%s", logged)
+	}
+}
+
+func TestStepsAreTimedAndNamed(t *testing.T) {
+	p := ForWriter(&bytes.Buffer{})
+	if err := p.Step("Creating bootstrap cluster", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := p.Step("Installing providers", func() error { return boom })
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `step "Installing providers" failed: boom`) {
+		t.Errorf("Step error = %v, want it to name the step and wrap the cause", err)
+	}
+	steps := p.Steps()
+	if len(steps) != 2 || steps[0].Name != "Creating bootstrap cluster" || steps[0].Failed || !steps[1].Failed {
+		t.Errorf("Steps() = %+v", steps)
+	}
+}
+
+func TestBadVerbosityIsRefused(t *testing.T) {
+	for _, v := range []int{-1, 10} {
+		if _, err := New(&bytes.Buffer{}, v, ""); err == nil || !strings.Contains(err.Error(), "0 to 9") {
+			t.Errorf("New(-v %d) = %v, want refused naming the range", v, err)
+		}
+	}
+}
+
+func TestNilPrinterPrintsNothing(t *testing.T) {
+	var p *Printer
+	p.Infof("nothing")
+	p.V(3).Infof("nothing")
+	p.Logger().Info("nothing")
+	if err := p.Step("x", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}

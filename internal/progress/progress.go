@@ -85,9 +85,6 @@ func (p *Printer) LogPath() string {
 // Infof prints a progress line (level 0). A newline is added when the line has none.
 func (p *Printer) Infof(format string, args ...any) { p.V(0).Infof(format, args...) }
 
-// Warningf prints a warning line at level 0, as TKG's log.Warning: the bare message.
-func (p *Printer) Warningf(format string, args ...any) { p.V(0).Infof(format, args...) }
-
 // V returns the printer of one level: its lines reach the terminal when the verbosity is at
 // least level, and the log file when level is at most max(LogFileLevel, verbosity).
 func (p *Printer) V(level int) Level { return Level{p: p, level: level} }

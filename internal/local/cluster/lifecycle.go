@@ -21,6 +21,11 @@ func lbArgs(exe string, dirs Dirs) []string {
 	return []string{exe, "local", "lb", "run", "--cluster-dir", dirs.Root}
 }
 
+// agentAlive says whether a node's agent runs, matched by its exact arguments.
+func agentAlive(dirs Dirs, node string) bool {
+	return proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node))
+}
+
 // startProcesses starts the load balancer and every node agent that does not run, and returns
 // the nodes it started.
 func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
@@ -103,7 +108,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 	var agents []int
 	if spec, err := ReadSpec(dirs); err == nil {
 		for _, n := range spec.Nodes {
-			if proc.Alive(dirs.NodePID(n.Name), agentArgs("", dirs, n.Name)) {
+			if agentAlive(dirs, n.Name) {
 				agents = append(agents, proc.ReadPID(dirs.NodePID(n.Name)))
 			}
 		}
@@ -132,7 +137,7 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if proc.Alive(dirs.NodePID(node.Name), agentArgs("", dirs, node.Name)) {
+	if agentAlive(dirs, node.Name) {
 		return false, nil
 	}
 	if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
@@ -144,7 +149,7 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 // NodeRunning says whether a node's agent runs.
 func (s Store) NodeRunning(name, node string) bool {
 	dirs, err := s.nodeDirs(name, node)
-	return err == nil && proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node))
+	return err == nil && agentAlive(dirs, node)
 }
 
 // StopNode stops a node's agent, which stops its pods and control-plane processes, kills
@@ -155,7 +160,7 @@ func (s Store) StopNode(name, node string) error {
 		return err
 	}
 	var errs []error
-	if proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node)) {
+	if agentAlive(dirs, node) {
 		if err := proc.Terminate([]int{proc.ReadPID(dirs.NodePID(node))}, 30*time.Second); err != nil {
 			errs = append(errs, err)
 		}

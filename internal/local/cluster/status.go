@@ -45,7 +45,7 @@ func (s Store) Inspect(spec *Spec) State {
 	}
 	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs))
 	for _, n := range spec.Nodes {
-		if proc.Alive(dirs.NodePID(n.Name), agentArgs("", dirs, n.Name)) {
+		if agentAlive(dirs, n.Name) {
 			st.NodesRunning++
 		}
 	}

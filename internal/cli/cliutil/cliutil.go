@@ -4,16 +4,19 @@ package cliutil
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -84,4 +87,41 @@ func Print(out io.Writer, format string, headers []string, rows [][]string) erro
 		return err
 	}
 	return fmt.Errorf("invalid value %q for --output (-o): use %s", format, Formats)
+}
+
+// FlagError names the flag behind a library's *field.Error: flags maps the library's field
+// paths to the flags that set them. Other errors are returned as they are.
+func FlagError(err error, flags map[string]string) error {
+	var fe *field.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	flag, ok := flags[fe.Field]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%s %v is invalid: %s", flag, fe.BadValue, fe.Detail)
+}
+
+// ProgressFlags are TKG's -v and --log-file, on the commands that run a flow.
+type ProgressFlags struct {
+	Verbosity int
+	LogFile   string
+}
+
+// Add adds the flags to cmd.
+func (f *ProgressFlags) Add(cmd *cobra.Command) {
+	cmd.Flags().IntVarP(&f.Verbosity, "verbose", "v", 0, "number for the log level verbosity (0-9): progress lines at 0, detail above")
+	cmd.Flags().StringVar(&f.LogFile, "log-file", "", "also write the log, at verbosity max(4, -v), to this file")
+}
+
+// Printer returns the printer the flags ask for, printing on out. The logs of the libraries go
+// to the log file only. The caller closes it.
+func (f *ProgressFlags) Printer(out io.Writer) (*progress.Printer, error) {
+	p, err := progress.New(out, f.Verbosity, f.LogFile)
+	if err != nil {
+		return nil, fmt.Errorf("--verbose: %w", err)
+	}
+	p.RouteLibraryLogs()
+	return p, nil
 }

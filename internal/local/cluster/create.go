@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -21,10 +21,12 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
-// CreateOptions are what `slipway local cluster create` takes.
+// CreateOptions are what `slipway local cluster create` takes. Invalid options are refused
+// with a *field.Error whose field is the option's name in lower camel case.
 type CreateOptions struct {
 	Name              string
 	KubernetesVersion string
@@ -40,8 +42,8 @@ type CreateOptions struct {
 	CAs *pki.CAs
 	// Executable is the slipway binary that runs the node agents; empty means this one.
 	Executable string
-	// Out receives the progress lines.
-	Out io.Writer
+	// Progress prints kind's step lines; nil prints nothing.
+	Progress *progress.Printer
 }
 
 // validate checks the options and the host before anything starts.
@@ -54,16 +56,16 @@ func (s Store) validate(opts *CreateOptions) error {
 		opts.KubernetesVersion = assets.DefaultKubernetesVersion()
 	}
 	if opts.ControlPlaneNodes < 1 {
-		return fmt.Errorf("--control-plane-nodes is %d: a cluster needs at least one control-plane node", opts.ControlPlaneNodes)
+		return field.Invalid(field.NewPath("controlPlaneNodes"), opts.ControlPlaneNodes, "a cluster needs at least one control-plane node")
 	}
 	if opts.WorkerNodes < 0 {
-		return fmt.Errorf("--worker-nodes is %d: use 0 or more", opts.WorkerNodes)
+		return field.Invalid(field.NewPath("workerNodes"), opts.WorkerNodes, "use 0 or more")
 	}
 	if _, err := os.Stat(dirs.Root); err == nil {
 		return fmt.Errorf("local cluster %q already exists: delete it with `slipway local cluster delete %s` or choose another name", opts.Name, opts.Name)
 	}
 	if !slices.Contains(assets.KubernetesVersions, opts.KubernetesVersion) {
-		return fmt.Errorf("--kubernetes-version %q is not supported: use one of %s", opts.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
+		return field.Invalid(field.NewPath("kubernetesVersion"), opts.KubernetesVersion, "not supported: use one of "+strings.Join(assets.KubernetesVersions, ", "))
 	}
 	return nil
 }
@@ -108,19 +110,15 @@ func checkPorts(spec *Spec) error {
 	return nil
 }
 
-// progress prints kind's step lines.
-type progress struct {
-	out   io.Writer
-	start time.Time
-}
-
-func (p *progress) step(msg string, f func() error) error {
-	fmt.Fprintf(p.out, " • %s ...\n", msg)
-	if err := f(); err != nil {
-		fmt.Fprintf(p.out, " ✗ %s\n", msg)
+// step runs one named step of the creation with kind's lines around it: " • X ...", then
+// " ✓ X" or " ✗ X".
+func step(p *progress.Printer, msg string, f func() error) error {
+	p.Infof(" • %s ...", msg)
+	if err := p.Step(msg, f); err != nil {
+		p.Infof(" ✗ %s", msg)
 		return err
 	}
-	fmt.Fprintf(p.out, " ✓ %s\n", msg)
+	p.Infof(" ✓ %s", msg)
 	return nil
 }
 
@@ -146,10 +144,10 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	p := &progress{out: opts.Out, start: time.Now()}
-	fmt.Fprintf(opts.Out, "Creating cluster %q ...\n", opts.Name)
+	p, start := opts.Progress, time.Now()
+	p.Infof("Creating cluster %q ...", opts.Name)
 	// Nothing has started before the binaries are known to be there.
-	if err := p.step(fmt.Sprintf("Ensuring node image (slipway local runtime, Kubernetes %s) 🖼", spec.KubernetesVersion), func() error {
+	if err := step(p, fmt.Sprintf("Ensuring node image (slipway local runtime, Kubernetes %s) 🖼", spec.KubernetesVersion), func() error {
 		return ensureNodeImage(spec.KubernetesVersion)
 	}); err != nil {
 		return err
@@ -159,7 +157,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			return
 		}
 		if opts.Retain {
-			fmt.Fprintf(opts.Out, "Creation failed; the cluster is kept for inspection (--retain): logs are in %s\n", dirs.Root)
+			p.Infof("Creation failed; the cluster is kept for inspection: logs are in %s", dirs.Root)
 			return
 		}
 		if derr := s.Delete(opts.Name, ""); derr != nil {
@@ -167,10 +165,10 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		}
 	}()
 
-	if err := p.step("Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs) }); err != nil {
+	if err := step(p, "Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs) }); err != nil {
 		return err
 	}
-	if err := p.step("Writing configuration 📜", func() error { return s.writeConfiguration(dirs, spec) }); err != nil {
+	if err := step(p, "Writing configuration 📜", func() error { return s.writeConfiguration(dirs, spec) }); err != nil {
 		return err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", dirs.Kubeconfig())
@@ -182,7 +180,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		return err
 	}
 	values := newManifestValues(spec, cfg.CAData)
-	if err := p.step("Starting control-plane 🕹️", func() error {
+	if err := step(p, "Starting control-plane 🕹️", func() error {
 		if _, err := s.startProcesses(dirs, spec, opts.Executable); err != nil {
 			return err
 		}
@@ -196,24 +194,24 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := p.step("Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
+	if err := step(p, "Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
 		return err
 	}
-	if err := p.step("Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
+	if err := step(p, "Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
 		return err
 	}
 	if opts.WorkerNodes > 0 {
-		if err := p.step("Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, p.start, 3*time.Minute) }); err != nil {
+		if err := step(p, "Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute) }); err != nil {
 			return err
 		}
 	}
 	if opts.Wait > 0 {
-		if err := p.step(fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
-			return waitForNodes(ctx, cfg, spec.ControlPlane(), p.start, opts.Wait)
+		if err := step(p, fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
+			return waitForNodes(ctx, cfg, spec.ControlPlane(), start, opts.Wait)
 		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.Out, " • Ready after %s 💚\n", time.Since(p.start).Round(time.Second))
+		p.Infof(" • Ready after %s 💚", time.Since(start).Round(time.Second))
 	}
 	path := opts.Kubeconfig
 	if path == "" {
@@ -222,7 +220,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err := s.MergeKubeconfig(opts.Name, path); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "Set kubectl context to %q\nYou can now use your cluster with:\n\nkubectl cluster-info --context %s --kubeconfig %s\n",
+	p.Infof("Set kubectl context to %q\nYou can now use your cluster with:\n\nkubectl cluster-info --context %s --kubeconfig %s",
 		ContextName(opts.Name), ContextName(opts.Name), path)
 	return nil
 }

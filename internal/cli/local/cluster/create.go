@@ -8,10 +8,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/pki"
-	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 type createFlags struct {
@@ -24,6 +24,15 @@ type createFlags struct {
 	pkiDir            string
 	bootstrap         bool
 	packageRepository string
+	timeout           time.Duration
+	progress          cliutil.ProgressFlags
+}
+
+// createFlagNames are the flags behind the fields of localcluster.CreateOptions.
+var createFlagNames = map[string]string{
+	"controlPlaneNodes": "--control-plane-nodes",
+	"workerNodes":       "--worker-nodes",
+	"kubernetesVersion": "--kubernetes-version",
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -32,18 +41,13 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "create NAME",
 		Short: "Create a local cluster",
 		Example: "  slipway local cluster create dev\n" +
-			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3",
+			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
+			"  slipway local cluster create boot --bootstrap",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("package-repository") && !f.bootstrap {
-				return fmt.Errorf("--package-repository is used only with --bootstrap: add --bootstrap, or drop --package-repository")
-			}
-			var repo *initregion.Repository
-			if f.bootstrap {
-				// Before anything is created: the repository must hold what the payload needs.
-				var err error
-				if repo, err = initregion.ReadRepository(cmd.Context(), f.packageRepository); err != nil {
-					return fmt.Errorf("--package-repository: %w", err)
+			for _, name := range []string{"package-repository", "timeout"} {
+				if cmd.Flags().Changed(name) && !f.bootstrap {
+					return fmt.Errorf("--%s is used only with --bootstrap: add --bootstrap, or drop --%s", name, name)
 				}
 			}
 			store, err := localcluster.DefaultStore()
@@ -56,7 +60,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					return fmt.Errorf("--pki-dir %s: %w: it must hold ca.crt/ca.key, etcd/ca.crt/ca.key, front-proxy-ca.crt/ca.key and sa.key as kubeadm lays them out", f.pkiDir, err)
 				}
 			}
-			err = store.Create(cmd.Context(), localcluster.CreateOptions{
+			p, err := f.progress.Printer(streams.Out)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			opts := localcluster.CreateOptions{
 				Name:              args[0],
 				KubernetesVersion: f.kubernetesVersion,
 				ControlPlaneNodes: f.controlPlaneNodes,
@@ -65,25 +74,16 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Wait:              f.wait,
 				Retain:            f.retain,
 				CAs:               cas,
-				Out:               streams.Out,
-			})
-			if err != nil || !f.bootstrap {
-				return err
+				Progress:          p,
 			}
-			// TKG's bootstrap payload: kapp-controller, clusterctl init with cert-manager, the
-			// core, kubeadm and local providers, then the management packages.
-			dirs, err := store.Dirs(args[0])
-			if err != nil {
-				return err
+			if f.bootstrap {
+				err = initregion.Bootstrap(cmd.Context(), store, initregion.BootstrapOptions{
+					Cluster: opts, PackageRepository: f.packageRepository, Timeout: f.timeout,
+				})
+			} else {
+				err = store.Create(cmd.Context(), opts)
 			}
-			err = initregion.Run(cmd.Context(), initregion.Options{
-				Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
-				InfrastructureProvider: "local", Timeout: 5 * time.Minute, Progress: progress.ForWriter(streams.Out),
-			})
-			if err != nil {
-				return fmt.Errorf("%w\nthe cluster %q is kept for inspection; `slipway local cluster delete %s` removes it", err, args[0], args[0])
-			}
-			return nil
+			return cliutil.FlagError(err, createFlagNames)
 		},
 	}
 	cmd.Flags().StringVar(&f.kubernetesVersion, "kubernetes-version", assets.DefaultKubernetesVersion(), "Kubernetes version of the nodes")
@@ -94,6 +94,8 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
 	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm and local providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", initregion.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
+	f.progress.Add(cmd)
 	return cmd
 }

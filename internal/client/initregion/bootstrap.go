@@ -1,0 +1,56 @@
+package initregion
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+// BootstrapOptions are what Bootstrap takes.
+type BootstrapOptions struct {
+	// Cluster is the local cluster to create; its Progress prints the payload's lines too.
+	Cluster localcluster.CreateOptions
+	// PackageRepository is the management package repository's imgpkg bundle.
+	PackageRepository string
+	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs; empty is "local".
+	InfrastructureProvider string
+	// Timeout bounds each wait of the payload; zero is DefaultTimeout.
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds each wait of the payload when the caller gives none.
+const DefaultTimeout = 5 * time.Minute
+
+// Bootstrap creates a local cluster and installs TKG's bootstrap payload on it: what TKG does
+// on its kind cluster before it creates a management cluster. The package repository is read
+// before anything starts. A cluster whose payload fails is kept for inspection.
+func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions) error {
+	repo, err := ReadRepository(ctx, o.PackageRepository)
+	if err != nil {
+		return fmt.Errorf("the package repository %s cannot be used: %w", o.PackageRepository, err)
+	}
+	if o.InfrastructureProvider == "" {
+		o.InfrastructureProvider = "local"
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if err := store.Create(ctx, o.Cluster); err != nil {
+		return err
+	}
+	dirs, err := store.Dirs(o.Cluster.Name)
+	if err != nil {
+		return err
+	}
+	err = Run(ctx, Options{
+		Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
+		InfrastructureProvider: o.InfrastructureProvider, Timeout: o.Timeout, Progress: o.Cluster.Progress,
+	})
+	if err != nil {
+		name := o.Cluster.Name
+		return fmt.Errorf("%w\nthe cluster %q is kept for inspection; `slipway local cluster delete %s` removes it", err, name, name)
+	}
+	return nil
+}

@@ -28,6 +28,12 @@ const (
 	ReasonDeleting                = "Deleting"
 )
 
+// ClusterUIDAnnotation, on a Cluster API Cluster, is the UID the Cluster had when the local
+// provider made its local cluster. clusterctl move gives every object a new UID but keeps
+// annotations: the local cluster belongs to the Cluster carrying the UID it was made for,
+// whichever management cluster holds it now.
+const ClusterUIDAnnotation = "local.infrastructure.cluster.x-k8s.io/cluster-uid"
+
 // Finalizers.
 const (
 	// ClusterFinalizer releases a LocalCluster's endpoint and load balancer.

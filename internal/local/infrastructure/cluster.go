@@ -37,9 +37,10 @@ type Runtime struct {
 	mu   sync.Mutex
 }
 
-// ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, and
-// fails when a cluster of that name belongs to something else.
-func (r *Runtime) ownedSpec(c *clusterv1.Cluster) (*cluster.Spec, error) {
+// ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, made
+// for the Cluster UID uid (see madeFor), and fails when a cluster of that name belongs to
+// something else.
+func (r *Runtime) ownedSpec(c *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
 	dirs, err := r.Store.Dirs(c.Name)
 	if err != nil {
 		return nil, err
@@ -48,18 +49,37 @@ func (r *Runtime) ownedSpec(c *clusterv1.Cluster) (*cluster.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Owner == nil || spec.Owner.UID != string(c.UID) {
+	if spec.Owner == nil || spec.Owner.UID != uid {
 		return nil, fmt.Errorf("local cluster %q already exists and does not belong to Cluster %s/%s: "+
 			"delete it with `slipway local cluster delete %s` or give the Cluster another name", c.Name, c.Namespace, c.Name, c.Name)
 	}
 	return spec, nil
 }
 
+// madeFor is the UID of the Cluster whose local cluster lc stands for: the UID the Cluster had
+// when the provider made the local cluster, which the LocalCluster keeps in an annotation
+// through clusterctl move (move gives every object a new UID), else the Cluster's own UID.
+func madeFor(c *clusterv1.Cluster, lc *infrav1.LocalCluster) string {
+	if uid := lc.Annotations[infrav1.ClusterUIDAnnotation]; uid != "" {
+		return uid
+	}
+	return string(c.UID)
+}
+
+// madeForOf reads the LocalCluster of c and returns madeFor.
+func madeForOf(ctx context.Context, cl client.Client, c *clusterv1.Cluster) (string, error) {
+	lc := &infrav1.LocalCluster{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Spec.InfrastructureRef.Name}, lc); err != nil {
+		return "", fmt.Errorf("failed to read the LocalCluster of Cluster %s: %w", klog.KObj(c), err)
+	}
+	return madeFor(c, lc), nil
+}
+
 // update applies change to a cluster's spec under the runtime's lock.
-func (r *Runtime) update(c *clusterv1.Cluster, change func(*cluster.Spec) error) (*cluster.Spec, error) {
+func (r *Runtime) update(c *clusterv1.Cluster, uid string, change func(*cluster.Spec) error) (*cluster.Spec, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	spec, err := r.ownedSpec(c)
+	spec, err := r.ownedSpec(c, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +143,21 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if !lc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, lc)
 	}
-	spec, err := r.ensureSpec(owner)
+	spec, err := r.ensureSpec(owner, madeFor(owner, lc))
 	if err != nil {
 		conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "EndpointAllocationFailed", Message: err.Error()})
 		return ctrl.Result{}, err
 	}
 	if err := r.Runtime.Store.StartLoadBalancer(owner.Name, r.Runtime.Executable); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to start the load balancer of %s: %w", owner.Name, err)
+	}
+	// The LocalCluster keeps the UID its local cluster was made for, so that ownership follows
+	// the Cluster through clusterctl move.
+	if lc.Annotations[infrav1.ClusterUIDAnnotation] == "" {
+		if lc.Annotations == nil {
+			lc.Annotations = map[string]string{}
+		}
+		lc.Annotations[infrav1.ClusterUIDAnnotation] = spec.Owner.UID
 	}
 	lc.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: spec.LoadBalancerIP, Port: cluster.APIServerPort}
 	lc.Status.Index = int32(spec.Index)
@@ -139,8 +167,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	return ctrl.Result{}, nil
 }
 
-// ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block.
-func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec, error) {
+// ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block;
+// a Cluster that moved to another management cluster takes its local cluster with it.
+func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
 	r.Runtime.mu.Lock()
 	defer r.Runtime.mu.Unlock()
 	dirs, err := r.Runtime.Store.Dirs(owner.Name)
@@ -148,7 +177,7 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster) (*cluster.Spec,
 		return nil, fmt.Errorf("the local runtime cannot run Cluster %s: %w", klog.KObj(owner), err)
 	}
 	if _, err := os.Stat(dirs.Spec()); err == nil {
-		spec, err := r.Runtime.ownedSpec(owner)
+		spec, err := r.Runtime.ownedSpec(owner, uid)
 		if err != nil || spec.Owner.ManagementCluster == r.Runtime.Home {
 			return spec, err
 		}
@@ -172,7 +201,7 @@ func (r *ClusterReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 	// Only the ownership check is under the runtime's lock: stopping the processes takes seconds
 	// and must not hold up the machines of other clusters.
 	r.Runtime.mu.Lock()
-	_, err := r.Runtime.ownedSpec(owner)
+	_, err := r.Runtime.ownedSpec(owner, madeFor(owner, lc))
 	r.Runtime.mu.Unlock()
 	if err == nil {
 		if err := r.Runtime.Store.Delete(owner.Name, ""); err != nil && !errors.Is(err, cluster.ErrNotFound) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -115,7 +116,11 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonWaitingForBootstrapData, "waiting for the Machine's bootstrap data")
 		return ctrl.Result{}, nil
 	}
-	node, err := r.ensureNode(ctx, owner, machine)
+	uid, err := madeForOf(ctx, r.Client, owner)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	node, err := r.ensureNode(ctx, owner, uid, machine)
 	if err != nil {
 		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonNodeStartFailed, err.Error())
 		return ctrl.Result{}, err
@@ -135,9 +140,9 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 
 // ensureNode adds the machine's node to the cluster from its bootstrap data and starts it, or
 // restarts the agent of a node that exists and does not run.
-func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (cluster.NodeSpec, error) {
+func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, uid string, machine *clusterv1.Machine) (cluster.NodeSpec, error) {
 	r.Runtime.mu.Lock()
-	spec, err := r.Runtime.ownedSpec(owner)
+	spec, err := r.Runtime.ownedSpec(owner, uid)
 	r.Runtime.mu.Unlock()
 	if err != nil {
 		return cluster.NodeSpec{}, err
@@ -158,7 +163,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		version = b.KubernetesVersion
 	}
 	var node cluster.NodeSpec
-	spec, err = r.Runtime.update(owner, func(spec *cluster.Spec) error {
+	spec, err = r.Runtime.update(owner, uid, func(spec *cluster.Spec) error {
 		role := cluster.RoleWorker
 		if b.ControlPlane {
 			role = cluster.RoleControlPlane
@@ -221,8 +226,17 @@ func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.
 // delete stops the machine's node and removes it from the cluster.
 func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine, lm *infrav1.LocalMachine) error {
 	setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonDeleting, "")
+	uid, err := madeForOf(ctx, r.Client, owner)
+	if apierrors.IsNotFound(errors.Unwrap(err)) {
+		// The LocalCluster is gone: so is the local cluster, with its nodes.
+		controllerutil.RemoveFinalizer(lm, infrav1.MachineFinalizer)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	r.Runtime.mu.Lock()
-	spec, err := r.Runtime.ownedSpec(owner)
+	spec, err := r.Runtime.ownedSpec(owner, uid)
 	r.Runtime.mu.Unlock()
 	if err == nil {
 		if _, ok := spec.Node(machine.Name); ok {
@@ -230,7 +244,7 @@ func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 			if err := r.Runtime.Store.StopNode(owner.Name, machine.Name); err != nil {
 				return err
 			}
-			if _, err := r.Runtime.update(owner, func(spec *cluster.Spec) error {
+			if _, err := r.Runtime.update(owner, uid, func(spec *cluster.Spec) error {
 				spec.RemoveNode(machine.Name)
 				return nil
 			}); err != nil {

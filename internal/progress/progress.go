@@ -23,14 +23,22 @@ import (
 // LogFileLevel is the lowest highest level the log file gets, as TKG's --log-file.
 const LogFileLevel = 4
 
-// Printer prints a flow's progress. The zero value and nil print nothing.
+// Printer prints a flow's progress. Nil prints nothing.
 type Printer struct {
+	*state
+	// offset is added to the level of every line: see Detail.
+	offset int
+	// steps are this printer's own steps, not its Detail printers'.
+	steps []StepTime
+}
+
+// state is what a printer and its Detail printers share.
+type state struct {
 	out       io.Writer
 	verbosity int
 	mu        sync.Mutex
 	log       io.Writer
 	logFile   *os.File
-	steps     []StepTime
 }
 
 // StepTime is how long one named step took.
@@ -47,7 +55,7 @@ func New(out io.Writer, verbosity int, logPath string) (*Printer, error) {
 	if verbosity < 0 || verbosity > 9 {
 		return nil, fmt.Errorf("verbosity %d is out of range: use 0 to 9", verbosity)
 	}
-	p := &Printer{out: out, verbosity: verbosity}
+	p := &Printer{state: &state{out: out, verbosity: verbosity}}
 	if logPath == "" {
 		return p, nil
 	}
@@ -64,7 +72,17 @@ func New(out io.Writer, verbosity int, logPath string) (*Printer, error) {
 
 // ForWriter returns a printer of the lines at verbosity 0 on out, and no log file: what tests
 // and library callers without a terminal use.
-func ForWriter(out io.Writer) *Printer { return &Printer{out: out} }
+func ForWriter(out io.Writer) *Printer { return &Printer{state: &state{out: out}} }
+
+// Detail returns a printer of the same terminal and log file whose lines are one level more
+// detailed: what a flow uses for a sub-flow whose own progress lines are detail in its context
+// (a bootstrap cluster's creation steps within management-cluster create).
+func (p *Printer) Detail() *Printer {
+	if p == nil {
+		return nil
+	}
+	return &Printer{state: p.state, offset: p.offset + 1}
+}
 
 // Close closes the log file.
 func (p *Printer) Close() error {
@@ -87,7 +105,12 @@ func (p *Printer) Infof(format string, args ...any) { p.V(0).Infof(format, args.
 
 // V returns the printer of one level: its lines reach the terminal when the verbosity is at
 // least level, and the log file when level is at most max(LogFileLevel, verbosity).
-func (p *Printer) V(level int) Level { return Level{p: p, level: level} }
+func (p *Printer) V(level int) Level {
+	if p == nil {
+		return Level{}
+	}
+	return Level{p: p, level: level + p.offset}
+}
 
 // Level prints the lines of one verbosity level.
 type Level struct {
@@ -183,6 +206,9 @@ type sink struct {
 
 func (s *sink) Init(logr.RuntimeInfo)        {}
 func (s *sink) Enabled(level int) bool       { return s.p.V(level).Enabled() }
+
+// level is the printer's level of a logger's level.
+func (s *sink) level(level int) int { return s.p.V(level).level }
 func (s *sink) WithName(string) logr.LogSink { return s }
 func (s *sink) WithValues(kvs ...any) logr.LogSink {
 	return &sink{p: s.p, values: append(slices.Clone(s.values), kvs...), fileOnly: s.fileOnly}
@@ -190,13 +216,13 @@ func (s *sink) WithValues(kvs ...any) logr.LogSink {
 
 func (s *sink) Info(level int, msg string, kvs ...any) {
 	if s.Enabled(level) {
-		s.p.write(level, s.format(msg, kvs), !s.fileOnly)
+		s.p.write(s.level(level), s.format(msg, kvs), !s.fileOnly)
 	}
 }
 
 func (s *sink) Error(err error, msg string, kvs ...any) {
 	if s.Enabled(0) {
-		s.p.write(0, s.format(fmt.Sprintf("Error: %s: %v", msg, err), kvs), !s.fileOnly)
+		s.p.write(s.level(0), s.format(fmt.Sprintf("Error: %s: %v", msg, err), kvs), !s.fileOnly)
 	}
 }
 

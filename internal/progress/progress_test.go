@@ -103,3 +103,36 @@ func TestNilPrinterPrintsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestDetailPrintsOneLevelDeeperWithItsOwnSteps(t *testing.T) {
+	var out bytes.Buffer
+	path := filepath.Join(t.TempDir(), "run.log")
+	p, err := New(&out, 0, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Detail()
+	_ = p.Step("outer", func() error {
+		p.Infof("outer line")
+		return d.Step("inner", func() error { d.Infof("inner line"); return nil })
+	})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "outer line") || strings.Contains(out.String(), "inner line") {
+		t.Errorf("at -v 0 the terminal shows the outer line only:\n%s", out.String())
+	}
+	logged, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), "inner line") {
+		t.Errorf("the log file lacks the detail printer's line:\n%s", logged)
+	}
+	if steps := p.Steps(); len(steps) != 1 || steps[0].Name != "outer" {
+		t.Errorf("the printer's steps are %+v, want only its own", steps)
+	}
+	if steps := d.Steps(); len(steps) != 1 || steps[0].Name != "inner" {
+		t.Errorf("the detail printer's steps are %+v", steps)
+	}
+}

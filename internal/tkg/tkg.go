@@ -15,4 +15,16 @@ const (
 
 	// LabelManagementCluster marks the management cluster's own Cluster.
 	LabelManagementCluster = "cluster-role.tkg.tanzu.vmware.com/management"
+
+	// AnnotationTKGVersion on the management cluster's Cluster is its TKG version, which
+	// decides the releases it can run.
+	AnnotationTKGVersion = "TKGVERSION"
+	// AnnotationEdition on the management cluster's Cluster is the TKG edition ("tkg").
+	AnnotationEdition = "edition"
+	// AnnotationPlan on a Cluster is the plan it was made with (dev, prod).
+	AnnotationPlan = "tkg/plan"
+	// AnnotationOperationInfo and AnnotationOperationLastObservedTimestamp on a Cluster record
+	// the CLI operation under way (create, upgrade, delete) and when it was last seen.
+	AnnotationOperationInfo                  = "TKGOperationInfo"
+	AnnotationOperationLastObservedTimestamp = "TKGOperationLastObservedTimestamp"
 )

@@ -165,6 +165,8 @@ type InitOptions struct {
 	Timeout time.Duration
 	// Progress prints TKG's progress lines and clusterctl's own log.
 	Progress *progress.Printer
+	// Target names the cluster in the progress lines; empty is "bootstrapper", as TKG says.
+	Target string
 }
 
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
@@ -203,7 +205,10 @@ func Init(ctx context.Context, opts InitOptions) error {
 			init.IPAMProviders = append(init.IPAMProviders, ref)
 		}
 	}
-	opts.Progress.Infof("Installing providers on bootstrapper...")
+	if opts.Target == "" {
+		opts.Target = "bootstrapper"
+	}
+	opts.Progress.Infof("Installing providers on %s...", opts.Target)
 	components, err := c.Init(ctx, init)
 	if err != nil {
 		return fmt.Errorf("failed to install providers: %w", err)

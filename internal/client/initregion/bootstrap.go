@@ -44,7 +44,7 @@ func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions
 	if err != nil {
 		return err
 	}
-	err = Run(ctx, Options{
+	_, err = Run(ctx, Options{
 		Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
 		InfrastructureProvider: o.InfrastructureProvider, Timeout: o.Timeout, Progress: o.Cluster.Progress,
 	})

@@ -74,28 +74,45 @@ type Options struct {
 	Timeout time.Duration
 	// Progress prints TKG's progress lines.
 	Progress *progress.Printer
+	// Management says the cluster is the management cluster being made, not a bootstrap
+	// cluster: only TKG's lines differ.
+	Management bool
 }
 
-// Run installs the whole payload: kapp-controller, the providers, the management packages.
-func Run(ctx context.Context, o Options) error {
+// target names the cluster in TKG's progress lines.
+func (o Options) target() string {
+	if o.Management {
+		return "management cluster"
+	}
+	return "bootstrap cluster"
+}
+
+// Run installs the whole payload: kapp-controller, the providers, the management packages. It
+// returns the TKG version of the tkg-pkg it installed.
+func Run(ctx context.Context, o Options) (string, error) {
 	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
 	if err != nil {
-		return fmt.Errorf("failed to read kubeconfig %s: %w", o.Kubeconfig, err)
+		return "", fmt.Errorf("failed to read kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	c, err := client.New(restConfig, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		return err
+		return "", err
 	}
+	o.Progress.Infof("Installing kapp-controller on %s...", o.target())
 	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Progress); err != nil {
-		return err
+		return "", err
+	}
+	target := "bootstrapper"
+	if o.Management {
+		target = o.target()
 	}
 	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
-		Progress: o.Progress,
+		Progress: o.Progress, Target: target,
 	}); err != nil {
-		return err
+		return "", err
 	}
 	return InstallManagementPackages(ctx, c, o)
 }
@@ -104,7 +121,6 @@ func Run(ctx context.Context, o Options) error {
 // default values and deploys it, waiting for its Deployment, as the tanzu CLI installs
 // kapp-controller from its package before anything else.
 func InstallKappController(ctx context.Context, c client.Client, repo *Repository, timeout time.Duration, out *progress.Printer) error {
-	out.Infof("Installing kapp-controller on bootstrap cluster...")
 	pkg, err := newestPackage(repo.files, repo.Ref, KappControllerRefName)
 	if err != nil {
 		return err
@@ -264,35 +280,36 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 }
 
 // InstallManagementPackages adds the management package repository, installs tkg-pkg and waits
-// for it and for every PackageInstall it made.
-func InstallManagementPackages(ctx context.Context, c client.Client, o Options) error {
+// for it, for every PackageInstall it made and for the releases it makes compatible. It returns
+// tkg-pkg's TKG version.
+func InstallManagementPackages(ctx context.Context, c client.Client, o Options) (string, error) {
 	pc := &packaging.Client{C: c, Progress: o.Progress}
 	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: tkg.SystemNamespace, URL: o.Repository.Ref,
 		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
-		return err
+		return "", err
 	}
 	versions, err := pc.AvailableVersions(ctx, MetaPackageRefName, tkg.SystemNamespace)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if len(versions) == 0 {
-		return fmt.Errorf("the management package repository %s has no package %s", o.Repository.Ref, MetaPackageRefName)
+		return "", fmt.Errorf("the management package repository %s has no package %s", o.Repository.Ref, MetaPackageRefName)
 	}
 	version := versions[len(versions)-1].Version
 	// tkg-pkg's version is the TKG version it makes.
 	values, tkrs, err := metaPackageValues(o, "v"+version)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: tkg.SystemNamespace, PackageName: MetaPackageRefName,
 		Version: version, Values: values}); err != nil {
-		return err
+		return "", err
 	}
 	o.Progress.Infof("Added installed package '%s'", MetaPackage)
 	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Progress); err != nil {
-		return err
+		return "", err
 	}
-	return waitForReleases(ctx, c, tkrs, o.Timeout, o.Progress)
+	return "v" + version, waitForReleases(ctx, c, tkrs, o.Timeout, o.Progress)
 }
 
 // waitForReleases waits until the TKR source has installed each compatible release and it is

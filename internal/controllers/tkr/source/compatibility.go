@@ -31,8 +31,6 @@ const (
 	LabelAdditionalTKRs = "run.tanzu.vmware.com/additional-compatible-tkrs"
 	// AdditionalTKRsKey is the key of the list in such a ConfigMap.
 	AdditionalTKRsKey = "tkrVersions"
-	// AnnotationTKGVersion on the management cluster's Cluster is its TKG version.
-	AnnotationTKGVersion = "TKGVERSION"
 
 	// ReasonNotInCompatibilityMetadata says why a release is not Compatible.
 	ReasonNotInCompatibilityMetadata = "NotInCompatibilityMetadata"
@@ -88,7 +86,7 @@ func (c *Compatibility) CompatibleVersions(ctx context.Context) (sets.Set[string
 	}
 	switch {
 	case tkgVersion == "":
-		why = fmt.Sprintf("no Cluster labelled %s carries the %s annotation", tkg.LabelManagementCluster, AnnotationTKGVersion)
+		why = fmt.Sprintf("no Cluster labelled %s carries the %s annotation", tkg.LabelManagementCluster, tkg.AnnotationTKGVersion)
 	case metadata == nil:
 		why = fmt.Sprintf("ConfigMap %s/%s holds no compatibility metadata yet", c.Namespace, CompatibilityConfigMap)
 	default:
@@ -114,7 +112,7 @@ func (c *Compatibility) managementVersion(ctx context.Context) (string, error) {
 	}
 	sort.Slice(clusters.Items, func(i, j int) bool { return clusters.Items[i].Name < clusters.Items[j].Name })
 	for _, cl := range clusters.Items {
-		if v, ok := cl.Annotations[AnnotationTKGVersion]; ok {
+		if v, ok := cl.Annotations[tkg.AnnotationTKGVersion]; ok {
 			return v, nil
 		}
 	}

@@ -224,7 +224,7 @@ func TestCatalogue(t *testing.T) {
 	)
 	mgmt := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mgmt",
 		Labels:      map[string]string{tkg.LabelManagementCluster: ""},
-		Annotations: map[string]string{source.AnnotationTKGVersion: "v2.5.2"}}}
+		Annotations: map[string]string{tkg.AnnotationTKGVersion: "v2.5.2"}}}
 	mgmt.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane", Name: "mgmt"}
 	if err := env.Client.Create(ctx, mgmt); err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestCatalogue(t *testing.T) {
 
 	t.Run("compatibility follows TKGVERSION", func(t *testing.T) {
 		patch := client.MergeFrom(mgmt.DeepCopy())
-		mgmt.Annotations[source.AnnotationTKGVersion] = "v2.6.0"
+		mgmt.Annotations[tkg.AnnotationTKGVersion] = "v2.6.0"
 		if err := env.Client.Patch(ctx, mgmt, patch); err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestCatalogue(t *testing.T) {
 
 	t.Run("a release without its OSImage is invalid", func(t *testing.T) {
 		patch := client.MergeFrom(mgmt.DeepCopy())
-		mgmt.Annotations[source.AnnotationTKGVersion] = "v2.5.2"
+		mgmt.Annotations[tkg.AnnotationTKGVersion] = "v2.5.2"
 		if err := env.Client.Patch(ctx, mgmt, patch); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,53 @@
+package clusterctl
+
+import (
+	"context"
+	"fmt"
+
+	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
+
+	"github.com/slipway-dev/slipway/internal/progress"
+)
+
+// MoveOptions are what Move takes.
+type MoveOptions struct {
+	// From and To reach the source and target clusters: a kubeconfig path and its context.
+	FromKubeconfig, FromContext string
+	ToKubeconfig, ToContext     string
+	// Namespace holds the Cluster API objects to move.
+	Namespace string
+	// WorkDir receives the clusterctl configuration.
+	WorkDir string
+	// Progress prints clusterctl's log: discovery counts, pause, create, delete, resume.
+	Progress *progress.Printer
+}
+
+// Move runs clusterctl move: every Cluster API object of the namespace, with what it owns and
+// references, goes from the source cluster to the target, which must have the same providers
+// (clusterctl checks it). The source's clusters are paused for the move and resumed on the
+// target.
+func Move(ctx context.Context, opts MoveOptions) error {
+	repo, err := Repository()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := Config(repo, opts.WorkDir)
+	if err != nil {
+		return err
+	}
+	clusterctllog.SetLogger(opts.Progress.Logger())
+	c, err := clusterctlclient.New(ctx, cfgPath)
+	if err != nil {
+		return fmt.Errorf("failed to create the clusterctl client: %w", err)
+	}
+	err = c.Move(ctx, clusterctlclient.MoveOptions{
+		FromKubeconfig: clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},
+		ToKubeconfig:   clusterctlclient.Kubeconfig{Path: opts.ToKubeconfig, Context: opts.ToContext},
+		Namespace:      opts.Namespace,
+	})
+	if err != nil {
+		return fmt.Errorf("failed to move the Cluster API objects of namespace %s: %w", opts.Namespace, err)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/component"
 	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
 	"github.com/slipway-dev/slipway/internal/cli/local"
+	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
 	"github.com/slipway-dev/slipway/internal/cli/version"
 )
@@ -26,6 +27,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetErr(streams.ErrOut)
 	cmd.AddCommand(
 		version.NewCommand(streams),
+		managementcluster.NewCommand(streams),
 		local.NewCommand(streams),
 		component.NewCommand(streams),
 		packages.NewCommand(streams),

@@ -152,7 +152,7 @@ func (c *Cluster) validate() []error {
 	if _, ok := classes[c.InfrastructureProvider]; !ok {
 		bad("invalid %s %q: use local or vsphere", InfrastructureProvider, c.InfrastructureProvider)
 	}
-	if c.InfrastructureProvider == "local" && c.Name != "" {
+	if c.InfrastructureProvider == "local" && nameRule.MatchString(c.Name) {
 		// Every node's processes and sockets live under the local cluster's name.
 		if err := localcluster.ValidateName(c.Name); err != nil {
 			bad("invalid %s %q for the local infrastructure provider: %v", ClusterName, c.Name, err)

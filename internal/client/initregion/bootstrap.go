@@ -6,18 +6,23 @@ import (
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 // BootstrapOptions are what Bootstrap takes.
 type BootstrapOptions struct {
 	// Cluster is the local cluster to create; its Progress prints the payload's lines too.
 	Cluster localcluster.CreateOptions
-	// PackageRepository is the management package repository's imgpkg bundle.
+	// PackageRepository is the management package repository's imgpkg bundle, read first;
+	// Repository is one already read, which is used instead.
 	PackageRepository string
+	Repository        *Repository
 	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs; empty is "local".
 	InfrastructureProvider string
 	// Timeout bounds each wait of the payload; zero is DefaultTimeout.
 	Timeout time.Duration
+	// Progress prints the payload's lines; nil is the cluster's printer.
+	Progress *progress.Printer
 }
 
 // DefaultTimeout bounds each wait of the payload when the caller gives none.
@@ -27,15 +32,21 @@ const DefaultTimeout = 5 * time.Minute
 // on its kind cluster before it creates a management cluster. The package repository is read
 // before anything starts. A cluster whose payload fails is kept for inspection.
 func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions) error {
-	repo, err := ReadRepository(ctx, o.PackageRepository)
-	if err != nil {
-		return fmt.Errorf("the package repository %s cannot be used: %w", o.PackageRepository, err)
+	repo := o.Repository
+	if repo == nil {
+		var err error
+		if repo, err = ReadRepository(ctx, o.PackageRepository); err != nil {
+			return err
+		}
 	}
 	if o.InfrastructureProvider == "" {
 		o.InfrastructureProvider = "local"
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.Progress == nil {
+		o.Progress = o.Cluster.Progress
 	}
 	if err := store.Create(ctx, o.Cluster); err != nil {
 		return err
@@ -46,7 +57,7 @@ func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions
 	}
 	_, err = Run(ctx, Options{
 		Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
-		InfrastructureProvider: o.InfrastructureProvider, Timeout: o.Timeout, Progress: o.Cluster.Progress,
+		InfrastructureProvider: o.InfrastructureProvider, Timeout: o.Timeout, Progress: o.Progress,
 	})
 	if err != nil {
 		name := o.Cluster.Name

@@ -182,6 +182,24 @@ type Repository struct {
 	compatibility []byte
 }
 
+// Releases returns the versions of every release the compatibility metadata lists, sorted.
+func (r *Repository) Releases() []string {
+	metadata := &source.CompatibilityMetadata{}
+	if err := yaml.Unmarshal(r.compatibility, metadata); err != nil {
+		return nil
+	}
+	var out []string
+	for _, mv := range metadata.ManagementClusterVersions {
+		for _, v := range mv.SupportedKubernetesVersions {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // ReadRepository reads the management package repository and the compatibility metadata beside
 // it, and checks that it holds the packages the payload installs from it.
 func ReadRepository(ctx context.Context, ref string) (*Repository, error) {

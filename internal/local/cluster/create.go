@@ -70,8 +70,9 @@ func (s Store) validate(opts *CreateOptions) error {
 	return nil
 }
 
-// ensureNodeImage checks that the binaries a node of this version runs are built.
-func ensureNodeImage(version string) error {
+// EnsureNodeImage checks that the binaries a node of this Kubernetes version (v1.35.4) runs
+// are built.
+func EnsureNodeImage(version string) error {
 	set, err := assets.Find()
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	p.Infof("Creating cluster %q ...", opts.Name)
 	// Nothing has started before the binaries are known to be there.
 	if err := step(p, fmt.Sprintf("Ensuring node image (slipway local runtime, Kubernetes %s) 🖼", spec.KubernetesVersion), func() error {
-		return ensureNodeImage(spec.KubernetesVersion)
+		return EnsureNodeImage(spec.KubernetesVersion)
 	}); err != nil {
 		return err
 	}

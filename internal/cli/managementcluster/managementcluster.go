@@ -1,0 +1,102 @@
+// Package managementcluster holds `slipway management-cluster`, tanzu's management-cluster
+// noun: create builds a self-managed management cluster from a TKG configuration file.
+package managementcluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
+	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
+	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+// NewCommand returns `slipway management-cluster`.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "management-cluster",
+		Aliases: []string{"mc"},
+		Short:   "Create and operate the management cluster",
+	}
+	cmd.AddCommand(newCreateCommand(streams))
+	return cmd
+}
+
+type createFlags struct {
+	file, name, plan, cni string
+	useExisting           string
+	dryRun                bool
+	timeout               time.Duration
+	kubeconfig            string
+	packageRepository     string
+	progress              cliutil.ProgressFlags
+}
+
+func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	f := &createFlags{}
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create a management cluster: a bootstrap cluster, Cluster API and TKG's packages, the cluster, and the pivot into it",
+		Long: "Create a management cluster as TKG does: an ephemeral bootstrap cluster with kapp-controller, Cluster API\n" +
+			"and tkg-pkg; the management Cluster from the ClusterClass of its infrastructure provider; the same payload\n" +
+			"on it; clusterctl move of every Cluster API object into it; the bootstrap cluster deleted.\n\n" +
+			"The configuration is TKG's flat file (CLUSTER_NAME, CLUSTER_PLAN, INFRASTRUCTURE_PROVIDER, ...), with the\n" +
+			"environment overriding it and the flags overriding both. Without -f, a local management cluster.",
+		Example: "  slipway management-cluster create\n" +
+			"  slipway management-cluster create -f mgmt.yaml\n" +
+			"  slipway management-cluster create --name mgmt --dry-run",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			store, err := localcluster.DefaultStore()
+			if err != nil {
+				return err
+			}
+			if f.progress.LogFile == "" {
+				f.progress.LogFile = filepath.Join(home, "logs", "management-cluster-create-"+time.Now().UTC().Format("20060102T150405")+".log")
+			}
+			p, err := f.progress.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			p.Infof("Logs of the command execution can also be found at: %s", p.LogPath())
+			set := map[string]string{}
+			for flag, variable := range map[string]string{"name": config.ClusterName, "plan": config.ClusterPlan, "cni": config.CNI} {
+				if cmd.Flags().Changed(flag) {
+					set[variable] = cmd.Flags().Lookup(flag).Value.String()
+				}
+			}
+			_, err = managementcluster.Create(cmd.Context(), managementcluster.CreateOptions{
+				File: f.file, Environ: os.Environ(), Set: set, PackageRepository: f.packageRepository,
+				Home: home, Store: store, Kubeconfig: f.kubeconfig, UseExistingBootstrap: f.useExisting,
+				Timeout: f.timeout, DryRun: f.dryRun, Progress: p, Out: streams.Out,
+			})
+			if err != nil {
+				return fmt.Errorf("%w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "the cluster configuration file (TKG's flat VARIABLE: value file)")
+	cmd.Flags().StringVar(&f.name, "name", "", "the management cluster's name (CLUSTER_NAME)")
+	cmd.Flags().StringVarP(&f.plan, "plan", "p", "", "the cluster plan, dev or prod (CLUSTER_PLAN)")
+	cmd.Flags().StringVar(&f.cni, "cni", "", "the CNI (CNI); a management cluster runs antrea")
+	cmd.Flags().StringVarP(&f.useExisting, "use-existing-bootstrap-cluster", "e", "", "use the bootstrap cluster of this kubeconfig (its current context) instead of making one: what a failed run kept")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the management Cluster and its ClusterBootstrap; start nothing")
+	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it)")
+	f.progress.Add(cmd)
+	return cmd
+}

@@ -1,0 +1,616 @@
+// Package managementcluster holds the flows of `slipway management-cluster`: create (TKG's
+// InitRegion: a bootstrap cluster, the payload, the management Cluster, the payload again on
+// it, the pivot with clusterctl move), get and delete.
+package managementcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// CreateOptions are what Create takes.
+type CreateOptions struct {
+	// File is the flat configuration file; empty is the embedded default (a local
+	// management cluster).
+	File string
+	// Environ overrides the file's variables, as TKG reads the environment.
+	Environ []string
+	// Set are variables set by flags (--name, --plan, --cni), overriding both.
+	Set map[string]string
+	// PackageRepository is the management package repository's imgpkg bundle.
+	PackageRepository string
+	// Home is slipway's state directory: clusterconfigs/, logs/, the bootstrap kubeconfigs.
+	Home string
+	// Store holds the bootstrap cluster (and, on the local provider, the management cluster).
+	Store localcluster.Store
+	// Kubeconfig is where the management cluster's context is merged; empty is kubectl's.
+	Kubeconfig string
+	// UseExistingBootstrap is the kubeconfig of a bootstrap cluster to use instead of making
+	// one (-e), as its current context: what a failed run left.
+	UseExistingBootstrap string
+	// Timeout bounds each wait.
+	Timeout time.Duration
+	// DryRun prints the management Cluster and its ClusterBootstrap and starts nothing.
+	DryRun bool
+	// Progress prints TKG's lines.
+	Progress *progress.Printer
+	// Out receives what --dry-run prints: the manifests.
+	Out io.Writer
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Result is what a successful create made.
+type Result struct {
+	Name, Namespace string
+	// Context is the management cluster's context in Kubeconfig.
+	Context, Kubeconfig string
+	// ConfigFile is the saved configuration.
+	ConfigFile string
+}
+
+// flow is one run of Create: its options, configuration and what the steps made so far.
+type flow struct {
+	o    CreateOptions
+	p    *progress.Printer
+	vars *config.Variables
+	cfg  *config.Cluster
+	// repo is the management package repository, read before anything starts.
+	repo *initregion.Repository
+	// bootName, bootKubeconfig reach the bootstrap cluster; boot is its client.
+	bootName, bootKubeconfig string
+	boot                     client.Client
+	// tkrName is the release of the management cluster.
+	tkrName string
+	// mgmtKubeconfig reaches the management cluster (its admin context); mgmt is its client.
+	mgmtKubeconfig string
+	mgmt           client.Client
+	tkgVersion     string
+	configFile     string
+}
+
+// Error is a failed create: which step, why, and the ways out.
+type Error struct {
+	Step string
+	Err  error
+	// Bootstrap is the kubeconfig of the kept bootstrap cluster, when there is one.
+	Bootstrap, BootstrapName string
+	LogFile                  string
+	Name                     string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unable to set up management cluster: step %q failed: %v", e.Step, e.Err)
+	if e.Bootstrap != "" {
+		fmt.Fprintf(&b, "\n\nFailure while deploying management cluster, here are some steps to investigate the cause:\n\nDebug:\n"+
+			"    kubectl get po,deploy,cluster,kubeadmcontrolplane,machine,machinedeployment -A --kubeconfig %s\n", e.Bootstrap)
+		fmt.Fprintf(&b, "\nTo resume with the kept bootstrap cluster:\n    slipway management-cluster create -e %s ...(the same flags)\n", e.Bootstrap)
+		fmt.Fprintf(&b, "\nTo clean up the bootstrap cluster and what it made:\n    slipway local cluster delete %s\n", e.BootstrapName)
+	}
+	if e.LogFile != "" {
+		fmt.Fprintf(&b, "\nThe full log is %s", e.LogFile)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Create makes a management cluster as TKG's InitRegion does (seeds/000).
+func Create(ctx context.Context, o CreateOptions) (*Result, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Minute
+	}
+	f := &flow{o: o, p: o.Progress}
+	f.p.Infof("")
+	f.p.Infof("Validating the pre-requisites...")
+	if err := f.validate(ctx); err != nil {
+		return nil, fmt.Errorf("configuration validation failed: %w", err)
+	}
+	if o.DryRun {
+		return nil, f.dryRun()
+	}
+	f.p.Infof("")
+	f.p.Infof("Setting up management cluster...")
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"bootstrap cluster", f.bootstrap},
+		{"management cluster config", f.saveConfig},
+		{"check release", f.checkRelease},
+		{"create management cluster", f.createCluster},
+		{"control plane", f.waitControlPlane},
+		{"kubeconfig", f.saveKubeconfig},
+		{"payload on management cluster", f.installPayload},
+		{"ready for move", f.waitReadyForMove},
+		{"cluster bootstrap", f.applyClusterBootstrap},
+		{"move", f.move},
+		{"self-managed", f.waitSelfManaged},
+		{"patch", f.patch},
+		{"delete bootstrap cluster", f.deleteBootstrap},
+	}
+	for _, s := range steps {
+		if err := f.p.Step(s.name, func() error { return s.run(ctx) }); err != nil {
+			e := &Error{Step: s.name, Err: errors.Unwrap(err), LogFile: f.p.LogPath(), Name: f.cfg.Name}
+			if e.Err == nil {
+				e.Err = err
+			}
+			if f.bootKubeconfig != "" && o.UseExistingBootstrap == "" {
+				e.Bootstrap, e.BootstrapName = f.bootKubeconfig, f.bootName
+			}
+			return nil, e
+		}
+	}
+	f.p.Infof("")
+	f.p.Infof("Management cluster created!")
+	f.p.Infof("")
+	f.p.Infof("")
+	f.p.Infof("You can now create your first workload cluster by running the following:")
+	f.p.Infof("")
+	f.p.Infof("  kubectl --context %s apply -f CLUSTER.yaml", contextName(f.cfg.Name))
+	f.p.Infof("")
+	f.p.Infof("")
+	f.p.Infof("Some addons might be getting installed! Check their status by running the following:")
+	f.p.Infof("")
+	f.p.Infof("  kubectl --context %s get apps -A", contextName(f.cfg.Name))
+	f.p.Infof("")
+	f.printSteps()
+	return &Result{Name: f.cfg.Name, Namespace: f.cfg.Namespace, Context: contextName(f.cfg.Name), Kubeconfig: f.kubeconfigPath(), ConfigFile: f.configFile}, nil
+}
+
+// printSteps ends the run with how long each step took: where the minutes go.
+func (f *flow) printSteps() {
+	var total time.Duration
+	f.p.Infof("Steps:")
+	for _, s := range f.p.Steps() {
+		f.p.Infof("  %-32s %8s", s.Name, s.Duration.Round(100*time.Millisecond))
+		total += s.Duration
+	}
+	f.p.Infof("  %-32s %8s", "total", total.Round(100*time.Millisecond))
+}
+
+func contextName(name string) string { return name + "-admin@" + name }
+
+func (f *flow) kubeconfigPath() string {
+	if f.o.Kubeconfig != "" {
+		return f.o.Kubeconfig
+	}
+	return localcluster.DefaultKubeconfigPath()
+}
+
+// validate reads and completes the configuration and checks what the run needs before
+// anything starts: the assets, the provider and package repositories, the release, the name.
+func (f *flow) validate(ctx context.Context) error {
+	v, err := config.Read(f.o.File, f.o.Environ)
+	if err != nil {
+		return err
+	}
+	for name, value := range f.o.Set {
+		v.Set(name, value)
+	}
+	for _, n := range v.Unknown() {
+		f.p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
+	}
+	f.cfg, err = config.Complete(v, config.Management, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: f.o.Now()}, f.p.Infof)
+	if err != nil {
+		return err
+	}
+	f.vars = v
+	if _, err := clusterctl.Repository(); err != nil {
+		return err
+	}
+	if f.o.UseExistingBootstrap == "" {
+		if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
+			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
+		}
+	}
+	if f.cfg.InfrastructureProvider == "local" {
+		version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
+		if err := localcluster.EnsureNodeImage(version); err != nil {
+			return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
+		}
+		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
+			return fmt.Errorf("cluster name %s matches a local cluster that exists: choose another %s, or delete it with `slipway local cluster delete %s`",
+				f.cfg.Name, config.ClusterName, f.cfg.Name)
+		}
+	}
+	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
+		if _, ok := cfg.Contexts[contextName(f.cfg.Name)]; ok {
+			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
+				f.cfg.Name, contextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
+		}
+	}
+	if f.repo, err = initregion.ReadRepository(ctx, f.o.PackageRepository); err != nil {
+		return err
+	}
+	releases := f.repo.Releases()
+	i := slices.IndexFunc(releases, func(r string) bool { return sameVersion(r, f.cfg.KubernetesVersion) })
+	if i < 0 {
+		return fmt.Errorf("invalid %s %q: the package repository %s has no Kubernetes release of it: use one of %s",
+			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))
+	}
+	// A release's name is its version with '+' spelt "---", as TKG names them.
+	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
+	return nil
+}
+
+// sameVersion says whether a release version (v1.35.4+vmware.1) is the version asked for
+// (v1.35.4, or the release version itself).
+func sameVersion(release, asked string) bool {
+	return release == asked || strings.HasPrefix(release, asked+"+") || strings.HasPrefix(release, asked+"-")
+}
+
+// dryRun prints the management Cluster and its ClusterBootstrap.
+func (f *flow) dryRun() error {
+	for _, o := range []client.Object{f.cfg.Object(), f.cfg.ClusterBootstrap(f.tkrName)} {
+		data, err := manifest(o)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(f.o.Out, "---\n%s", data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifest is an object's YAML as a user applies it: no status, no empty creationTimestamp.
+func manifest(o client.Object) ([]byte, error) {
+	data, err := yaml.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	return yaml.Marshal(m)
+}
+
+// bootstrap makes the bootstrap cluster with TKG's payload, or reaches the one -e names.
+func (f *flow) bootstrap(ctx context.Context) error {
+	if f.o.UseExistingBootstrap != "" {
+		f.bootKubeconfig = f.o.UseExistingBootstrap
+		f.p.Infof("Using the bootstrap cluster of %s", f.bootKubeconfig)
+		var err error
+		f.boot, err = clientFor(f.bootKubeconfig, "")
+		return err
+	}
+	f.bootName = "tkg-kind-" + rand.String(12)
+	f.bootKubeconfig = filepath.Join(f.o.Home, "tmp", "config_"+f.bootName)
+	f.p.Infof("Setting up bootstrapper...")
+	err := initregion.Bootstrap(ctx, f.o.Store, initregion.BootstrapOptions{
+		Cluster: localcluster.CreateOptions{
+			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
+			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(),
+		},
+		Repository:             f.repo,
+		InfrastructureProvider: f.cfg.InfrastructureProvider,
+		Timeout:                f.o.Timeout,
+		Progress:               f.p,
+	})
+	if err != nil {
+		return err
+	}
+	f.p.Infof("Bootstrapper created. Kubeconfig: %s", f.bootKubeconfig)
+	f.boot, err = clientFor(f.bootKubeconfig, localcluster.ContextName(f.bootName))
+	return err
+}
+
+// saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.
+func (f *flow) saveConfig(context.Context) error {
+	data, err := f.vars.Marshal()
+	if err != nil {
+		return err
+	}
+	f.configFile = filepath.Join(f.o.Home, "clusterconfigs", f.cfg.Name+".yaml")
+	if err := os.MkdirAll(filepath.Dir(f.configFile), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(f.configFile, data, 0o600); err != nil {
+		return err
+	}
+	f.p.Infof("Management cluster config file has been generated and stored at: '%s'", f.configFile)
+	return nil
+}
+
+// checkRelease finds the release of the configured version on the bootstrap cluster and waits
+// until it is Ready.
+func (f *flow) checkRelease(ctx context.Context) error {
+	var why string
+	announced := false
+	err := wait.PollUntilContextTimeout(ctx, time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
+		list := &runv1alpha3.TanzuKubernetesReleaseList{}
+		if err := f.boot.List(ctx, list); err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		why = fmt.Sprintf("no TanzuKubernetesRelease of Kubernetes %s", f.cfg.KubernetesVersion)
+		for _, tkr := range list.Items {
+			if !sameVersion(tkr.Spec.Version, f.cfg.KubernetesVersion) {
+				continue
+			}
+			if !announced {
+				announced = true
+				f.p.Infof("Checking Tkr %s in bootstrap cluster...", tkr.Name)
+			}
+			if tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+				return true, nil
+			}
+			why = fmt.Sprintf("TanzuKubernetesRelease %s is not Ready", tkr.Name)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", why, err)
+	}
+	return nil
+}
+
+// operationInfo is TKG's TKGOperationInfo annotation.
+type operationInfo struct {
+	Operation               string `json:"Operation"`
+	OperationStartTimestamp string `json:"OperationStartTimestamp"`
+	OperationTimeout        int    `json:"OperationTimeout"`
+}
+
+// createCluster applies the management Cluster on the bootstrap cluster.
+func (f *flow) createCluster(ctx context.Context) error {
+	f.p.Infof("Start creating management cluster...")
+	c := f.cfg.Object()
+	now := f.o.Now().UTC()
+	info, err := json.Marshal(operationInfo{Operation: "Create", OperationStartTimestamp: now.Format("2006-01-02 15:04:05.999999999 -0700 MST"),
+		OperationTimeout: int(f.o.Timeout.Seconds())})
+	if err != nil {
+		return err
+	}
+	c.Annotations[tkg.AnnotationOperationInfo] = string(info)
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = now.Format("2006-01-02 15:04:05.999999999 -0700 MST")
+	err = f.boot.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) && f.o.UseExistingBootstrap != "" {
+		f.p.Infof("Cluster %s/%s exists on the bootstrap cluster: resuming", c.Namespace, c.Name)
+		return nil
+	}
+	return err
+}
+
+// waitControlPlane waits for the Cluster's control plane to be available, saying why not.
+func (f *flow) waitControlPlane(ctx context.Context) error {
+	last := ""
+	err := f.waitCluster(ctx, f.boot, func(c *clusterv1.Cluster) (bool, string) {
+		if conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
+			return true, ""
+		}
+		why := conditions.GetMessage(c, clusterv1.ClusterControlPlaneAvailableCondition)
+		if why != last {
+			f.p.V(1).Infof("control plane is not available yet, retrying: %s", why)
+			last = why
+		}
+		return false, "control plane is not available yet: " + why
+	})
+	if err != nil {
+		return err
+	}
+	f.p.Infof("Management cluster control plane is available, means API server is ready to receive requests")
+	return nil
+}
+
+// waitCluster polls the management Cluster on a cluster until done says so, or the timeout.
+func (f *flow) waitCluster(ctx context.Context, c client.Client, done func(*clusterv1.Cluster) (bool, string)) error {
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
+		cl := &clusterv1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, cl); err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		ok, w := done(cl)
+		why = w
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s (after %s)", why, f.o.Timeout)
+	}
+	return nil
+}
+
+// saveKubeconfig reads the management cluster's admin kubeconfig, which Cluster API wrote, and
+// merges it into the user's kubeconfig without switching to it, as TKG does.
+func (f *flow) saveKubeconfig(ctx context.Context) error {
+	s := &corev1.Secret{}
+	if err := f.boot.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name + "-kubeconfig"}, s); err != nil {
+		return fmt.Errorf("the management cluster's kubeconfig: %w", err)
+	}
+	add, err := clientcmd.Load(s.Data["value"])
+	if err != nil {
+		return fmt.Errorf("the management cluster's kubeconfig: %w", err)
+	}
+	f.mgmtKubeconfig = filepath.Join(f.o.Home, "management", f.cfg.Name+".kubeconfig")
+	if err := os.MkdirAll(filepath.Dir(f.mgmtKubeconfig), 0o700); err != nil {
+		return err
+	}
+	if err := clientcmd.WriteToFile(*add, f.mgmtKubeconfig); err != nil {
+		return err
+	}
+	path := f.kubeconfigPath()
+	f.p.Infof("Saving management cluster kubeconfig into %s", path)
+	if err := mergeKubeconfig(path, add); err != nil {
+		return err
+	}
+	f.mgmt, err = clientFor(f.mgmtKubeconfig, contextName(f.cfg.Name))
+	return err
+}
+
+// installPayload installs kapp-controller, the providers and tkg-pkg on the management cluster.
+func (f *flow) installPayload(ctx context.Context) error {
+	var err error
+	f.tkgVersion, err = initregion.Run(ctx, initregion.Options{
+		Kubeconfig: f.mgmtKubeconfig, Context: contextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
+		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, Timeout: f.o.Timeout, Progress: f.p, Management: true,
+	})
+	return err
+}
+
+// waitReadyForMove waits until the Cluster is Available with every machine a node, which
+// clusterctl move requires.
+func (f *flow) waitReadyForMove(ctx context.Context) error {
+	f.p.Infof("Waiting for the management cluster to get ready for move...")
+	return f.waitCluster(ctx, f.boot, func(c *clusterv1.Cluster) (bool, string) {
+		if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
+			return false, "the management Cluster is not Available: " + conditions.GetMessage(c, clusterv1.AvailableCondition)
+		}
+		return true, ""
+	})
+}
+
+// applyClusterBootstrap writes the management cluster's ClusterBootstrap on it, before its
+// Cluster arrives, as TKG's CLI does: the addons manager there adopts it.
+func (f *flow) applyClusterBootstrap(ctx context.Context) error {
+	f.p.Infof("Applying ClusterBootstrap and its associated resources on management cluster")
+	cb := f.cfg.ClusterBootstrap(f.tkrName)
+	data, err := manifest(cb)
+	if err != nil {
+		return err
+	}
+	f.p.V(1).Infof("Applying ClusterBootstrap: %s", data)
+	err = f.mgmt.Create(ctx, cb)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// move moves every Cluster API object of the management cluster's namespace into it.
+func (f *flow) move(ctx context.Context) error {
+	f.p.Infof("Moving all Cluster API objects from bootstrap cluster to management cluster...")
+	f.p.Infof("Performing move...")
+	bootContext := ""
+	if f.bootName != "" {
+		bootContext = localcluster.ContextName(f.bootName)
+	}
+	return clusterctl.Move(ctx, clusterctl.MoveOptions{
+		FromKubeconfig: f.bootKubeconfig, FromContext: bootContext,
+		ToKubeconfig: f.mgmtKubeconfig, ToContext: contextName(f.cfg.Name),
+		Namespace: f.cfg.Namespace, WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name), Progress: f.p,
+	})
+}
+
+// waitSelfManaged waits until the management cluster's own providers have taken its Cluster
+// over: move restores no status, so infrastructure provisioned and the control plane available
+// on the management cluster are its own controllers' doing.
+func (f *flow) waitSelfManaged(ctx context.Context) error {
+	f.p.Infof("Waiting for the management cluster to manage itself...")
+	return f.waitCluster(ctx, f.mgmt, func(c *clusterv1.Cluster) (bool, string) {
+		if !ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) {
+			return false, "the management cluster's infrastructure provider has not taken its Cluster over"
+		}
+		if !conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
+			return false, "control plane is not available on the management cluster: " + conditions.GetMessage(c, clusterv1.ClusterControlPlaneAvailableCondition)
+		}
+		return true, ""
+	})
+}
+
+// patch marks the Cluster with its TKG version and edition, as TKG's PatchClusterInitOperations.
+func (f *flow) patch(ctx context.Context) error {
+	c := &clusterv1.Cluster{}
+	if err := f.mgmt.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, c); err != nil {
+		return err
+	}
+	f.p.Infof("Applying patch to resource %s of type *v1beta2.Cluster ...", c.Name)
+	before := c.DeepCopy()
+	c.Annotations[tkg.AnnotationTKGVersion] = f.tkgVersion
+	c.Annotations[tkg.AnnotationEdition] = "tkg"
+	delete(c.Annotations, tkg.AnnotationOperationInfo)
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = f.o.Now().UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")
+	if err := f.mgmt.Patch(ctx, c, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	f.p.Infof("You can now access the management cluster %s by running 'kubectl config use-context %s'", f.cfg.Name, contextName(f.cfg.Name))
+	return nil
+}
+
+// deleteBootstrap deletes the bootstrap cluster this run made; the clusters its provider made
+// moved with their Cluster objects and stay.
+func (f *flow) deleteBootstrap(context.Context) error {
+	if f.bootName == "" {
+		return nil
+	}
+	f.p.Infof("Deleting kind cluster: %s", f.bootName)
+	if err := f.o.Store.Delete(f.bootName, ""); err != nil {
+		return err
+	}
+	return os.Remove(f.bootKubeconfig)
+}
+
+// clientFor returns a client of a kubeconfig's context ("" is its current one).
+func clientFor(path, context string) (client.Client, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
+}
+
+// mergeKubeconfig adds a kubeconfig's clusters, users and contexts to the file at path,
+// leaving its current context as it is.
+func mergeKubeconfig(path string, add *clientcmdapi.Config) error {
+	existing, err := clientcmd.LoadFromFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		existing = clientcmdapi.NewConfig()
+	} else if err != nil {
+		return fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
+	}
+	for k, v := range add.Clusters {
+		existing.Clusters[k] = v
+	}
+	for k, v := range add.AuthInfos {
+		existing.AuthInfos[k] = v
+	}
+	for k, v := range add.Contexts {
+		existing.Contexts[k] = v
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*existing, path)
+}

@@ -1,0 +1,133 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var defaults = Defaults{KubernetesVersion: "v1.35.4", Now: time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)}
+
+func TestDefaultsAreSaidAsTKGSaysThem(t *testing.T) {
+	var said []string
+	c, err := Complete(NewVariables(), Management, defaults, func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "tkg-mgmt-local-20261124180000" || c.Namespace != tkg.SystemNamespace || c.Plan != "dev" ||
+		c.ControlPlaneMachineCount != 1 || c.WorkerMachineCount != 1 || c.CNI != "antrea" || c.KubernetesVersion != "v1.35.4" {
+		t.Errorf("defaults: %+v", c)
+	}
+	want := "Using default value for CONTROL_PLANE_MACHINE_COUNT = 1. Reason: CONTROL_PLANE_MACHINE_COUNT variable is not set"
+	if !strings.Contains(strings.Join(said, "\n"), want) {
+		t.Errorf("the defaults said %q, want a line %q", said, want)
+	}
+	prod, err := Complete(mustRead(t, "CLUSTER_NAME: pp\nCLUSTER_PLAN: prod\n", nil), Workload, defaults, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prod.ControlPlaneMachineCount != 3 || prod.WorkerMachineCount != 3 || prod.Namespace != "default" {
+		t.Errorf("prod defaults: %+v", prod)
+	}
+}
+
+func mustRead(t *testing.T, content string, environ []string) *Variables {
+	t.Helper()
+	v, err := Read(writeFile(t, content), environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestFlagsOverrideEnvironmentOverrideFile(t *testing.T) {
+	v := mustRead(t, "CLUSTER_NAME: from-file\nWORKER_MACHINE_COUNT: 2\nCNI: antrea\nMY_OWN: x\n",
+		[]string{"WORKER_MACHINE_COUNT=3", "CNI=calico", "PATH=/bin"})
+	v.Set(CNI, "none")
+	c, err := Complete(v, Workload, defaults, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "from-file" || c.WorkerMachineCount != 3 || c.CNI != "none" {
+		t.Errorf("precedence: %+v", c)
+	}
+	if got := v.Unknown(); len(got) != 1 || got[0] != "MY_OWN" {
+		t.Errorf("unknown variables %v, want [MY_OWN] (PATH comes from the environment and is not read)", got)
+	}
+}
+
+func TestBadValuesNameTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		role Role
+		want string
+	}{
+		{"CLUSTER_NAME: Bad_Name", Workload, `invalid CLUSTER_NAME "Bad_Name": cluster name doesn't match regex`},
+		{"CLUSTER_NAME: a-name-far-too-long-for-a-local-cluster-of-slipway", Workload, `invalid CLUSTER_NAME "a-name-far-too-long-for-a-local-cluster-of-slipway" for the local infrastructure provider`},
+		{"CLUSTER_NAME: ok\nCLUSTER_PLAN: big", Workload, `invalid CLUSTER_PLAN "big": use dev or prod`},
+		{"CLUSTER_NAME: ok\nINFRASTRUCTURE_PROVIDER: aws", Workload, `invalid INFRASTRUCTURE_PROVIDER "aws": use local or vsphere`},
+		{"CLUSTER_NAME: ok\nCONTROL_PLANE_MACHINE_COUNT: 2", Workload, "invalid CONTROL_PLANE_MACHINE_COUNT 2: the control plane needs an odd number"},
+		{"CLUSTER_NAME: ok\nCONTROL_PLANE_MACHINE_COUNT: two", Workload, `invalid CONTROL_PLANE_MACHINE_COUNT "two": use a whole number of at least 1`},
+		{"CLUSTER_NAME: ok\nWORKER_MACHINE_COUNT: 0", Management, "invalid WORKER_MACHINE_COUNT 0: a management cluster needs at least one worker"},
+		{"CLUSTER_NAME: ok\nCNI: calico", Management, `invalid CNI "calico": a management cluster runs antrea`},
+		{"CLUSTER_NAME: ok\nCNI: flannel", Workload, `invalid CNI "flannel": use antrea, calico or none`},
+		{"CLUSTER_NAME: ok\nCLUSTER_CIDR: 100.96.0.0/33", Workload, `invalid CLUSTER_CIDR "100.96.0.0/33", expected to be a CIDR of type "ipv4" (TKG_IP_FAMILY)`},
+		{"CLUSTER_NAME: ok\nSERVICE_CIDR: 10.0.0.0/8", Workload, `invalid SERVICE_CIDR "10.0.0.0/8", expected netmask to be "/12" or greater`},
+		{"CLUSTER_NAME: ok\nCLUSTER_CIDR: 100.64.0.0/11", Workload, `CLUSTER_CIDR "100.64.0.0/11" and SERVICE_CIDR "100.64.0.0/13" overlap`},
+		{"CLUSTER_NAME: ok\nKUBERNETES_VERSION: 1.35.4", Workload, `invalid KUBERNETES_VERSION "1.35.4": a Kubernetes version starts with v`},
+		{"CLUSTER_NAME: ok\nNAMESPACE: other", Management, `invalid NAMESPACE "other": a management cluster's objects live in tkg-system`},
+	} {
+		_, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(string, ...any) {})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error containing %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+func TestFilesThatAreNotFlatAreRefused(t *testing.T) {
+	for content, want := range map[string]string{
+		"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\n": "it is a Kubernetes object (kind Cluster)",
+		"CLUSTER_NAME:\n  nested: true\n":                      "CLUSTER_NAME has a nested value",
+		"[not, a, map]":                                        "not a flat YAML file",
+	} {
+		if _, err := Read(writeFile(t, content), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", content, err, want)
+		}
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil || !strings.Contains(err.Error(), "failed to read the configuration file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+func TestObjectIsTheClusterClassCluster(t *testing.T) {
+	c, err := Complete(mustRead(t, "CLUSTER_NAME: mgmt\nWORKER_MACHINE_COUNT: 2\n", nil), Management, defaults, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Object()
+	if o.Namespace != "tkg-system" || o.Spec.Topology.ClassRef.Name != "tkg-local-default-v1.0.0" || *o.Spec.Topology.Workers.MachineDeployments[0].Replicas != 2 ||
+		o.Spec.ClusterNetwork.Pods.CIDRBlocks[0] != "100.96.0.0/11" || o.Spec.Topology.Version != "v1.35.4" {
+		t.Errorf("cluster: %+v", o.Spec)
+	}
+	if _, ok := o.Labels[tkg.LabelManagementCluster]; !ok || o.Annotations[tkg.AnnotationPlan] != "dev" {
+		t.Errorf("labels %v, annotations %v", o.Labels, o.Annotations)
+	}
+	cb := c.ClusterBootstrap("v1.35.4---vmware.1-tkg.1")
+	if cb.Annotations["tkg.tanzu.vmware.com/add-missing-fields-from-tkr"] != "v1.35.4---vmware.1-tkg.1" || cb.Spec.Kapp.RefName != "kapp-controller*" {
+		t.Errorf("ClusterBootstrap %+v", cb)
+	}
+}

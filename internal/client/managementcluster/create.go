@@ -521,7 +521,6 @@ func (f *flow) applyClusterBootstrap(ctx context.Context) error {
 // move moves every Cluster API object of the management cluster's namespace into it.
 func (f *flow) move(ctx context.Context) error {
 	f.p.Infof("Moving all Cluster API objects from bootstrap cluster to management cluster...")
-	f.p.Infof("Performing move...")
 	bootContext := ""
 	if f.bootName != "" {
 		bootContext = localcluster.ContextName(f.bootName)

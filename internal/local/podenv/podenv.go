@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -113,14 +115,39 @@ func (p Pod) RestConfig() (*rest.Config, error) {
 }
 
 // CurrentConfig reads the pod the process runs in and its in-cluster configuration, what
-// every component starts with.
+// every component starts with. In a pod of the local runtime it also makes that configuration
+// the one controller-runtime's GetConfig finds, as in a container: libraries that look the
+// in-cluster configuration up themselves (Cluster API's cluster cache, when the management
+// cluster manages itself) get it.
 func CurrentConfig() (Pod, *rest.Config, error) {
 	pod, err := Current()
 	if err != nil {
 		return Pod{}, nil, err
 	}
 	cfg, err := pod.RestConfig()
-	return pod, cfg, err
+	if err != nil || pod.Dir == "" {
+		return pod, cfg, err
+	}
+	path, err := pod.writeKubeconfig(cfg)
+	if err != nil {
+		return Pod{}, nil, err
+	}
+	return pod, cfg, os.Setenv(clientcmd.RecommendedConfigPathEnvVar, path)
+}
+
+// writeKubeconfig writes the in-cluster configuration as a kubeconfig in the pod's directory:
+// the API endpoint, the CA file and the token file, which the node agent keeps current.
+func (p Pod) writeKubeconfig(cfg *rest.Config) (string, error) {
+	path := filepath.Join(p.Dir, "in-cluster.kubeconfig")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: cfg.CAFile}
+	kc.AuthInfos["in-cluster"] = &clientcmdapi.AuthInfo{TokenFile: cfg.BearerTokenFile}
+	kc.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "in-cluster"}
+	kc.CurrentContext = "in-cluster"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return "", fmt.Errorf("failed to write the pod's in-cluster kubeconfig: %w", err)
+	}
+	return path, nil
 }
 
 // Namespace returns the pod's namespace: $POD_NAMESPACE when the manifest sets it, else the

@@ -1,8 +1,11 @@
 package podenv
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestPodPathTranslatesMounts(t *testing.T) {
@@ -30,5 +33,34 @@ func TestPodPathTranslatesMounts(t *testing.T) {
 	}
 	if got := (Pod{IP: "127.1.1.2"}).BindAddress("0"); got != "0" {
 		t.Errorf("BindAddress(0) = %s, want it off", got)
+	}
+}
+
+func TestCurrentConfigIsWhatGetConfigFinds(t *testing.T) {
+	dir := t.TempDir()
+	sa := filepath.Join(dir, "sa")
+	if err := os.MkdirAll(sa, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"token", "ca.crt"} {
+		if err := os.WriteFile(filepath.Join(sa, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(EnvPodDir, dir)
+	t.Setenv(EnvMounts, `{"`+serviceAccountDir+`":"`+sa+`"}`)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+	t.Setenv("KUBECONFIG", "")
+	_, cfg, err := CurrentConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := ctrl.GetConfig()
+	if err != nil {
+		t.Fatalf("controller-runtime does not find the pod's configuration: %v", err)
+	}
+	if found.Host != cfg.Host || found.BearerTokenFile != cfg.BearerTokenFile || found.CAFile != cfg.CAFile {
+		t.Errorf("GetConfig found host %s, token %s, CA %s; want %s, %s, %s", found.Host, found.BearerTokenFile, found.CAFile, cfg.Host, cfg.BearerTokenFile, cfg.CAFile)
 	}
 }

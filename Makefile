@@ -50,6 +50,10 @@ packages: build ## Build packages/ into imgpkg bundles and a repository bundle, 
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
 	hack/packages.sh $(PACKAGES_REGISTRY) $(PACKAGES_TAG)
 
+.PHONY: management-cluster
+management-cluster: $(ASSET_STAMPS) providers packages ## Build what is needed, then create a local management cluster (MC_FLAGS="-f FILE --name NAME ..." passes flags).
+	$(BIN)/slipway management-cluster create $(MC_FLAGS)
+
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types (slipway's and kapp-controller's).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...

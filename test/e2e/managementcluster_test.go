@@ -1,0 +1,288 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// TestManagementClusterCreate runs `slipway management-cluster create` from a flat
+// configuration file as seeds/000 does: a bootstrap cluster with the payload, the management
+// Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
+// cluster then manages itself: its own providers scale its workers and repair a killed node
+// agent.
+func TestManagementClusterCreate(t *testing.T) {
+	_, repo := pushPackages(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	before, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Bad configuration fails before anything starts, naming the variable.
+	for content, want := range map[string]string{
+		"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n": "invalid CONTROL_PLANE_MACHINE_COUNT 2",
+		"CLUSTER_NAME: m2\nCLUSTER_CIDR: 100.96.0.0/33\n":    `invalid CLUSTER_CIDR "100.96.0.0/33"`,
+		"CLUSTER_NAME: Bad_Name\n":                           `invalid CLUSTER_NAME "Bad_Name"`,
+		"CLUSTER_NAME: m2\nCLUSTER_PLAN: huge\n":             `invalid CLUSTER_PLAN "huge": use dev or prod`,
+		"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\n":    `invalid KUBERNETES_VERSION "v1.20.0"`,
+	} {
+		out, err := runSlipway(t, "management-cluster", "create", "-f", write("bad.yaml", content), "--package-repository", repo)
+		if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "configuration validation failed") {
+			t.Errorf("%q: want a failure saying %q, got %v:\n%s", content, want, err, out)
+		}
+		if after, _ := store.List(); len(after) != len(before) {
+			t.Errorf("%q: a local cluster was made before the configuration was checked", content)
+		}
+	}
+
+	// --dry-run prints the management Cluster and its ClusterBootstrap, and starts nothing.
+	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.35.4\n")
+	out, err := runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
+	if err != nil || !strings.Contains(out, "kind: Cluster\n") || !strings.Contains(out, "kind: ClusterBootstrap\n") ||
+		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.35.4---vmware.1-tkg.1") {
+		t.Fatalf("--dry-run: %v\n%s", err, out)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Fatalf("--dry-run made a local cluster")
+	}
+
+	start := time.Now()
+	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
+	t.Logf("management-cluster create took %s:\n%s", time.Since(start).Round(time.Second), out)
+	t.Cleanup(func() {
+		if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", "e2e-mgmt"); err != nil {
+			t.Logf("delete e2e-mgmt: %v\n%s", err, o)
+		}
+	})
+	if err != nil {
+		t.Fatalf("management-cluster create failed: %v", err)
+	}
+	last := -1
+	for _, line := range []string{
+		"Validating the pre-requisites...",
+		"Setting up management cluster...",
+		"Setting up bootstrapper...",
+		"Installing kapp-controller on bootstrap cluster...",
+		"Installing providers on bootstrapper...",
+		"Bootstrapper created. Kubeconfig: ",
+		"Management cluster config file has been generated and stored at: '",
+		"Checking Tkr v1.35.4---vmware.1-tkg.1 in bootstrap cluster...",
+		"Start creating management cluster...",
+		"Management cluster control plane is available, means API server is ready to receive requests",
+		"Saving management cluster kubeconfig into ",
+		"Installing kapp-controller on management cluster...",
+		"Installing providers on management cluster...",
+		"Waiting for the management cluster to get ready for move...",
+		"Applying ClusterBootstrap and its associated resources on management cluster",
+		"Moving all Cluster API objects from bootstrap cluster to management cluster...",
+		"Performing move...",
+		"Discovering Cluster API objects",
+		"Moving Cluster API objects Clusters=1",
+		"Deleting objects from the source cluster",
+		"Waiting for the management cluster to manage itself...",
+		"You can now access the management cluster e2e-mgmt by running 'kubectl config use-context e2e-mgmt-admin@e2e-mgmt'",
+		"Deleting kind cluster: tkg-kind-",
+		"Management cluster created!",
+		"Steps:",
+	} {
+		i := strings.Index(out, line)
+		if i < 0 {
+			t.Errorf("the output lacks %q", line)
+			continue
+		}
+		if i < last {
+			t.Errorf("%q comes too early in the output", line)
+		}
+		last = i
+	}
+	for _, noise := range []string{"client-side throttling", "Waited before sending request", "Ensuring node image"} {
+		if strings.Contains(out, noise) {
+			t.Errorf("the terminal shows %q at the default verbosity", noise)
+		}
+	}
+
+	// The bootstrap cluster is gone; the management cluster is the only local cluster added.
+	after, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []string
+	for _, s := range after {
+		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+			added = append(added, s.Name)
+		}
+	}
+	if len(added) != 1 || added[0] != "e2e-mgmt" {
+		t.Fatalf("local clusters added: %v, want only e2e-mgmt (the bootstrap cluster deleted)", added)
+	}
+	spec, err := store.Get("e2e-mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Owner == nil || spec.Owner.ManagementCluster != "e2e-mgmt" {
+		t.Errorf("the management cluster's local cluster is owned by %+v, want by itself", spec.Owner)
+	}
+
+	// The management cluster, through the context create merged into the kubeconfig.
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+		&clientcmd.ConfigOverrides{CurrentContext: "e2e-mgmt-admin@e2e-mgmt"}).ClientConfig()
+	if err != nil {
+		t.Fatalf("the management cluster's context: %v", err)
+	}
+	mc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	mgmt := &localCluster{name: "e2e-mgmt", config: cfg, client: mc, cs: cs}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, ns := range []string{"tkg-system", "capi-system", "capl-system", "capi-kubeadm-control-plane-system"} {
+				dumpPods(t, mgmt, ns)
+			}
+		}
+	})
+
+	c := &clusterv1.Cluster{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "e2e-mgmt"}, c); err != nil {
+		t.Fatalf("the management Cluster is not on the management cluster: %v", err)
+	}
+	if _, ok := c.Labels[tkg.LabelManagementCluster]; !ok || c.Annotations[tkg.AnnotationTKGVersion] == "" || c.Annotations[tkg.AnnotationEdition] != "tkg" {
+		t.Errorf("the management Cluster's labels %v and annotations %v", c.Labels, c.Annotations)
+	}
+	if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
+		t.Errorf("the management Cluster is not Available: %s", conditions.GetMessage(c, clusterv1.AvailableCondition))
+	}
+
+	// clusterctl's inventory on the management cluster lists every provider.
+	providers := &unstructured.UnstructuredList{}
+	providers.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")
+	providers.SetKind("ProviderList")
+	if err := mc.List(ctx, providers); err != nil {
+		t.Fatal(err)
+	}
+	var inventory []string
+	for _, p := range providers.Items {
+		inventory = append(inventory, p.GetNamespace()+"/"+p.GetName())
+	}
+	if got := strings.Join(inventory, ","); got != "caip-in-cluster-system/ipam-in-cluster,capi-kubeadm-bootstrap-system/bootstrap-kubeadm,capi-kubeadm-control-plane-system/control-plane-kubeadm,capi-system/cluster-api,capl-system/infrastructure-local" {
+		t.Errorf("provider inventory on the management cluster: %s", got)
+	}
+
+	// Its releases are Ready and its ClusterBootstrap resolved, with the core packages reconciled.
+	for _, name := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
+		tkr := &runv1alpha3.TanzuKubernetesRelease{}
+		if err := mc.Get(ctx, client.ObjectKey{Name: name}, tkr); err != nil || !tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+			t.Errorf("TKR %s on the management cluster: %v, conditions %+v", name, err, tkr.Status.Conditions)
+		}
+	}
+	eventually(t, 3*time.Minute, "the management cluster's ClusterBootstrap resolved", func() error {
+		cb := &runv1alpha3.ClusterBootstrap{}
+		if err := mc.Get(ctx, client.ObjectKeyFromObject(c), cb); err != nil {
+			return err
+		}
+		if cb.Status.ResolvedTKR != "v1.35.4---vmware.1-tkg.1" {
+			return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
+		}
+		return nil
+	})
+
+	// The management cluster's own controllers scale its workers 1→2.
+	scaled := time.Now()
+	patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
+	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
+	t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
+
+	// A node agent killed with SIGKILL is started again by the management cluster's own provider.
+	dirs, err := store.Dirs("e2e-mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err = store.Get("e2e-mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worker string
+	for _, n := range spec.Nodes {
+		if n.Role == cluster.RoleWorker {
+			worker = n.Name
+		}
+	}
+	pid := proc.ReadPID(dirs.NodePID(worker))
+	if pid <= 0 {
+		t.Fatalf("no agent pid for node %s", worker)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	eventually(t, 3*time.Minute, "the killed agent started again", func() error {
+		if p := proc.ReadPID(dirs.NodePID(worker)); p == pid || p <= 0 || len(proc.Cmdline(p)) == 0 {
+			return fmt.Errorf("node %s's agent has not been started again", worker)
+		}
+		node := &corev1.Node{}
+		if err := mc.Get(ctx, client.ObjectKey{Name: worker}, node); err != nil {
+			return err
+		}
+		if !nodeReady(node) {
+			return fmt.Errorf("node %s is not Ready", worker)
+		}
+		return nil
+	})
+	t.Logf("the killed agent of %s was repaired in %s", worker, time.Since(killed).Round(100*time.Millisecond))
+}
+
+// nodeReady says whether a node's Ready condition is true.
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// runSlipwayTimeout runs the binary with a longer bound than runSlipway's, for whole flows.
+func runSlipwayTimeout(t *testing.T, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, slipway, args...).CombinedOutput()
+	return string(out), err
+}

@@ -77,7 +77,7 @@ type Cluster struct {
 	IPFamily                 string
 	// KubernetesVersion is the version asked for (v1.35.4 or v1.35.4+vmware.1): the TKR
 	// resolver turns it into the release's.
-	KubernetesVersion string
+	KubernetesVersion         string
 	OSName, OSVersion, OSArch string
 }
 

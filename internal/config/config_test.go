@@ -101,8 +101,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 func TestFilesThatAreNotFlatAreRefused(t *testing.T) {
 	for content, want := range map[string]string{
 		"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\n": "it is a Kubernetes object (kind Cluster)",
-		"CLUSTER_NAME:\n  nested: true\n":                      "CLUSTER_NAME has a nested value",
-		"[not, a, map]":                                        "not a flat YAML file",
+		"CLUSTER_NAME:\n  nested: true\n":                       "CLUSTER_NAME has a nested value",
+		"[not, a, map]":                                         "not a flat YAML file",
 	} {
 		if _, err := Read(writeFile(t, content), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", content, err, want)

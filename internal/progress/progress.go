@@ -204,11 +204,11 @@ type sink struct {
 	fileOnly bool
 }
 
-func (s *sink) Init(logr.RuntimeInfo)        {}
-func (s *sink) Enabled(level int) bool       { return s.p.V(level).Enabled() }
+func (s *sink) Init(logr.RuntimeInfo)  {}
+func (s *sink) Enabled(level int) bool { return s.p.V(level).Enabled() }
 
 // level is the printer's level of a logger's level.
-func (s *sink) level(level int) int { return s.p.V(level).level }
+func (s *sink) level(level int) int          { return s.p.V(level).level }
 func (s *sink) WithName(string) logr.LogSink { return s }
 func (s *sink) WithValues(kvs ...any) logr.LogSink {
 	return &sink{p: s.p, values: append(slices.Clone(s.values), kvs...), fileOnly: s.fileOnly}

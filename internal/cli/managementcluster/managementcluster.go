@@ -3,9 +3,11 @@
 package managementcluster
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +27,82 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Aliases: []string{"mc"},
 		Short:   "Create and operate the management cluster",
 	}
-	cmd.AddCommand(newCreateCommand(streams))
+	cmd.AddCommand(newCreateCommand(streams), newDeleteCommand(streams))
+	return cmd
+}
+
+// nameOrOnly returns the name given, or the one management cluster this home made.
+func nameOrOnly(args []string, home string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	names, err := managementcluster.Names(home)
+	if err != nil {
+		return "", err
+	}
+	switch len(names) {
+	case 0:
+		return "", fmt.Errorf("no management cluster was created from this host: name one")
+	case 1:
+		return names[0], nil
+	}
+	return "", fmt.Errorf("several management clusters were created from this host (%s): name one", strings.Join(names, ", "))
+}
+
+// confirm asks a yes/no question as the tanzu CLI does; only y or Y continue.
+func confirm(streams genericiooptions.IOStreams, question string) error {
+	fmt.Fprintf(streams.ErrOut, "%s [y/N]: ", question)
+	answer, _ := bufio.NewReader(streams.In).ReadString('\n')
+	if a := strings.TrimSpace(answer); a != "y" && a != "Y" {
+		return fmt.Errorf("aborted")
+	}
+	return nil
+}
+
+func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		yes, force bool
+		kubeconfig string
+		timeout    time.Duration
+		progress   cliutil.ProgressFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "delete [NAME]",
+		Short: "Delete a management cluster: its Cluster API objects move to a cleanup cluster, which deletes its machines",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			store, err := localcluster.DefaultStore()
+			if err != nil {
+				return err
+			}
+			name, err := nameOrOnly(args, home)
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if err := confirm(streams, fmt.Sprintf("Deleting management cluster '%s'. Are you sure?", name)); err != nil {
+					return err
+				}
+			}
+			p, err := progress.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			return managementcluster.Delete(cmd.Context(), managementcluster.DeleteOptions{
+				Name: name, Kubeconfig: kubeconfig, Force: force, Home: home, Store: store, Timeout: timeout, Progress: p,
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
+	cmd.Flags().BoolVar(&force, "force", false, "delete even when it manages workload clusters")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
+	progress.Add(cmd)
 	return cmd
 }
 

@@ -613,3 +613,18 @@ func mergeKubeconfig(path string, add *clientcmdapi.Config) error {
 	}
 	return clientcmd.WriteToFile(*existing, path)
 }
+
+// Names returns the management clusters created from this home whose kubeconfig is kept,
+// sorted.
+func Names(home string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(home, "management", "*.kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, m := range matches {
+		names = append(names, strings.TrimSuffix(filepath.Base(m), ".kubeconfig"))
+	}
+	slices.Sort(names)
+	return names, nil
+}

@@ -1,0 +1,245 @@
+package managementcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// DeleteOptions are what Delete takes.
+type DeleteOptions struct {
+	// Name is the management cluster; its context NAME-admin@NAME in Kubeconfig reaches it.
+	Name string
+	// Kubeconfig holds the management cluster's context; empty is kubectl's.
+	Kubeconfig string
+	// Force deletes the management cluster even when it manages workload clusters, which are
+	// deleted with it.
+	Force bool
+	// Home is slipway's state directory; Store makes the cleanup cluster.
+	Home  string
+	Store localcluster.Store
+	// Timeout bounds each wait.
+	Timeout time.Duration
+	// Progress prints TKG's lines.
+	Progress *progress.Printer
+}
+
+// Delete deletes a management cluster as TKG does: its Cluster API objects move back to a
+// cleanup cluster, which deletes the Cluster, so that Cluster API tears its machines down; then
+// the cleanup cluster and the management cluster's context go.
+func Delete(ctx context.Context, o DeleteOptions) error {
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Minute
+	}
+	p := o.Progress
+	kubeconfig := o.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = localcluster.DefaultKubeconfigPath()
+	}
+	p.Infof("Verifying management cluster...")
+	mgmt, err := clientFor(kubeconfig, contextName(o.Name))
+	if err != nil {
+		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, contextName(o.Name), err)
+	}
+	key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: o.Name}
+	if err := mgmt.Get(ctx, key, &clusterv1.Cluster{}); err != nil {
+		return fmt.Errorf("management cluster %s: its Cluster %s: %w", o.Name, key, err)
+	}
+	clusters := &clusterv1.ClusterList{}
+	if err := mgmt.List(ctx, clusters); err != nil {
+		return err
+	}
+	var workloads []string
+	for _, c := range clusters.Items {
+		if _, ok := c.Labels[tkg.LabelManagementCluster]; !ok {
+			workloads = append(workloads, "- "+c.Namespace+"/"+c.Name)
+		}
+	}
+	if len(workloads) > 0 && !o.Force {
+		return fmt.Errorf("deletion is aborted because management cluster is currently managing the following workload clusters:\n\n%s\n\n"+
+			"You need to delete these clusters first before deleting the management cluster.\n\n"+
+			"Alternatively, you can use the --force flag to force the deletion of the management cluster but doing so will orphan the above-mentioned clusters and leave them unmanaged",
+			strings.Join(workloads, "\n"))
+	}
+
+	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfig}
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"cleanup cluster", d.cleanupCluster},
+		{"move to cleanup cluster", d.moveBack},
+		{"delete management cluster", d.deleteCluster},
+		{"delete cleanup cluster", d.deleteCleanup},
+	}
+	for _, s := range steps {
+		if err := p.Step(s.name, func() error { return s.run(ctx) }); err != nil {
+			if d.cleanupName != "" && s.name != "delete cleanup cluster" {
+				return fmt.Errorf("%w\n\nFailure while deleting management cluster. Here are some steps to investigate the cause:\n\nDebug:\n"+
+					"    kubectl get po,deploy,cluster,kubeadmcontrolplane,machine,machinedeployment -A --kubeconfig %s\n\n"+
+					"The cleanup cluster is kept; `slipway local cluster delete %s` removes it and what it manages", err, d.cleanupKubeconfig, d.cleanupName)
+			}
+			return err
+		}
+	}
+	p.Infof("Deleting the management cluster context from the kubeconfig file '%s'", kubeconfig)
+	if err := removeContext(kubeconfig, o.Name); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(o.Home, "management", o.Name)); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(o.Home, "management", o.Name+".kubeconfig")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	p.Infof("")
+	p.Infof("Management cluster deleted!")
+	return nil
+}
+
+// deletion is one run of Delete.
+type deletion struct {
+	o          DeleteOptions
+	p          *progress.Printer
+	mgmt       client.Client
+	kubeconfig string
+	// cleanupName and cleanupKubeconfig reach the cleanup cluster; cleanup is its client.
+	cleanupName, cleanupKubeconfig string
+	cleanup                        client.Client
+}
+
+// cleanupCluster makes a local cluster with the Cluster API providers.
+func (d *deletion) cleanupCluster(ctx context.Context) error {
+	d.p.Infof("Setting up cleanup cluster...")
+	d.cleanupName = "tkg-kind-" + rand.String(12)
+	d.cleanupKubeconfig = filepath.Join(d.o.Home, "tmp", "config_"+d.cleanupName)
+	if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
+		Name: d.cleanupName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
+		Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(),
+	}); err != nil {
+		return err
+	}
+	var err error
+	if d.cleanup, err = clientFor(d.cleanupKubeconfig, localcluster.ContextName(d.cleanupName)); err != nil {
+		return err
+	}
+	dirs, err := d.o.Store.Dirs(d.cleanupName)
+	if err != nil {
+		return err
+	}
+	return clusterctl.Init(ctx, clusterctl.InitOptions{
+		Kubeconfig: d.cleanupKubeconfig, Context: localcluster.ContextName(d.cleanupName), Client: d.cleanup,
+		WorkDir: dirs.Root, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
+	})
+}
+
+// moveBack moves the Cluster API objects from the management cluster to the cleanup cluster and
+// waits until the cleanup cluster's providers have taken them over.
+func (d *deletion) moveBack(ctx context.Context) error {
+	d.p.Infof("Moving TKR and Cluster API objects from management cluster to cleanup cluster...")
+	dirs, err := d.o.Store.Dirs(d.cleanupName)
+	if err != nil {
+		return err
+	}
+	if err := clusterctl.Move(ctx, clusterctl.MoveOptions{
+		FromKubeconfig: d.kubeconfig, FromContext: contextName(d.o.Name),
+		ToKubeconfig: d.cleanupKubeconfig, ToContext: localcluster.ContextName(d.cleanupName),
+		Namespace: tkg.SystemNamespace, WorkDir: dirs.Root, Progress: d.p,
+	}); err != nil {
+		return err
+	}
+	d.p.Infof("Waiting for the Cluster API objects to get ready after move...")
+	var why string
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
+		c := &clusterv1.Cluster{}
+		if err := d.cleanup.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}, c); err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		why = "the cleanup cluster's infrastructure provider has not taken the Cluster over"
+		return ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s (after %s)", why, d.o.Timeout)
+	}
+	return nil
+}
+
+// deleteCluster deletes the management Cluster from the cleanup cluster and waits until Cluster
+// API has deleted its machines and infrastructure.
+func (d *deletion) deleteCluster(ctx context.Context) error {
+	d.p.Infof("Deleting management cluster...")
+	c := &clusterv1.Cluster{}
+	key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}
+	if err := d.cleanup.Get(ctx, key, c); err != nil {
+		return err
+	}
+	if err := d.cleanup.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
+		err := d.cleanup.Get(ctx, key, c)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		why = fmt.Sprintf("Cluster %s is still being deleted", key)
+		if err != nil {
+			why = err.Error()
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s (after %s)", why, d.o.Timeout)
+	}
+	d.p.Infof("Management cluster '%s' deleted.", d.o.Name)
+	return nil
+}
+
+// deleteCleanup deletes the cleanup cluster.
+func (d *deletion) deleteCleanup(context.Context) error {
+	if err := d.o.Store.Delete(d.cleanupName, ""); err != nil {
+		return err
+	}
+	return os.Remove(d.cleanupKubeconfig)
+}
+
+// removeContext removes a management cluster's context, cluster and user from a kubeconfig.
+func removeContext(path, name string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, ok := cfg.Contexts[contextName(name)]
+	if !ok {
+		return nil
+	}
+	delete(cfg.Clusters, ctx.Cluster)
+	delete(cfg.AuthInfos, ctx.AuthInfo)
+	delete(cfg.Contexts, contextName(name))
+	if cfg.CurrentContext == contextName(name) {
+		cfg.CurrentContext = ""
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}

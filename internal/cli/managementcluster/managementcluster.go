@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
@@ -27,7 +28,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Aliases: []string{"mc"},
 		Short:   "Create and operate the management cluster",
 	}
-	cmd.AddCommand(newCreateCommand(streams), newDeleteCommand(streams))
+	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams))
 	return cmd
 }
 
@@ -175,5 +176,94 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it)")
 	f.progress.Add(cmd)
+	return cmd
+}
+
+func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "get [NAME]",
+		Short: "Show the management cluster: its state, its Cluster API objects with their conditions, and its providers",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			name, err := nameOrOnly(args, home)
+			if err != nil {
+				return err
+			}
+			k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
+			c, err := k.Client()
+			if err != nil {
+				return err
+			}
+			s, tree, providers, err := managementcluster.Get(cmd.Context(), c, name)
+			if err != nil {
+				return err
+			}
+			if err := cliutil.Table(streams.Out, []string{"NAME", "NAMESPACE", "STATUS", "CONTROLPLANE", "WORKERS", "KUBERNETES", "ROLES", "PLAN", "TKR"},
+				[][]string{{s.Name, s.Namespace, s.Status, s.ControlPlane, s.Workers, s.Kubernetes, s.Roles, s.Plan, s.TKR}}); err != nil {
+				return err
+			}
+			fmt.Fprint(streams.Out, "\n\nDetails:\n\n")
+			if err := managementcluster.PrintTree(streams.Out, tree); err != nil {
+				return err
+			}
+			fmt.Fprint(streams.Out, "\n\nProviders:\n\n")
+			var rows [][]string
+			for _, p := range providers {
+				typ, _, _ := unstructured.NestedString(p.Object, "type")
+				pname, _, _ := unstructured.NestedString(p.Object, "providerName")
+				version, _, _ := unstructured.NestedString(p.Object, "version")
+				watch, _, _ := unstructured.NestedString(p.Object, "watchedNamespace")
+				rows = append(rows, []string{p.GetNamespace(), p.GetName(), typ, pname, version, watch})
+			}
+			return cliutil.Table(streams.Out, []string{"NAMESPACE", "NAME", "TYPE", "PROVIDERNAME", "VERSION", "WATCHNAMESPACE"}, rows)
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	return cmd
+}
+
+func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "kubeconfig", Short: "Get the management cluster's kubeconfig"}
+	var (
+		admin      bool
+		exportFile string
+	)
+	get := &cobra.Command{
+		Use:   "get [NAME]",
+		Short: "Save the management cluster's admin kubeconfig into the kubeconfig (or --export-file)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if !admin {
+				return fmt.Errorf("only --admin credentials are available: slipway's management clusters have no identity provider (pinniped) configured yet; add --admin")
+			}
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			name, err := nameOrOnly(args, home)
+			if err != nil {
+				return err
+			}
+			path, err := managementcluster.ExportKubeconfig(home, name, exportFile)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.ErrOut, "Credentials of cluster '%s' have been saved \n", name)
+			if exportFile != "" {
+				fmt.Fprintf(streams.ErrOut, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s' under path '%s' \n", name, name, path)
+			} else {
+				fmt.Fprintf(streams.ErrOut, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s'\n", name, name)
+			}
+			return nil
+		},
+	}
+	get.Flags().BoolVar(&admin, "admin", false, "the administrator's credentials")
+	get.Flags().StringVar(&exportFile, "export-file", "", "write to this file instead of merging into the kubeconfig")
+	cmd.AddCommand(get)
 	return cmd
 }

@@ -628,3 +628,22 @@ func Names(home string) ([]string, error) {
 	slices.Sort(names)
 	return names, nil
 }
+
+// ExportKubeconfig merges the admin kubeconfig of a management cluster this home made into
+// exportFile, or kubectl's kubeconfig when it is empty, without switching context. It returns
+// the file written.
+func ExportKubeconfig(home, name, exportFile string) (string, error) {
+	saved := filepath.Join(home, "management", name+".kubeconfig")
+	cfg, err := clientcmd.LoadFromFile(saved)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("no management cluster %s was created from this host (%s is missing)", name, saved)
+	}
+	if err != nil {
+		return "", err
+	}
+	path := exportFile
+	if path == "" {
+		path = localcluster.DefaultKubeconfigPath()
+	}
+	return path, mergeKubeconfig(path, cfg)
+}

@@ -266,6 +266,46 @@ func TestManagementClusterCreate(t *testing.T) {
 		return nil
 	})
 	t.Logf("the killed agent of %s was repaired in %s", worker, time.Since(killed).Round(100*time.Millisecond))
+
+	// get shows it running, with its objects and providers.
+	out, err = runSlipway(t, "management-cluster", "get")
+	if err != nil {
+		t.Fatalf("management-cluster get: %v\n%s", err, out)
+	}
+	for _, want := range []string{"e2e-mgmt   tkg-system  running", "3/3", "management", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
+		"Providers:", "capl-system", "infrastructure-local"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("management-cluster get lacks %q:\n%s", want, out)
+		}
+	}
+	exported := filepath.Join(dir, "exported.kubeconfig")
+	if out, err := runSlipway(t, "management-cluster", "kubeconfig", "get", "--admin", "--export-file", exported); err != nil ||
+		!strings.Contains(out, "Credentials of cluster 'e2e-mgmt' have been saved") {
+		t.Errorf("kubeconfig get: %v\n%s", err, out)
+	} else if cfg, err := clientcmd.LoadFromFile(exported); err != nil || cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] == nil {
+		t.Errorf("the exported kubeconfig lacks the context: %v", err)
+	}
+
+	// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
+	// state or context is left.
+	deleted := time.Now()
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
+	t.Logf("management-cluster delete took %s:\n%s", time.Since(deleted).Round(time.Second), out)
+	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
+		t.Fatalf("management-cluster delete: %v", err)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Errorf("local clusters left after delete: %d, before create: %d", len(after), len(before))
+	}
+	if pids := proc.Using(dirs.Root); len(pids) > 0 {
+		t.Errorf("processes of the deleted management cluster still run: %v", pids)
+	}
+	if _, err := os.Stat(dirs.Root); !os.IsNotExist(err) {
+		t.Errorf("the management cluster's state %s is left: %v", dirs.Root, err)
+	}
+	if cfg, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG")); err == nil && cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] != nil {
+		t.Errorf("the management cluster's context is left in the kubeconfig")
+	}
 }
 
 // nodeReady says whether a node's Ready condition is true.

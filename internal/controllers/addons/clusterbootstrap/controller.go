@@ -156,19 +156,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return r.retry(ctx, err)
 		}
 	}
+	// An error is retried with the controller's backoff: controller-runtime ignores a
+	// RequeueAfter returned with one.
 	remote, err := r.remotes.get(ctx, r.Client, cluster)
 	if err != nil {
-		return ctrl.Result{RequeueAfter: r.StatusPeriod}, err
+		return ctrl.Result{}, err
 	}
 	if err := r.prepareRemote(ctx, remote); err != nil {
-		return ctrl.Result{RequeueAfter: r.StatusPeriod}, fmt.Errorf("cluster %s: %w", req.NamespacedName, err)
+		return ctrl.Result{}, fmt.Errorf("cluster %s: %w", req.NamespacedName, err)
 	}
 	for _, pkg := range packagesOnRemote(cb) {
 		if err := r.installRemote(ctx, cluster, pkg, remote); err != nil {
 			return r.retry(ctx, err)
 		}
 	}
-	if len(cb.Spec.AdditionalPackages) > 0 {
+	// A workload cluster's additional packages are removed before it goes; a management
+	// cluster's are not, as TKG's: it gets no finalizer, which a cleanup cluster without the
+	// addons manager could not remove.
+	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management && len(cb.Spec.AdditionalPackages) > 0 {
 		if err := r.addFinalizers(ctx, cluster, cb); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -272,7 +272,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster get: %v\n%s", err, out)
 	}
-	for _, want := range []string{"e2e-mgmt   tkg-system  running", "3/3", "management", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
+	for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.35.4+vmware.1 management dev v1.35.4---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
 		"Providers:", "capl-system", "infrastructure-local"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("management-cluster get lacks %q:\n%s", want, out)

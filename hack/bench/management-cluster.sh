@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Measures issue 16's goals on this host over RUNS runs (assets built): the whole
+# `slipway management-cluster create` (embedded default: local, dev plan, 1 control plane + 1
+# worker, v1.35.4; goal <= 120 s) and each of its steps, from the step table it prints, and the
+# peak memory of all slipway processes together (node agents, components, API servers and etcd
+# are slipway's children or its binaries; sampled every second; goal <= 6 GiB). Each run is
+# followed by `management-cluster delete`, timed too. Prints each run and the medians.
+# Usage: hack/bench/management-cluster.sh [RUNS=3]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+runs=${1:-3}
+
+[ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
+make -C "$root" build providers packages >/dev/null
+
+work=$(mktemp -d)
+export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig
+cleanup() {
+	for c in $("$root/bin/slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
+		"$root/bin/slipway" local cluster delete "$c" >/dev/null 2>&1 || true
+	done
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+
+# rss_kib sums the resident memory of every process running a binary under bin/ (slipway, the
+# Kubernetes binaries, etcd).
+rss_kib() {
+	ps -eo rss=,args= | awk -v bin="$root/bin/" 'index($2, bin) == 1 {s += $1} END {print s + 0}'
+}
+
+total=()
+deletes=()
+peaks=()
+declare -A steps
+for i in $(seq 1 "$runs"); do
+	peak=0
+	start=$(date +%s.%N)
+	"$root/bin/slipway" management-cluster create --name bench >"$work/create.log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		r=$(rss_kib)
+		[ "$r" -gt "$peak" ] && peak=$r
+		sleep 1
+	done
+	wait "$pid" || { cat "$work/create.log"; exit 1; }
+	end=$(date +%s.%N)
+	total+=("$(echo "$end - $start" | bc)")
+	peaks+=("$peak")
+	# The step table: "  NAME   DURATION" lines after "Steps:".
+	while read -r line; do
+		name=$(echo "$line" | sed -E 's/[[:space:]]+[0-9.]+(ms|s|m[0-9.]*s?)$//')
+		dur=$(echo "$line" | awk '{print $NF}')
+		steps[$name]+="$dur "
+	done < <(sed -n '/^Steps:/,$p' "$work/create.log" | tail -n +2 | sed 's/^  //')
+	start=$(date +%s.%N)
+	"$root/bin/slipway" management-cluster delete bench -y >"$work/delete.log" 2>&1 || { cat "$work/delete.log"; exit 1; }
+	end=$(date +%s.%N)
+	deletes+=("$(echo "$end - $start" | bc)")
+	echo "run $i: create ${total[-1]}s, delete ${deletes[-1]}s, peak memory $((peak / 1024)) MiB"
+done
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median management-cluster create: $(median "${total[@]}")s over $runs runs (goal <= 120s)"
+echo "median management-cluster delete: $(median "${deletes[@]}")s"
+echo "median peak memory of slipway's processes: $(($(median "${peaks[@]}") / 1024)) MiB (goal <= 6144 MiB)"
+echo "steps (each run's duration as printed):"
+for name in "${!steps[@]}"; do
+	printf '  %-32s %s\n' "$name" "${steps[$name]}"
+done

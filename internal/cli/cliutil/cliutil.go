@@ -100,6 +100,9 @@ func FlagError(err error, flags map[string]string) error {
 	if !ok {
 		return err
 	}
+	if fe.Type == field.ErrorTypeRequired {
+		return fmt.Errorf("%s is required: %s", flag, fe.Detail)
+	}
 	return fmt.Errorf("%s %v is invalid: %s", flag, fe.BadValue, fe.Detail)
 }
 

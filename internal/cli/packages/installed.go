@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
 )
 
@@ -42,9 +43,11 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 				}
 			}
 			if update {
-				return c.InstalledUpdate(cmd.Context(), o)
+				err = c.InstalledUpdate(cmd.Context(), o)
+			} else {
+				err = c.InstalledCreate(cmd.Context(), o)
 			}
-			return c.InstalledCreate(cmd.Context(), o)
+			return cliutil.FlagError(err, map[string]string{"packageName": "--package", "version": "--version"})
 		},
 	}
 	ns.add(cmd, false)

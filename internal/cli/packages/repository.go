@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	pkgclient "github.com/slipway-dev/slipway/internal/client/packaging"
 )
 
@@ -27,7 +28,7 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 				return err
 			}
 			o.Name, o.Namespace = args[0], ns.namespace
-			return c.RepositoryAdd(cmd.Context(), o)
+			return cliutil.FlagError(c.RepositoryAdd(cmd.Context(), o), map[string]string{"url": "--url"})
 		},
 	}
 	ns.add(cmd, false)

@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -46,8 +47,11 @@ func createdName(name, namespace, suffix string) string {
 // InstalledCreate installs a package: a service account with cluster-admin rights (as the tanzu
 // CLI creates one), a values Secret from the file, and the PackageInstall.
 func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) error {
-	if o.PackageName == "" || o.Version == "" {
-		return fmt.Errorf("--package and --version are required: `slipway package available list` shows them")
+	if o.PackageName == "" {
+		return field.Required(field.NewPath("packageName"), "`slipway package available list` shows the packages")
+	}
+	if o.Version == "" {
+		return field.Required(field.NewPath("version"), "`slipway package available list "+o.PackageName+"` shows its versions")
 	}
 	if o.CreateNamespace {
 		if err := c.ensureNamespace(ctx, o.Namespace); err != nil {

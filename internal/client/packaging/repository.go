@@ -9,6 +9,7 @@ import (
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -29,7 +30,7 @@ type RepositoryRow struct {
 // packages to be available.
 func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	if o.URL == "" {
-		return fmt.Errorf("--url is required: the imgpkg bundle of the repository, such as projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0")
+		return field.Required(field.NewPath("url"), "the imgpkg bundle of the repository, such as projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0")
 	}
 	if o.CreateNamespace {
 		if err := c.ensureNamespace(ctx, o.Namespace); err != nil {

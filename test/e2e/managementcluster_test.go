@@ -82,8 +82,15 @@ func TestManagementClusterCreate(t *testing.T) {
 	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
 	t.Logf("management-cluster create took %s:\n%s", time.Since(start).Round(time.Second), out)
 	t.Cleanup(func() {
-		if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", "e2e-mgmt"); err != nil {
-			t.Logf("delete e2e-mgmt: %v\n%s", err, o)
+		// What a failed run leaves: the management cluster and any bootstrap or cleanup cluster.
+		after, _ := store.List()
+		for _, s := range after {
+			if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+				continue
+			}
+			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name); err != nil {
+				t.Logf("delete %s: %v\n%s", s.Name, err, o)
+			}
 		}
 	})
 	if err != nil {

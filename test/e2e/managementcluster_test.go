@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -76,6 +77,33 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	if after, _ := store.List(); len(after) != len(before) {
 		t.Fatalf("--dry-run made a local cluster")
+	}
+
+	// A step that fails says which, why, where the log is and the two ways out; the cleanup
+	// command it names removes what the run made.
+	out, err = runSlipwayTimeout(t, 5*time.Minute, "management-cluster", "create", "--name", "e2e-fail", "--package-repository", repo, "-t", "1s")
+	if err == nil {
+		t.Fatalf("a create whose waits may take 1s succeeded:\n%s", out)
+	}
+	for _, want := range []string{`unable to set up management cluster: step "bootstrap cluster" failed: `, "To resume with the kept bootstrap cluster:",
+		"slipway management-cluster create -e ", "To clean up the bootstrap cluster and what it made:", "The full log is "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the failure lacks %q:\n%s", want, out)
+		}
+	}
+	cleanup := regexp.MustCompile("slipway local cluster delete (tkg-kind-[a-z0-9]+)").FindStringSubmatch(out)
+	logFile := regexp.MustCompile(`The full log is (\S+)`).FindStringSubmatch(out)
+	if cleanup == nil || logFile == nil {
+		t.Fatalf("the failure names no cleanup command or log:\n%s", out)
+	}
+	if _, err := os.Stat(logFile[1]); err != nil {
+		t.Errorf("the log file it names: %v", err)
+	}
+	if o, err := runSlipway(t, "local", "cluster", "delete", cleanup[1]); err != nil {
+		t.Fatalf("the cleanup command: %v\n%s", err, o)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Errorf("the cleanup command left %d local clusters, %d before", len(after), len(before))
 	}
 
 	start := time.Now()

@@ -308,10 +308,18 @@ func manifest(o client.Object) ([]byte, error) {
 // bootstrap makes the bootstrap cluster with TKG's payload, or reaches the one -e names.
 func (f *flow) bootstrap(ctx context.Context) error {
 	if f.o.UseExistingBootstrap != "" {
+		// As TKG's -e: the payload is installed on the given cluster too; each part of it skips
+		// what is there already, so a run that failed half-way through it resumes.
 		f.bootKubeconfig = f.o.UseExistingBootstrap
 		f.p.Infof("Using the bootstrap cluster of %s", f.bootKubeconfig)
 		var err error
-		f.boot, err = clientFor(f.bootKubeconfig, "")
+		if f.boot, err = clientFor(f.bootKubeconfig, ""); err != nil {
+			return err
+		}
+		_, err = initregion.Run(ctx, initregion.Options{
+			Kubeconfig: f.bootKubeconfig, WorkDir: filepath.Join(f.o.Home, "tmp", "existing-bootstrap"), Repository: f.repo,
+			InfrastructureProvider: f.cfg.InfrastructureProvider, Timeout: f.o.Timeout, Progress: f.p,
+		})
 		return err
 	}
 	f.bootName = "tkg-kind-" + rand.String(12)

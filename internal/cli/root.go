@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/cluster"
 	"github.com/slipway-dev/slipway/internal/cli/component"
 	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
 	"github.com/slipway-dev/slipway/internal/cli/local"
@@ -28,6 +29,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.AddCommand(
 		version.NewCommand(streams),
 		managementcluster.NewCommand(streams),
+		cluster.NewCommand(streams),
 		local.NewCommand(streams),
 		component.NewCommand(streams),
 		packages.NewCommand(streams),

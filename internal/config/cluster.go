@@ -257,3 +257,19 @@ func (c *Cluster) ClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap
 	}
 	return cb
 }
+
+// WorkloadClusterBootstrap returns the ClusterBootstrap TKG's CLI writes beside a workload
+// Cluster whose CNI is not the release's default: the CNI by a wildcard refName, the rest
+// filled from the release's template (add-missing-fields-from-tkr).
+func (c *Cluster) WorkloadClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
+	cb := &runv1alpha3.ClusterBootstrap{
+		TypeMeta: metav1.TypeMeta{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   c.Namespace,
+			Name:        c.Name,
+			Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkrName},
+		},
+		Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}},
+	}
+	return cb
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -301,6 +302,64 @@ func TestManagementClusterCreate(t *testing.T) {
 		return nil
 	})
 	t.Logf("the killed agent of %s was repaired in %s", worker, time.Since(killed).Round(100*time.Millisecond))
+
+	// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
+	wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
+	wcStart := time.Now()
+	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
+	t.Logf("cluster create took %s:\n%s", time.Since(wcStart).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("cluster create: %v", err)
+	}
+	last = -1
+	for _, line := range []string{"Validating configuration...", "Legacy configuration file detected.", "Using this new Cluster configuration '",
+		"creating workload cluster 'e2e-wc'...", "waiting for cluster to be initialized...", "waiting for cluster nodes to be available...",
+		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-wc-antrea' in namespace: 'tkg-system'",
+		"Workload cluster 'e2e-wc' created"} {
+		i := strings.Index(out, line)
+		if i < last || i < 0 {
+			t.Errorf("cluster create's output lacks %q, or has it out of order", line)
+		}
+		last = max(last, i)
+	}
+	out, err = runSlipway(t, "cluster", "list", "-o", "json")
+	var listed []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
+		t.Fatalf("cluster list -o json: %v\n%s", err, out)
+	}
+	if l := listed[0]; l["name"] != "e2e-wc" || l["status"] != "running" || l["controlplane"] != "1/1" || l["workers"] != "1/1" ||
+		l["plan"] != "dev" || l["tkr"] != "v1.34.3---vmware.1-tkg.1" || l["kubernetes"] != "v1.34.3+vmware.1" {
+		t.Errorf("cluster list: %v", l)
+	}
+	if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "2"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
+		t.Fatalf("cluster scale: %v\n%s", err, out)
+	}
+	wc := &clusterv1.Cluster{}
+	wc.Namespace, wc.Name = "default", "e2e-wc"
+	eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
+	wcDir, err := store.Dirs("e2e-wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
+		t.Fatalf("cluster delete: %v\n%s", err, out)
+	}
+	if pids := proc.Using(wcDir.Root); len(pids) > 0 {
+		t.Errorf("processes of the deleted workload cluster still run: %v", pids)
+	}
+	// The garbage collector deletes what the Cluster owned.
+	eventually(t, time.Minute, "no Secret of the deleted workload cluster", func() error {
+		secrets := &corev1.SecretList{}
+		if err := mc.List(ctx, secrets, client.InNamespace("default")); err != nil {
+			return err
+		}
+		for _, s := range secrets.Items {
+			if strings.HasPrefix(s.Name, "e2e-wc-") {
+				return fmt.Errorf("Secret %s of the deleted workload cluster is left", s.Name)
+			}
+		}
+		return nil
+	})
 
 	// get shows it running, with its objects and providers.
 	out, err = runSlipway(t, "management-cluster", "get")

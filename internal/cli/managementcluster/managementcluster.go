@@ -204,7 +204,7 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			if err := cliutil.Table(streams.Out, []string{"NAME", "NAMESPACE", "STATUS", "CONTROLPLANE", "WORKERS", "KUBERNETES", "ROLES", "PLAN", "TKR"},
-				[][]string{{s.Name, s.Namespace, s.Status, s.ControlPlane, s.Workers, s.Kubernetes, s.Roles, s.Plan, s.TKR}}); err != nil {
+				[][]string{{s.Name, s.Namespace, s.Status, s.ControlPlane, s.Workers, s.Kubernetes, s.RolesColumn(), s.Plan, s.TKR}}); err != nil {
 				return err
 			}
 			fmt.Fprint(streams.Out, "\n\nDetails:\n\n")

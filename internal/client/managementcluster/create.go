@@ -181,7 +181,7 @@ func Create(ctx context.Context, o CreateOptions) (*Result, error) {
 	f.p.Infof("")
 	f.p.Infof("You can now create your first workload cluster by running the following:")
 	f.p.Infof("")
-	f.p.Infof("  kubectl --context %s apply -f CLUSTER.yaml", contextName(f.cfg.Name))
+	f.p.Infof("  slipway cluster create [name] -f [file]")
 	f.p.Infof("")
 	f.p.Infof("")
 	f.p.Infof("Some addons might be getting installed! Check their status by running the following:")

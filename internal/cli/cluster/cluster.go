@@ -1,0 +1,227 @@
+// Package cluster holds `slipway cluster`, tanzu's workload-cluster noun, run against a
+// management cluster: create, list, scale and delete.
+package cluster
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
+	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
+)
+
+// target is the management cluster the commands act on: --kubeconfig and --context, else the
+// one management cluster this host created.
+type target struct {
+	k         cliutil.KubeconfigFlags
+	namespace string
+}
+
+func (t *target) client() (client.Client, error) {
+	if t.k.Context == "" {
+		home, err := localcluster.Home()
+		if err != nil {
+			return nil, err
+		}
+		names, err := managementcluster.Names(home)
+		if err != nil {
+			return nil, err
+		}
+		if len(names) == 1 {
+			t.k.Context = names[0] + "-admin@" + names[0]
+		} else if len(names) > 1 {
+			return nil, fmt.Errorf("several management clusters were created from this host (%s): choose one with --context NAME-admin@NAME", strings.Join(names, ", "))
+		}
+	}
+	return t.k.Client()
+}
+
+// NewCommand returns `slipway cluster`.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	t := &target{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Create, list, scale and delete workload clusters of the management cluster",
+	}
+	t.k.AddPersistent(cmd)
+	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newScale(t, streams), newDelete(t, streams))
+	return cmd
+}
+
+func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		file, plan, cni, namespace, tkr string
+		cp, workers                     int
+		dryRun                          bool
+		timeout                         time.Duration
+		progressFlags                   cliutil.ProgressFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "create [NAME]",
+		Short: "Create a workload cluster from TKG's flat configuration file, and wait until it and its core packages are ready",
+		Example: "  slipway cluster create wc -f wc.yaml\n" +
+			"  slipway cluster create wc --plan dev -w 2 --cni calico --dry-run",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			set := map[string]string{}
+			for flag, variable := range map[string]string{"plan": config.ClusterPlan, "cni": config.CNI, "namespace": config.Namespace,
+				"tkr": config.KubernetesVersion, "controlplane-machine-count": config.ControlPlaneMachineCount, "worker-machine-count": config.WorkerMachineCount} {
+				if cmd.Flags().Changed(flag) {
+					set[variable] = cmd.Flags().Lookup(flag).Value.String()
+				}
+			}
+			p, err := progressFlags.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return cluster.Create(cmd.Context(), cluster.CreateOptions{
+				Name: name, File: file, Environ: os.Environ(), Set: set, Client: c, Home: home,
+				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p,
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the cluster configuration file (TKG's flat VARIABLE: value file)")
+	cmd.Flags().StringVarP(&plan, "plan", "p", "", "the cluster plan, dev or prod (CLUSTER_PLAN)")
+	cmd.Flags().StringVar(&cni, "cni", "", "the CNI, antrea or calico (CNI)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the cluster (NAMESPACE)")
+	cmd.Flags().StringVar(&tkr, "tkr", "", "the Kubernetes version of the release, such as v1.34.3 (KUBERNETES_VERSION)")
+	cmd.Flags().IntVarP(&cp, "controlplane-machine-count", "c", 0, "number of control-plane machines (CONTROL_PLANE_MACHINE_COUNT)")
+	cmd.Flags().IntVarP(&workers, "worker-machine-count", "w", 0, "number of workers (WORKER_MACHINE_COUNT)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the Cluster (and its ClusterBootstrap) and create nothing")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
+	progressFlags.Add(cmd)
+	return cmd
+}
+
+func newList(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		all, includeMgmt bool
+		output           string
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the workload clusters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			list, err := cluster.List(cmd.Context(), c, cluster.ListOptions{Namespace: t.namespace, AllNamespaces: all, IncludeManagementCluster: includeMgmt})
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "json":
+				if list == nil {
+					list = []cluster.Summary{}
+				}
+				data, err := json.MarshalIndent(list, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = streams.Out.Write(data)
+				return err
+			case "yaml":
+				data, err := yaml.Marshal(list)
+				if err != nil {
+					return err
+				}
+				_, err = streams.Out.Write(data)
+				return err
+			case "", "table":
+				var rows [][]string
+				for _, s := range list {
+					rows = append(rows, []string{s.Name, s.Namespace, s.Status, s.ControlPlane, s.Workers, s.Kubernetes, s.RolesColumn(), s.Plan, s.TKR})
+				}
+				return cliutil.Table(streams.Out, []string{"NAME", "NAMESPACE", "STATUS", "CONTROLPLANE", "WORKERS", "KUBERNETES", "ROLES", "PLAN", "TKR"}, rows)
+			}
+			return fmt.Errorf("invalid value %q for --output (-o): use %s", output, cliutil.Formats)
+		},
+	}
+	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "every namespace")
+	cmd.Flags().BoolVar(&includeMgmt, "include-management-cluster", false, "list the management cluster too (it is in tkg-system: add -A)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+cliutil.Formats)
+	return cmd
+}
+
+func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	o := cluster.ScaleOptions{}
+	cmd := &cobra.Command{
+		Use:   "scale NAME",
+		Short: "Scale a workload cluster's control plane or workers",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			return cluster.Scale(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, o, progressOf(streams))
+		},
+	}
+	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	cmd.Flags().IntVarP(&o.ControlPlane, "controlplane-machine-count", "c", 0, "number of control-plane machines")
+	cmd.Flags().IntVarP(&o.Workers, "worker-machine-count", "w", 0, "number of workers")
+	cmd.Flags().StringVarP(&o.NodePool, "node-pool-name", "p", "", "the node pool (machine deployment) to scale")
+	return cmd
+}
+
+func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		yes     bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a workload cluster and wait until it is gone",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !yes {
+				fmt.Fprintf(streams.ErrOut, "Deleting workload cluster '%s'. Are you sure? [y/N]: ", args[0])
+				answer, _ := bufio.NewReader(streams.In).ReadString('\n')
+				if a := strings.TrimSpace(answer); a != "y" && a != "Y" {
+					return fmt.Errorf("aborted")
+				}
+			}
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			return cluster.Delete(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, timeout, progressOf(streams))
+		},
+	}
+	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long to wait for the cluster to be gone")
+	return cmd
+}
+
+// progressOf is the printer of the commands without -v: their few lines on stderr.
+func progressOf(streams genericiooptions.IOStreams) *progress.Printer { return progress.ForWriter(streams.ErrOut) }

@@ -1,0 +1,110 @@
+// Package cluster holds the flows of `slipway cluster`, tanzu's workload-cluster noun, run
+// against a management cluster: create from TKG's flat configuration file with TKG's waits,
+// list, scale and delete.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// Summary is one cluster as `cluster list` and `management-cluster get` show it, in the tanzu
+// CLI's JSON shape.
+type Summary struct {
+	Name         string            `json:"name"`
+	Namespace    string            `json:"namespace"`
+	Status       string            `json:"status"`
+	Plan         string            `json:"plan"`
+	ControlPlane string            `json:"controlplane"`
+	Workers      string            `json:"workers"`
+	Kubernetes   string            `json:"kubernetes"`
+	Roles        []string          `json:"roles"`
+	TKR          string            `json:"tkr"`
+	Labels       map[string]string `json:"labels"`
+}
+
+// rolePrefix begins the labels that give a cluster its roles.
+const rolePrefix = "cluster-role.tkg.tanzu.vmware.com/"
+
+// Summarize is TKG's summary of a Cluster: its status (deleting, creating, running, updating),
+// ready over desired control-plane machines and workers, its roles from its labels.
+func Summarize(c *clusterv1.Cluster) Summary {
+	s := Summary{Name: c.Name, Namespace: c.Namespace, Plan: c.Annotations[tkg.AnnotationPlan], Kubernetes: c.Spec.Topology.Version,
+		Roles: []string{}, TKR: c.Labels[runv1alpha3.LabelTKR], Labels: c.Labels}
+	for k := range c.Labels {
+		if role, ok := strings.CutPrefix(k, rolePrefix); ok {
+			s.Roles = append(s.Roles, role)
+		}
+	}
+	slices.Sort(s.Roles)
+	if cp := c.Status.ControlPlane; cp != nil {
+		s.ControlPlane = fmt.Sprintf("%d/%d", ptr.Deref(cp.ReadyReplicas, 0), ptr.Deref(cp.DesiredReplicas, 0))
+	}
+	if w := c.Status.Workers; w != nil && ptr.Deref(w.DesiredReplicas, 0) > 0 {
+		s.Workers = fmt.Sprintf("%d/%d", ptr.Deref(w.ReadyReplicas, 0), ptr.Deref(w.DesiredReplicas, 0))
+	}
+	switch {
+	case !c.DeletionTimestamp.IsZero():
+		s.Status = "deleting"
+	case !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || !conditions.IsTrue(c, clusterv1.AvailableCondition) && s.ControlPlane == "":
+		s.Status = "creating"
+	case conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) || conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) ||
+		conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
+		s.Status = "updating"
+	case conditions.IsTrue(c, clusterv1.AvailableCondition):
+		s.Status = "running"
+	default:
+		s.Status = "creating"
+	}
+	return s
+}
+
+// RolesColumn is the roles as the table shows them.
+func (s Summary) RolesColumn() string {
+	if len(s.Roles) == 0 {
+		return "<none>"
+	}
+	return strings.Join(s.Roles, ",")
+}
+
+// ListOptions are what List takes.
+type ListOptions struct {
+	// Namespace lists one namespace; AllNamespaces all of them.
+	Namespace     string
+	AllNamespaces bool
+	// IncludeManagementCluster lists the management cluster too.
+	IncludeManagementCluster bool
+}
+
+// List returns the clusters, sorted by namespace and name.
+func List(ctx context.Context, c client.Client, o ListOptions) ([]Summary, error) {
+	list := &clusterv1.ClusterList{}
+	var opts []client.ListOption
+	if !o.AllNamespaces {
+		opts = append(opts, client.InNamespace(o.Namespace))
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for i := range list.Items {
+		if _, management := list.Items[i].Labels[tkg.LabelManagementCluster]; management && !o.IncludeManagementCluster {
+			continue
+		}
+		out = append(out, Summarize(&list.Items[i]))
+	}
+	slices.SortFunc(out, func(a, b Summary) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return out, nil
+}

@@ -1,0 +1,309 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// CreateOptions are what Create takes.
+type CreateOptions struct {
+	// Name is the cluster's name; it overrides the file's CLUSTER_NAME.
+	Name string
+	// File is TKG's flat configuration file; empty is the defaults.
+	File string
+	// Environ overrides the file, as TKG reads the environment; Set are the flags' variables,
+	// which override both.
+	Environ []string
+	Set     map[string]string
+	// Client reaches the management cluster.
+	Client client.Client
+	// Home receives the converted configuration under clusterconfigs/.
+	Home string
+	// DryRun prints the Cluster (and its ClusterBootstrap) on Out and creates nothing.
+	DryRun bool
+	Out    io.Writer
+	// Timeout bounds each wait.
+	Timeout  time.Duration
+	Progress *progress.Printer
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Create creates a workload cluster as `tanzu cluster create` does with a legacy file and
+// auto-apply: the file converted into a ClusterClass Cluster and saved, the Cluster applied
+// with TKG's operation annotations, then TKG's waits.
+func Create(ctx context.Context, o CreateOptions) error {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Minute
+	}
+	p := o.Progress
+	p.Infof("Validating configuration...")
+	v, err := config.Read(o.File, o.Environ)
+	if err != nil {
+		return err
+	}
+	for name, value := range o.Set {
+		v.Set(name, value)
+	}
+	if o.Name != "" {
+		v.Set(config.ClusterName, o.Name)
+	}
+	for _, n := range v.Unknown() {
+		p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
+	}
+	cfg, err := config.Complete(v, config.Workload, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: o.Now()}, p.V(1).Infof)
+	if err != nil {
+		return fmt.Errorf("configuration validation failed: %w", err)
+	}
+	if cfg.CNI == "none" {
+		return fmt.Errorf("configuration validation failed: invalid %s \"none\": slipway installs the CNI of every cluster it creates: use antrea or calico", config.CNI)
+	}
+	key := client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}
+	if err := o.Client.Get(ctx, key, &clusterv1.Cluster{}); err == nil {
+		return fmt.Errorf("cluster with name %s already exists, please specify another name", cfg.Name)
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to reach the management cluster: %w", err)
+	}
+	tkr, err := release(ctx, o.Client, cfg.KubernetesVersion)
+	if err != nil {
+		return err
+	}
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: "kube-public", Name: "pinniped-info"}, &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
+		p.Infof("Warning: Pinniped configuration not found; Authentication via Pinniped will not be set up in this cluster. " +
+			"If you wish to set up Pinniped after the cluster is created, please refer to the documentation.")
+	}
+	c := cfg.Object()
+	objs := []client.Object{}
+	var cb *runv1alpha3.ClusterBootstrap
+	if cfg.CNI != "antrea" {
+		// The CNI the file asks for, as TKG's yttcb writes it; the release fills the rest.
+		cb = cfg.WorkloadClusterBootstrap(tkr.Name)
+		c.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap] = ""
+		objs = append(objs, cb)
+	}
+	objs = append(objs, c)
+	path := filepath.Join(o.Home, "clusterconfigs", cfg.Name+".yaml")
+	data, err := manifests(objs)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		_, err := o.Out.Write(data)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return err
+	}
+	if o.File != "" {
+		p.Infof("")
+		p.Infof("Legacy configuration file detected. The inputs from said file have been converted into the new Cluster configuration as '%s'", path)
+	}
+	p.Infof("")
+	p.Infof("Using this new Cluster configuration '%s' to create the cluster.", path)
+	p.Infof("")
+	p.Infof("creating workload cluster '%s'...", cfg.Name)
+	now := o.Now().UTC()
+	info, err := json.Marshal(map[string]any{"Operation": "Create", "OperationStartTimestamp": now.Format(timestampLayout), "OperationTimeout": int(o.Timeout.Seconds())})
+	if err != nil {
+		return err
+	}
+	c.Annotations[tkg.AnnotationOperationInfo] = string(info)
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = now.Format(timestampLayout)
+	for _, obj := range objs {
+		if err := o.Client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	w := waiter{c: o.Client, key: key, timeout: o.Timeout, p: p}
+	if err := w.initialized(ctx); err != nil {
+		return err
+	}
+	if err := w.nodes(ctx); err != nil {
+		return err
+	}
+	if err := w.corePackages(ctx); err != nil {
+		return err
+	}
+	p.Infof("")
+	p.Infof("Workload cluster '%s' created", cfg.Name)
+	p.Infof("")
+	return nil
+}
+
+// timestampLayout is TKG's layout of its operation timestamps.
+const timestampLayout = "2006-01-02 15:04:05.999999999 -0700 MST"
+
+// release returns the Ready release of a Kubernetes version on the management cluster.
+func release(ctx context.Context, c client.Client, version string) (*runv1alpha3.TanzuKubernetesRelease, error) {
+	list := &runv1alpha3.TanzuKubernetesReleaseList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("failed to list the Kubernetes releases: %w", err)
+	}
+	var ready []string
+	for i := range list.Items {
+		tkr := &list.Items[i]
+		if !tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+			continue
+		}
+		ready = append(ready, tkr.Spec.Version)
+		if tkr.Spec.Version == version || strings.HasPrefix(tkr.Spec.Version, version+"+") || strings.HasPrefix(tkr.Spec.Version, version+"-") {
+			return tkr, nil
+		}
+	}
+	slices.Sort(ready)
+	return nil, fmt.Errorf("invalid %s %q: the management cluster has no Ready Kubernetes release of it: use one of %s (`slipway kubernetes-release get`)",
+		config.KubernetesVersion, version, strings.Join(ready, ", "))
+}
+
+// manifests is the objects' YAML, as a user applies it.
+func manifests(objs []client.Object) ([]byte, error) {
+	var out []byte
+	for _, o := range objs {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		delete(m, "status")
+		if meta, ok := m["metadata"].(map[string]any); ok {
+			delete(meta, "creationTimestamp")
+		}
+		if data, err = yaml.Marshal(m); err != nil {
+			return nil, err
+		}
+		out = append(append(out, "---\n"...), data...)
+	}
+	return out, nil
+}
+
+// waiter runs TKG's waits on one Cluster, saying why it still waits.
+type waiter struct {
+	c       client.Client
+	key     client.ObjectKey
+	timeout time.Duration
+	p       *progress.Printer
+}
+
+// poll calls check until it says done; the error of a timeout carries check's last reason and
+// what to run next.
+func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Cluster) (bool, string)) error {
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+		c := &clusterv1.Cluster{}
+		if err := w.c.Get(ctx, w.key, c); err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		done, reason := check(c)
+		why = reason
+		return done, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %s (after %s); `slipway cluster get %s -n %s` shows its state, `slipway cluster delete %s -n %s` removes it",
+			what, why, w.timeout, w.key.Name, w.key.Namespace, w.key.Name, w.key.Namespace)
+	}
+	return nil
+}
+
+func (w waiter) initialized(ctx context.Context) error {
+	w.p.Infof("waiting for cluster to be initialized...")
+	last := ""
+	return w.poll(ctx, "the cluster's control plane was not initialized", func(c *clusterv1.Cluster) (bool, string) {
+		if ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) {
+			return true, ""
+		}
+		reason := conditions.GetReason(c, clusterv1.ClusterControlPlaneInitializedCondition)
+		if reason != "" && reason != last {
+			w.p.Infof("cluster control plane is still being initialized: %s", reason)
+			last = reason
+		}
+		return false, "ControlPlaneInitialized is false: " + conditions.GetMessage(c, clusterv1.ClusterControlPlaneInitializedCondition)
+	})
+}
+
+func (w waiter) nodes(ctx context.Context) error {
+	w.p.Infof("waiting for cluster nodes to be available...")
+	return w.poll(ctx, "the cluster's nodes are not available", func(c *clusterv1.Cluster) (bool, string) {
+		if conditions.IsTrue(c, clusterv1.AvailableCondition) && !conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) {
+			return true, ""
+		}
+		return false, "Available is false: " + conditions.GetMessage(c, clusterv1.AvailableCondition)
+	})
+}
+
+// corePackages waits until the core packages of the cluster's ClusterBootstrap (kapp-controller,
+// the CNI, the CPI and CSI) have reconciled, saying so for each.
+func (w waiter) corePackages(ctx context.Context) error {
+	w.p.Infof("waiting for addons core packages installation...")
+	done := map[string]bool{}
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+		cb := &runv1alpha3.ClusterBootstrap{}
+		if err := w.c.Get(ctx, w.key, cb); err != nil {
+			why = "its ClusterBootstrap: " + err.Error()
+			return false, nil
+		}
+		if cb.Spec == nil {
+			why = "its ClusterBootstrap has no spec yet"
+			return false, nil
+		}
+		var waiting []string
+		for _, pkg := range []*runv1alpha3.ClusterBootstrapPackage{cb.Spec.Kapp, cb.Spec.CNI, cb.Spec.CPI, cb.Spec.CSI} {
+			if pkg == nil || pkg.RefName == "" || strings.HasSuffix(pkg.RefName, "*") {
+				continue
+			}
+			name := addons.PackageInstallName(w.key.Name, pkg.RefName)
+			typ := addons.ConditionPrefix(pkg.RefName) + "-ReconcileSucceeded"
+			if !done[name] && cb.Status.Conditions.IsTrue(typ) {
+				done[name] = true
+				namespace := tkg.SystemNamespace
+				if pkg == cb.Spec.Kapp {
+					namespace = w.key.Namespace
+				}
+				w.p.Infof("successfully reconciled package: '%s' in namespace: '%s'", name, namespace)
+			}
+			if !done[name] {
+				waiting = append(waiting, name)
+			}
+		}
+		why = "waiting for packages " + strings.Join(waiting, ", ")
+		return len(done) > 0 && len(waiting) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the cluster's core packages did not reconcile: %s (after %s); `kubectl get clusterbootstrap %s -n %s -o yaml` shows their conditions",
+			why, w.timeout, w.key.Name, w.key.Namespace)
+	}
+	return nil
+}

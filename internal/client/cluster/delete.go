@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// Delete deletes a workload cluster and waits until it is gone, saying what holds it when the
+// timeout passes. A management cluster is refused: `management-cluster delete` deletes it.
+func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, p *progress.Printer) error {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("cluster %s not found in namespace %s: `slipway cluster list -A` lists the clusters", key.Name, key.Namespace)
+		}
+		return err
+	}
+	if _, management := cl.Labels[tkg.LabelManagementCluster]; management {
+		return fmt.Errorf("cluster %s is the management cluster: `slipway management-cluster delete` deletes it", key.Name)
+	}
+	if err := c.Delete(ctx, cl); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	p.Infof("Workload cluster '%s' is being deleted ", key.Name)
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, key, cl)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		why = fmt.Sprintf("finalizers %v; %s", cl.Finalizers, conditions.GetMessage(cl, clusterv1.ClusterDeletingCondition))
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cluster %s is not deleted after %s: %s", key.Name, timeout, why)
+	}
+	p.Infof("Workload cluster '%s' deleted", key.Name)
+	return nil
+}
+
+// ScaleOptions are what Scale takes; a count of zero is left as it is.
+type ScaleOptions struct {
+	ControlPlane, Workers int
+	// NodePool names the machine deployment the workers go to; empty spreads them over all,
+	// the first ones taking the remainder, as TKG does.
+	NodePool string
+}
+
+// Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
+// wait, as TKG: `cluster list` shows the cluster updating until the machines are there.
+func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOptions, p *progress.Printer) error {
+	if o.ControlPlane < 0 || o.Workers < 0 || o.ControlPlane == 0 && o.Workers == 0 {
+		return fmt.Errorf("incorrect machine counts provided. Machine count value for control-plane and workers must be greater than 0")
+	}
+	if o.ControlPlane > 0 && o.ControlPlane%2 == 0 {
+		return fmt.Errorf("the number of control plane machines should be an odd number but provided %d", o.ControlPlane)
+	}
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return err
+	}
+	before := cl.DeepCopy()
+	if o.ControlPlane > 0 {
+		cl.Spec.Topology.ControlPlane.Replicas = ptr.To(int32(o.ControlPlane))
+	}
+	if o.Workers > 0 {
+		mds := cl.Spec.Topology.Workers.MachineDeployments
+		if o.NodePool != "" {
+			found := false
+			for i := range mds {
+				if mds[i].Name == o.NodePool {
+					mds[i].Replicas, found = ptr.To(int32(o.Workers)), true
+				}
+			}
+			if !found {
+				return fmt.Errorf("could not find node pool with name %s", o.NodePool)
+			}
+		} else {
+			if o.Workers < len(mds) {
+				return fmt.Errorf("new worker count must be greater than or equal to the number of machine deployments. worker count: %d, machine deployment count: %d", o.Workers, len(mds))
+			}
+			for i := range mds {
+				n := o.Workers / len(mds)
+				if i < o.Workers%len(mds) {
+					n++
+				}
+				mds[i].Replicas = ptr.To(int32(n))
+			}
+		}
+	}
+	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	p.Infof("Workload cluster '%s' is being scaled", key.Name)
+	return nil
+}

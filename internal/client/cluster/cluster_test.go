@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+func topologyCluster(mds ...int32) *clusterv1.Cluster {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc",
+		Labels:      map[string]string{"cluster-role.tkg.tanzu.vmware.com/management": "", "run.tanzu.vmware.com/tkr": "v1.35.4---vmware.1-tkg.1"},
+		Annotations: map[string]string{"tkg/plan": "prod"}}}
+	c.Spec.Topology.Version = "v1.35.4+vmware.1"
+	c.Spec.Topology.ControlPlane.Replicas = ptr.To[int32](1)
+	for i, n := range mds {
+		c.Spec.Topology.Workers.MachineDeployments = append(c.Spec.Topology.Workers.MachineDeployments,
+			clusterv1.MachineDeploymentTopology{Class: "tkg-worker", Name: "md-" + string(rune('0'+i)), Replicas: ptr.To(n)})
+	}
+	return c
+}
+
+func TestSummarize(t *testing.T) {
+	c := topologyCluster(1)
+	c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	c.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
+	c.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: ptr.To[int32](2), ReadyReplicas: ptr.To[int32](1)}
+	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue}}
+	s := Summarize(c)
+	if s.Status != "running" || s.ControlPlane != "1/1" || s.Workers != "1/2" || s.Plan != "prod" || s.RolesColumn() != "management" ||
+		s.TKR != "v1.35.4---vmware.1-tkg.1" || s.Kubernetes != "v1.35.4+vmware.1" {
+		t.Errorf("summary %+v", s)
+	}
+	c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: clusterv1.ClusterScalingUpCondition, Status: metav1.ConditionTrue})
+	if s := Summarize(c); s.Status != "updating" {
+		t.Errorf("a cluster scaling up is %q, want updating", s.Status)
+	}
+	c.DeletionTimestamp = ptr.To(metav1.Now())
+	if s := Summarize(c); s.Status != "deleting" {
+		t.Errorf("a deleted cluster is %q, want deleting", s.Status)
+	}
+	if s := Summarize(topologyCluster(1)); s.Status != "creating" {
+		t.Errorf("a new cluster is %q, want creating", s.Status)
+	}
+}
+
+func TestScale(t *testing.T) {
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	for _, tc := range []struct {
+		name    string
+		mds     []int32
+		o       ScaleOptions
+		want    []int32
+		wantErr string
+	}{
+		{"spread, remainder first", []int32{1, 1, 1}, ScaleOptions{Workers: 5}, []int32{2, 2, 1}, ""},
+		{"one pool", []int32{1, 1}, ScaleOptions{Workers: 4, NodePool: "md-1"}, []int32{1, 4}, ""},
+		{"no such pool", []int32{1}, ScaleOptions{Workers: 2, NodePool: "md-9"}, nil, "could not find node pool with name md-9"},
+		{"fewer than pools", []int32{1, 1, 1}, ScaleOptions{Workers: 2}, nil, "worker count: 2, machine deployment count: 3"},
+		{"nothing", []int32{1}, ScaleOptions{}, nil, "must be greater than 0"},
+		{"negative", []int32{1}, ScaleOptions{Workers: -1}, nil, "must be greater than 0"},
+		{"even control plane", []int32{1}, ScaleOptions{ControlPlane: 2}, nil, "should be an odd number but provided 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(topologyCluster(tc.mds...)).Build()
+			err := Scale(t.Context(), c, key, tc.o, progress.ForWriter(&strings.Builder{}))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &clusterv1.Cluster{}
+			if err := c.Get(t.Context(), key, got); err != nil {
+				t.Fatal(err)
+			}
+			for i, md := range got.Spec.Topology.Workers.MachineDeployments {
+				if *md.Replicas != tc.want[i] {
+					t.Errorf("%s has %d replicas, want %d", md.Name, *md.Replicas, tc.want[i])
+				}
+			}
+		})
+	}
+}

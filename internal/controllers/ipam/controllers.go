@@ -9,7 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -81,6 +83,7 @@ func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&ipamv1.IPAddress{}).
 		Watches(&ipamv1alpha2.InClusterIPPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsOfPool)).
 		Watches(&ipamv1alpha2.GlobalInClusterIPPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsOfPool)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.claimsOfCluster)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Named("ipaddressclaim").
 		Complete(r)
@@ -105,6 +108,47 @@ func (r *ClaimReconciler) claimsOfPool(ctx context.Context, pool client.Object) 
 	return requests
 }
 
+// claimsOfCluster maps a Cluster to its claims without an address, so that a claim held while
+// its cluster was paused is served when it resumes.
+func (r *ClaimReconciler) claimsOfCluster(ctx context.Context, cluster client.Object) []reconcile.Request {
+	claims := &ipamv1.IPAddressClaimList{}
+	if err := r.Client.List(ctx, claims, client.InNamespace(cluster.GetNamespace())); err != nil {
+		return nil
+	}
+	var requests []reconcile.Request
+	for _, c := range claims.Items {
+		if clusterOf(&c) == cluster.GetName() && isOurs(c.Spec.PoolRef) && c.Status.AddressRef.Name == "" {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	return requests
+}
+
+// clusterOf names the Cluster a claim is for: spec.clusterName, else Cluster API's label.
+func clusterOf(claim *ipamv1.IPAddressClaim) string {
+	if claim.Spec.ClusterName != "" {
+		return claim.Spec.ClusterName
+	}
+	return claim.Labels[clusterv1.ClusterNameLabel]
+}
+
+// paused says whether a claim is left alone, as Cluster API's providers leave what clusterctl
+// move pauses: the claim carries the paused annotation, or its Cluster is paused.
+func (r *ClaimReconciler) paused(ctx context.Context, claim *ipamv1.IPAddressClaim) (bool, error) {
+	if annotations.HasPaused(claim) {
+		return true, nil
+	}
+	name := clusterOf(claim)
+	if name == "" {
+		return false, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: name}, cluster); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return ptr.Deref(cluster.Spec.Paused, false), nil
+}
+
 // Reconcile gives a claim an address, named as the claim, or says why it cannot.
 func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &ipamv1.IPAddressClaim{}
@@ -114,6 +158,9 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	ref := claim.Spec.PoolRef
 	if !isOurs(ref) || !claim.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	if paused, err := r.paused(ctx, claim); err != nil || paused {
+		return ctrl.Result{}, err
 	}
 	address := &ipamv1.IPAddress{}
 	err := r.APIReader.Get(ctx, req.NamespacedName, address)

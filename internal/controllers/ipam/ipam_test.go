@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,5 +176,53 @@ func TestClaimsGetAddressesFromPools(t *testing.T) {
 	}
 	if cond := readyCondition(t, badClaim, ipam.ReasonPoolInvalid); !strings.Contains(cond.Message, `spec.addresses[0] "10.0.1.9-10.0.1.2"`) {
 		t.Errorf("invalid pool message: %q", cond.Message)
+	}
+}
+
+// TestClaimsOfAPausedClusterWait checks that a claim is left alone while its Cluster is paused
+// (as clusterctl move pauses it) or while it carries the paused annotation, and is served when
+// the pause ends.
+func TestClaimsOfAPausedClusterWait(t *testing.T) {
+	ctx := t.Context()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "paused"}}); err != nil {
+		t.Fatal(err)
+	}
+	pool := &ipamv1alpha2.InClusterIPPool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "paused", Name: "nodes"},
+		Spec:       ipamv1alpha2.InClusterIPPoolSpec{Addresses: []string{"10.1.0.10-10.1.0.20"}, Prefix: 24, Gateway: "10.1.0.1"},
+	}
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "paused", Name: "pc"}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(true)}}
+	held := claim("paused", "held", ipam.KindPool, "nodes")
+	held.Spec.ClusterName = "pc"
+	annotated := claim("paused", "annotated", ipam.KindPool, "nodes")
+	annotated.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
+	for _, o := range []client.Object{pool, cluster, held, annotated} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Long enough for an unpaused claim to be served many times over.
+	time.Sleep(3 * time.Second)
+	for _, c := range []*ipamv1.IPAddressClaim{held, annotated} {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Status.AddressRef.Name != "" || len(c.Status.Conditions) > 0 {
+			t.Errorf("paused claim %s was reconciled: %+v", c.Name, c.Status)
+		}
+	}
+	before := cluster.DeepCopy()
+	cluster.Spec.Paused = ptr.To(false)
+	if err := env.Client.Patch(ctx, cluster, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	if a := addressOf(t, held); a.Spec.Address != "10.1.0.10" {
+		t.Errorf("the claim of the resumed cluster got %s, want 10.1.0.10", a.Spec.Address)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(annotated), annotated); err != nil {
+		t.Fatal(err)
+	}
+	if annotated.Status.AddressRef.Name != "" {
+		t.Errorf("the claim annotated paused was served")
 	}
 }

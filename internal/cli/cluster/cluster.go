@@ -224,4 +224,6 @@ func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 }
 
 // progressOf is the printer of the commands without -v: their few lines on stderr.
-func progressOf(streams genericiooptions.IOStreams) *progress.Printer { return progress.ForWriter(streams.ErrOut) }
+func progressOf(streams genericiooptions.IOStreams) *progress.Printer {
+	return progress.ForWriter(streams.ErrOut)
+}

@@ -337,6 +337,20 @@ func TestManagementClusterCreate(t *testing.T) {
 	wc := &clusterv1.Cluster{}
 	wc.Namespace, wc.Name = "default", "e2e-wc"
 	eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
+	out, err = runSlipway(t, "cluster", "get", "e2e-wc")
+	for _, want := range []string{"e2e-wc", "running", "Details:", "/e2e-wc", "ControlPlane - KubeadmControlPlane/", "Add-ons:",
+		"TKR: v1.34.3---vmware.1-tkg.1", "antrea.tanzu.vmware.com.", "ReconcileSucceeded"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
+		}
+	}
+	wcKubeconfig := filepath.Join(dir, "wc.kubeconfig")
+	if out, err := runSlipway(t, "cluster", "kubeconfig", "get", "e2e-wc", "--admin", "--export-file", wcKubeconfig); err != nil ||
+		!strings.Contains(out, "You can now access the cluster by running 'kubectl config use-context e2e-wc-admin@e2e-wc' under path") {
+		t.Errorf("cluster kubeconfig get: %v\n%s", err, out)
+	} else if cfg, err := clientcmd.LoadFromFile(wcKubeconfig); err != nil || cfg.Contexts["e2e-wc-admin@e2e-wc"] == nil {
+		t.Errorf("the exported kubeconfig lacks the workload cluster's context: %v", err)
+	}
 	wcDir, err := store.Dirs("e2e-wc")
 	if err != nil {
 		t.Fatal(err)

@@ -128,3 +128,14 @@ func (f *ProgressFlags) Printer(out io.Writer) (*progress.Printer, error) {
 	p.RouteLibraryLogs()
 	return p, nil
 }
+
+// CredentialsSaved prints the tanzu CLI's lines after `kubeconfig get --admin` saved a
+// cluster's credentials into path (exported, when --export-file named it).
+func CredentialsSaved(out io.Writer, name, path string, exported bool) {
+	fmt.Fprintf(out, "Credentials of cluster '%s' have been saved \n", name)
+	if exported {
+		fmt.Fprintf(out, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s' under path '%s' \n", name, name, path)
+		return
+	}
+	fmt.Fprintf(out, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s'\n", name, name)
+}

@@ -57,7 +57,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Create, list, scale and delete workload clusters of the management cluster",
 	}
 	t.k.AddPersistent(cmd)
-	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newScale(t, streams), newDelete(t, streams))
+	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newKubeconfig(t, streams), newDelete(t, streams))
 	return cmd
 }
 
@@ -226,4 +226,77 @@ func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 // progressOf is the printer of the commands without -v: their few lines on stderr.
 func progressOf(streams genericiooptions.IOStreams) *progress.Printer {
 	return progress.ForWriter(streams.ErrOut)
+}
+
+func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show a workload cluster: its state, its Cluster API objects with their conditions, its release and add-on packages",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			s, tree, cb, err := cluster.Get(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]})
+			if err != nil {
+				return err
+			}
+			if err := cliutil.Table(streams.Out, []string{"NAME", "NAMESPACE", "STATUS", "CONTROLPLANE", "WORKERS", "KUBERNETES", "ROLES", "TKR"},
+				[][]string{{s.Name, s.Namespace, s.Status, s.ControlPlane, s.Workers, s.Kubernetes, s.RolesColumn(), s.TKR}}); err != nil {
+				return err
+			}
+			fmt.Fprint(streams.Out, "\n\nDetails:\n\n")
+			if err := cluster.PrintTree(streams.Out, tree); err != nil {
+				return err
+			}
+			if cb == nil {
+				return nil
+			}
+			fmt.Fprint(streams.Out, "\n\nAdd-ons:\n\n")
+			return cluster.PrintPackages(streams.Out, cb)
+		},
+	}
+	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	return cmd
+}
+
+func newKubeconfig(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "kubeconfig", Short: "Get a workload cluster's kubeconfig"}
+	var (
+		admin      bool
+		exportFile string
+	)
+	get := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Save a workload cluster's admin kubeconfig into the kubeconfig (or --export-file), without switching to it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !admin {
+				return fmt.Errorf("only --admin credentials are available: slipway's clusters have no identity provider (pinniped) configured yet; add --admin")
+			}
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			cfg, err := cluster.AdminKubeconfig(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]})
+			if err != nil {
+				return err
+			}
+			path := exportFile
+			if path == "" {
+				path = localcluster.DefaultKubeconfigPath()
+			}
+			if err := cluster.MergeKubeconfig(path, cfg); err != nil {
+				return err
+			}
+			cliutil.CredentialsSaved(streams.ErrOut, args[0], path, exportFile != "")
+			return nil
+		},
+	}
+	get.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	get.Flags().BoolVar(&admin, "admin", false, "the administrator's credentials")
+	get.Flags().StringVar(&exportFile, "export-file", "", "write to this file instead of merging into the kubeconfig")
+	cmd.AddCommand(get)
+	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
@@ -208,7 +209,7 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			fmt.Fprint(streams.Out, "\n\nDetails:\n\n")
-			if err := managementcluster.PrintTree(streams.Out, tree); err != nil {
+			if err := cluster.PrintTree(streams.Out, tree); err != nil {
 				return err
 			}
 			fmt.Fprint(streams.Out, "\n\nProviders:\n\n")
@@ -253,12 +254,7 @@ func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.ErrOut, "Credentials of cluster '%s' have been saved \n", name)
-			if exportFile != "" {
-				fmt.Fprintf(streams.ErrOut, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s' under path '%s' \n", name, name, path)
-			} else {
-				fmt.Fprintf(streams.ErrOut, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s'\n", name, name)
-			}
+			cliutil.CredentialsSaved(streams.ErrOut, name, path, exportFile != "")
 			return nil
 		},
 	}

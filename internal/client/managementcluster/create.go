@@ -15,12 +15,10 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -29,6 +27,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/config"
@@ -463,13 +462,9 @@ func (f *flow) waitCluster(ctx context.Context, c client.Client, done func(*clus
 // saveKubeconfig reads the management cluster's admin kubeconfig, which Cluster API wrote, and
 // merges it into the user's kubeconfig without switching to it, as TKG does.
 func (f *flow) saveKubeconfig(ctx context.Context) error {
-	s := &corev1.Secret{}
-	if err := f.boot.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name + "-kubeconfig"}, s); err != nil {
-		return fmt.Errorf("the management cluster's kubeconfig: %w", err)
-	}
-	add, err := clientcmd.Load(s.Data["value"])
+	add, err := cluster.AdminKubeconfig(ctx, f.boot, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name})
 	if err != nil {
-		return fmt.Errorf("the management cluster's kubeconfig: %w", err)
+		return err
 	}
 	f.mgmtKubeconfig = filepath.Join(f.o.Home, "management", f.cfg.Name+".kubeconfig")
 	if err := os.MkdirAll(filepath.Dir(f.mgmtKubeconfig), 0o700); err != nil {
@@ -480,7 +475,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 	}
 	path := f.kubeconfigPath()
 	f.p.Infof("Saving management cluster kubeconfig into %s", path)
-	if err := mergeKubeconfig(path, add); err != nil {
+	if err := cluster.MergeKubeconfig(path, add); err != nil {
 		return err
 	}
 	f.mgmt, err = clientFor(f.mgmtKubeconfig, contextName(f.cfg.Name))
@@ -598,30 +593,6 @@ func clientFor(path, context string) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }
 
-// mergeKubeconfig adds a kubeconfig's clusters, users and contexts to the file at path,
-// leaving its current context as it is.
-func mergeKubeconfig(path string, add *clientcmdapi.Config) error {
-	existing, err := clientcmd.LoadFromFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		existing = clientcmdapi.NewConfig()
-	} else if err != nil {
-		return fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
-	}
-	for k, v := range add.Clusters {
-		existing.Clusters[k] = v
-	}
-	for k, v := range add.AuthInfos {
-		existing.AuthInfos[k] = v
-	}
-	for k, v := range add.Contexts {
-		existing.Contexts[k] = v
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return clientcmd.WriteToFile(*existing, path)
-}
-
 // Names returns the management clusters created from this home whose kubeconfig is kept,
 // sorted.
 func Names(home string) ([]string, error) {
@@ -653,5 +624,5 @@ func ExportKubeconfig(home, name, exportFile string) (string, error) {
 	if path == "" {
 		path = localcluster.DefaultKubeconfigPath()
 	}
-	return path, mergeKubeconfig(path, cfg)
+	return path, cluster.MergeKubeconfig(path, cfg)
 }

@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/duration"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+)
+
+// Get reads a cluster's summary, the tree of its Cluster API objects with their conditions
+// (clusterctl's discovery, as clusterctl describe) and its ClusterBootstrap (nil when it has
+// none).
+func Get(ctx context.Context, c client.Client, key client.ObjectKey) (*Summary, *tree.ObjectTree, *runv1alpha3.ClusterBootstrap, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, nil, fmt.Errorf("cluster %s not found in namespace %s: `slipway cluster list -A` lists the clusters", key.Name, key.Namespace)
+		}
+		return nil, nil, nil, err
+	}
+	s := Summarize(cl)
+	t, err := tree.Discovery(ctx, c, cl.Namespace, cl.Name, tree.DiscoverOptions{})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("discovering the objects of %s: %w", key.Name, err)
+	}
+	cb := &runv1alpha3.ClusterBootstrap{}
+	if err := c.Get(ctx, key, cb); apierrors.IsNotFound(err) {
+		cb = nil
+	} else if err != nil {
+		return nil, nil, nil, err
+	}
+	return &s, t, cb, nil
+}
+
+// PrintPackages prints a ClusterBootstrap's packages with the condition of each, as `cluster
+// get` shows a cluster's add-ons.
+func PrintPackages(out io.Writer, cb *runv1alpha3.ClusterBootstrap) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "TKR: %s\n\n", cb.Status.ResolvedTKR)
+	fmt.Fprintln(w, "PACKAGE\tCONDITION\tSTATUS\tMESSAGE")
+	if cb.Spec == nil {
+		return w.Flush()
+	}
+	pkgs := append([]*runv1alpha3.ClusterBootstrapPackage{cb.Spec.Kapp, cb.Spec.CNI, cb.Spec.CPI, cb.Spec.CSI}, cb.Spec.AdditionalPackages...)
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		condition, status, message := "", "", ""
+		prefix := addons.ConditionPrefix(p.RefName) + "-"
+		for _, c := range cb.Status.Conditions {
+			if strings.HasPrefix(c.Type, prefix) {
+				condition, status, message = strings.TrimPrefix(c.Type, prefix), string(c.Status), c.Message
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.RefName, condition, status, message)
+	}
+	return w.Flush()
+}
+
+// PrintTree prints clusterctl's object tree as TKG's `get` shows it: NAME READY REASON SINCE
+// MESSAGE, messages cut at 100 characters.
+func PrintTree(out io.Writer, t *tree.ObjectTree) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tREADY\tREASON\tSINCE\tMESSAGE")
+	var walk func(o client.Object, prefix, childPrefix string)
+	walk = func(o client.Object, prefix, childPrefix string) {
+		name := tree.GetMetaName(o)
+		if name == "" {
+			name = o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+		} else if !tree.IsVirtualObject(o) {
+			name += " - " + o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+		}
+		if o == t.GetRoot() {
+			name = "/" + o.GetName()
+		}
+		ready, reason, since, message := "", "", "", ""
+		if c := tree.GetReadyCondition(o); c != nil {
+			ready, reason = string(c.Status), c.Reason
+			since = duration.HumanDuration(time.Since(c.LastTransitionTime.Time))
+			message = strings.ReplaceAll(c.Message, "\n", " ")
+			if len(message) > 100 {
+				message = message[:97] + "..."
+			}
+		}
+		fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix, name, ready, reason, since, message)
+		children := t.GetObjectsByParent(o.GetUID())
+		slices.SortStableFunc(children, func(a, b client.Object) int { return tree.GetZOrder(b) - tree.GetZOrder(a) })
+		for i, ch := range children {
+			if i == len(children)-1 {
+				walk(ch, childPrefix+"└─", childPrefix+"  ")
+			} else {
+				walk(ch, childPrefix+"├─", childPrefix+"│ ")
+			}
+		}
+	}
+	walk(t.GetRoot(), "", "")
+	return w.Flush()
+}

@@ -1,7 +1,9 @@
 // Command carvel-crds finishes the CRDs that controller-gen generates from kapp-controller
 // v0.50.0's Go types: kapp-controller serves Package and PackageMetadata from an aggregated API
 // server, which slipway replaces with CRDs, so their names, short names and printer columns are
-// set here to what `kubectl get` shows against kapp-controller.
+// set here to what `kubectl get` shows against kapp-controller. Every duration field
+// (syncPeriod) is checked at admission: the types decode it with time.ParseDuration, so one
+// object with a bad value would make every typed list of its kind fail to decode.
 //
 // Usage: go run ./hack/carvel-crds DIR (rewrites the CRDs in DIR in place)
 package main
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -51,9 +54,36 @@ func main() {
 	}
 }
 
+// durationFields are the fields of kapp-controller's types that are a metav1.Duration.
+var durationFields = []string{"syncPeriod"}
+
+// durationRule accepts what time.ParseDuration accepts.
+const durationRule = `self.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`
+
+// validateDurations adds the duration rule to every duration field of a schema.
+func validateDurations(s *apiextensionsv1.JSONSchemaProps) {
+	if s == nil {
+		return
+	}
+	for name, p := range s.Properties {
+		if slices.Contains(durationFields, name) && p.Type == "string" {
+			p.XValidations = apiextensionsv1.ValidationRules{{Rule: durationRule,
+				Message: "must be a duration such as 30s, 10m or 1h30m (a number and a unit: ns, us, ms, s, m, h)"}}
+		}
+		validateDurations(&p)
+		s.Properties[name] = p
+	}
+	if s.Items != nil {
+		validateDurations(s.Items.Schema)
+	}
+}
+
 func run(dir string) error {
-	for file, n := range names {
-		path := filepath.Join(dir, file)
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -61,6 +91,22 @@ func run(dir string) error {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i := range crd.Spec.Versions {
+			if v := crd.Spec.Versions[i].Schema; v != nil {
+				validateDurations(v.OpenAPIV3Schema)
+			}
+		}
+		n, renamed := names[filepath.Base(path)]
+		if !renamed {
+			out, err := yaml.Marshal(crd)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, append([]byte("---\n"), out...), 0o644); err != nil {
+				return err
+			}
+			continue
 		}
 		crd.Name = n.crdName
 		crd.Spec.Names.Plural = n.plural

@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -258,4 +259,52 @@ func statusIs(key client.ObjectKey, version, friendly string) error {
 		return fmt.Errorf("status version %q attempted %q friendly %q error %q", pi.Status.Version, pi.Status.LastAttemptedVersion, pi.Status.FriendlyDescription, pi.Status.UsefulErrorMessage)
 	}
 	return nil
+}
+
+// TestBadSyncPeriodIsRefused checks that a duration field the types cannot decode is refused at
+// admission, with its field path, for each kind that has one: stored, it would make every
+// typed list of the kind fail and stop every package.
+func TestBadSyncPeriodIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		apiVersion, kind string
+		path             []string
+	}{
+		{"packaging.carvel.dev/v1alpha1", "PackageInstall", []string{"spec", "syncPeriod"}},
+		{"packaging.carvel.dev/v1alpha1", "PackageRepository", []string{"spec", "syncPeriod"}},
+		{"kappctrl.k14s.io/v1alpha1", "App", []string{"spec", "syncPeriod"}},
+		{"data.packaging.carvel.dev/v1alpha1", "Package", []string{"spec", "template", "spec", "syncPeriod"}},
+	} {
+		for value, ok := range map[string]bool{"abc": false, "10": false, "1h30m": true, "1.5s": true, "45s": true} {
+			o := &unstructured.Unstructured{}
+			o.SetAPIVersion(tc.apiVersion)
+			o.SetKind(tc.kind)
+			o.SetNamespace("default")
+			o.SetName(strings.ToLower(tc.kind) + "-" + strings.NewReplacer(".", "-").Replace(value))
+			if tc.kind == "PackageRepository" {
+				_ = unstructured.SetNestedField(o.Object, "registry.example.com/repo:v1", "spec", "fetch", "imgpkgBundle", "image")
+			}
+			if tc.kind == "Package" {
+				o.SetName("p.example.com.1.0.0-" + strings.NewReplacer(".", "-").Replace(value))
+				_ = unstructured.SetNestedField(o.Object, "p.example.com", "spec", "refName")
+				_ = unstructured.SetNestedField(o.Object, "1.0.0-"+strings.NewReplacer(".", "-").Replace(value), "spec", "version")
+			}
+			if err := unstructured.SetNestedField(o.Object, value, tc.path...); err != nil {
+				t.Fatal(err)
+			}
+			err := env.Client.Create(t.Context(), o)
+			field := strings.Join(tc.path, ".")
+			switch {
+			case ok && err != nil:
+				t.Errorf("%s with %s %q refused: %v", tc.kind, field, value, err)
+			case !ok && (err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "must be a duration such as 30s")):
+				t.Errorf("%s with %s %q: got %v, want a refusal naming %s", tc.kind, field, value, err, field)
+			}
+		}
+	}
+	// What was admitted decodes: a typed list of every kind works.
+	for _, list := range []client.ObjectList{&pkgingv1alpha1.PackageInstallList{}, &pkgingv1alpha1.PackageRepositoryList{}, &kappctrlv1alpha1.AppList{}, &datapkgingv1alpha1.PackageList{}} {
+		if err := env.Client.List(t.Context(), list); err != nil {
+			t.Errorf("a typed list fails: %v", err)
+		}
+	}
 }

@@ -35,6 +35,8 @@ const Finalizer = "finalizers.kapp-ctrl.k14s.io/delete"
 // Defaults of kapp-controller.
 const (
 	defaultSyncPeriod  = 30 * time.Second
+	// MinSyncPeriod is the shortest sync period of an App or a PackageInstall.
+	MinSyncPeriod = 30 * time.Second
 	defaultWaitTimeout = 15 * time.Minute
 	deleteTimeout      = 5 * time.Minute
 )
@@ -226,7 +228,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	s.status.FriendlyDescription = "Deleting"
 	setCondition(&s.status, kappctrlv1alpha1.Deleting, "", "")
 	target, err := r.target(ctx, app)
-	if err == nil {
+	neverDeployed := err != nil && app.Status.Deploy == nil
+	if neverDeployed {
+		// It never reached its target (its service account is missing, say), so it deployed
+		// nothing: there is nothing to delete, and waiting would keep it forever.
+		ctrl.LoggerFrom(ctx).Info("Deleting an App that never deployed", "reason", err.Error())
+		err = nil
+	}
+	if err == nil && !neverDeployed {
 		if app.Spec.NoopDelete {
 			err = deploy.Forget(ctx, target, app.Name)
 		} else {
@@ -244,9 +253,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, r.Client.Patch(ctx, app, patch)
 }
 
+// syncPeriod is the App's sync period: at least MinSyncPeriod, as kapp-controller documents
+// ("Always >= 30s. If value below 30s is specified, 30s will be used"), so that a failing App
+// with a tiny period is not retried, and its status rewritten, without pause.
 func syncPeriod(app *kappctrlv1alpha1.App) time.Duration {
 	if app.Spec.SyncPeriod != nil && app.Spec.SyncPeriod.Duration > 0 {
-		return app.Spec.SyncPeriod.Duration
+		return max(app.Spec.SyncPeriod.Duration, MinSyncPeriod)
 	}
 	return defaultSyncPeriod
 }

@@ -386,3 +386,42 @@ spec:
 		return nil
 	})
 }
+
+// TestFailingAppWithATinySyncPeriodBacksOff checks kapp-controller's floor: a failing App whose
+// syncPeriod is 1ms is retried with the backoff, not every millisecond, so its status (and
+// resourceVersion) stays still between retries; and an App that never deployed, since its
+// service account does not exist, is deleted at once.
+func TestFailingAppWithATinySyncPeriodBacksOff(t *testing.T) {
+	ctx := t.Context()
+	namespace(t, "app-tiny")
+	a := inlineApp("app-tiny", "tiny", "")
+	a.Spec.ServiceAccountName = "nosuch"
+	a.Spec.SyncPeriod = &metav1.Duration{Duration: time.Millisecond}
+	if err := env.Client.Create(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(a)
+	eventually(t, "ReconcileFailed", condition(env.Client, key, kappctrlv1alpha1.ReconcileFailed))
+	// Backing off 2 s, 4 s, 8 s: at most four writes in ten one-second samples; without the
+	// floor, every sample sees a new one.
+	seen := map[string]bool{}
+	for range 10 {
+		if err := env.Client.Get(ctx, key, a); err != nil {
+			t.Fatal(err)
+		}
+		seen[a.ResourceVersion] = true
+		time.Sleep(time.Second)
+	}
+	if len(seen) > 5 {
+		t.Errorf("the failing App's resourceVersion took %d values in 10 s: it is retried without pause", len(seen))
+	}
+	if err := env.Client.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the never-deployed App gone", func() error {
+		if err := env.Client.Get(ctx, key, &kappctrlv1alpha1.App{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the App is still there: %v", err)
+		}
+		return nil
+	})
+}

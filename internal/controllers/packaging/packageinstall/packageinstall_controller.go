@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -204,9 +205,11 @@ func (r *Reconciler) resolve(ctx context.Context, pi *pkgingv1alpha1.PackageInst
 	return &pkg, nil
 }
 
+// syncPeriod is the PackageInstall's sync period, at least the App's floor (30 s), as
+// kapp-controller documents.
 func syncPeriod(pi *pkgingv1alpha1.PackageInstall) time.Duration {
 	if pi.Spec.SyncPeriod != nil && pi.Spec.SyncPeriod.Duration > 0 {
-		return pi.Spec.SyncPeriod.Duration
+		return max(pi.Spec.SyncPeriod.Duration, app.MinSyncPeriod)
 	}
 	return defaultSyncPeriod
 }

@@ -34,9 +34,9 @@ const Finalizer = "finalizers.kapp-ctrl.k14s.io/delete"
 
 // Defaults of kapp-controller.
 const (
-	defaultSyncPeriod  = 30 * time.Second
+	defaultSyncPeriod = 30 * time.Second
 	// MinSyncPeriod is the shortest sync period of an App or a PackageInstall.
-	MinSyncPeriod = 30 * time.Second
+	MinSyncPeriod      = 30 * time.Second
 	defaultWaitTimeout = 15 * time.Minute
 	deleteTimeout      = 5 * time.Minute
 )

@@ -134,15 +134,16 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 			ctrl.LoggerFrom(ctx).Info("deletion timed out; releasing the cluster", "timeout", r.DeleteTimeout, "reason", why)
 		}
 	}
+	// Only what exists is released: a typed nil in the list would pass a nil check.
+	held := []client.Object{cb, cluster}
 	kubeconfig := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, kubeconfig); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		kubeconfig = nil
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, kubeconfig); err == nil {
+		held = append(held, kubeconfig)
+	} else if !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
 	}
-	for _, o := range []client.Object{cb, kubeconfig, cluster} {
-		if o == nil || o.GetUID() == "" || !controllerutil.ContainsFinalizer(o, addons.Finalizer) {
+	for _, o := range held {
+		if o.GetUID() == "" || !controllerutil.ContainsFinalizer(o, addons.Finalizer) {
 			continue
 		}
 		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))

@@ -228,14 +228,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	s.status.FriendlyDescription = "Deleting"
 	setCondition(&s.status, kappctrlv1alpha1.Deleting, "", "")
 	target, err := r.target(ctx, app)
-	neverDeployed := err != nil && app.Status.Deploy == nil
-	if neverDeployed {
-		// It never reached its target (its service account is missing, say), so it deployed
-		// nothing: there is nothing to delete, and waiting would keep it forever.
-		ctrl.LoggerFrom(ctx).Info("Deleting an App that never deployed", "reason", err.Error())
+	unreachable := err != nil && (app.Status.Deploy == nil || app.Spec.NoopDelete)
+	if unreachable {
+		// An App that never reached its target (its service account is missing, say) deployed
+		// nothing, and a noopDelete App leaves what it deployed anyway (its cluster's kubeconfig
+		// Secret went with the cluster, say): nothing to do, and waiting would keep it forever.
+		ctrl.LoggerFrom(ctx).Info("Deleting an App whose target is unreachable, with nothing to delete there", "reason", err.Error())
 		err = nil
 	}
-	if err == nil && !neverDeployed {
+	if err == nil && !unreachable {
 		if app.Spec.NoopDelete {
 			err = deploy.Forget(ctx, target, app.Name)
 		} else {

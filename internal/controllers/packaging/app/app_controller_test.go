@@ -295,6 +295,26 @@ func TestAppDeploysIntoAnotherCluster(t *testing.T) {
 	if _, err := configMapData(env.Client, "kube-public", "one"); !apierrors.IsNotFound(err) {
 		t.Fatalf("the ConfigMap landed on the App's own cluster: %v", err)
 	}
+
+	// A noopDelete App whose cluster is gone (its kubeconfig Secret with it) is deleted at once,
+	// as the addons manager's kapp-controller App of a deleted workload cluster must be.
+	before := a.DeepCopy()
+	a.Spec.NoopDelete = true
+	if err := env.Client.Patch(ctx, a, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "app-remote", Name: "workload-kubeconfig"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the noopDelete App of a gone cluster deleted", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(a), &kappctrlv1alpha1.App{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the App is still there: %v", err)
+		}
+		return nil
+	})
 }
 
 func kubeconfigFor(cfg *rest.Config) clientcmdapi.Config {

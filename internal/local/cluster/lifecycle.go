@@ -104,15 +104,23 @@ func (s Store) Delete(name, kubeconfig string) error {
 		}
 	}
 	// Agents stop their pods and static components on SIGTERM; whatever still uses the
-	// cluster's directory afterwards is killed.
+	// cluster's directory afterwards is killed. A killed agent leaves its egress socket, which
+	// may be outside the directory.
 	var agents []int
+	var sockets []string
 	if spec, err := ReadSpec(dirs); err == nil {
 		for _, n := range spec.Nodes {
 			if agentAlive(dirs, n.Name) {
 				agents = append(agents, proc.ReadPID(dirs.NodePID(n.Name)))
 			}
+			sockets = append(sockets, dirs.EgressSocket(n.Name))
 		}
 	}
+	defer func() {
+		for _, s := range sockets {
+			_ = os.Remove(s)
+		}
+	}()
 	if err := proc.Terminate(agents, 30*time.Second); err != nil {
 		errs = append(errs, err)
 	}
@@ -172,6 +180,9 @@ func (s Store) StopNode(name, node string) error {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(dirs.Node(node)); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.Remove(dirs.EgressSocket(node)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -58,5 +59,44 @@ func TestFreeIndexSkipsABusyBlock(t *testing.T) {
 	next, err := s.FreeIndex()
 	if err != nil || next == first {
 		t.Fatalf("FreeIndex() = %d, %v with 127.%d.0.2:%d in use, want another block", next, err, first, APIServerPort)
+	}
+}
+
+// TestDeleteRemovesEgressSocketsOutsideTheStore checks that a cluster whose node directories are
+// too deep for a socket name leaves no egress socket in the temporary directory, even when its
+// agents were killed and could not remove them.
+func TestDeleteRemovesEgressSocketsOutsideTheStore(t *testing.T) {
+	deep := t.TempDir() + "/a-store-deep-enough-that-node-socket-paths-are-longer-than-a-socket-name-may-be"
+	s := Store{Root: deep}
+	dirs, err := s.Dirs("long-named-workload-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := NewSpec("long-named-workload-cluster", "v1.35.4", 1, 1, 1)
+	if err := WriteSpec(dirs, spec); err != nil {
+		t.Fatal(err)
+	}
+	var sockets []string
+	for _, n := range spec.Nodes {
+		socket := dirs.EgressSocket(n.Name)
+		if len(socket) >= 100 || !strings.HasPrefix(socket, os.TempDir()) {
+			t.Fatalf("node %s's socket %s is not in the temporary directory", n.Name, socket)
+		}
+		l, err := net.Listen("unix", socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A killed agent does not remove its socket: close the listener without unlinking it.
+		l.(*net.UnixListener).SetUnlinkOnClose(false)
+		l.Close()
+		sockets = append(sockets, socket)
+	}
+	if err := s.Delete("long-named-workload-cluster", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, socket := range sockets {
+		if _, err := os.Stat(socket); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the egress socket %s is left: %v", socket, err)
+		}
 	}
 }

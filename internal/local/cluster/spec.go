@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -293,6 +295,18 @@ func (d Dirs) NodeLogs(name string) string { return filepath.Join(d.Node(name), 
 
 // NodePID returns the pid file of a node's agent.
 func (d Dirs) NodePID(name string) string { return filepath.Join(d.Node(name), "agent.pid") }
+
+// EgressSocket is where a node's agent serves the API server's egress: in the node directory,
+// or in the temporary directory, under a name hashed from that path, when the path is longer
+// than a socket name may be. Stopping the node removes it.
+func (d Dirs) EgressSocket(name string) string {
+	path := filepath.Join(d.Node(name), "egress.sock")
+	if len(path) < 100 {
+		return path
+	}
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(os.TempDir(), "slipway-egress-"+hex.EncodeToString(sum[:8])+".sock")
+}
 
 // LoadBalancerPID returns the pid file of the load balancer.
 func (d Dirs) LoadBalancerPID() string { return filepath.Join(d.Root, "lb.pid") }

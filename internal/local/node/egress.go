@@ -3,8 +3,6 @@ package node
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -40,16 +38,8 @@ egressSelections:
     proxyProtocol: Direct
 `
 
-// egressSocket returns the proxy's socket: in the node directory, or in the temporary directory
-// when that path is longer than a socket name may be.
-func (a *Agent) egressSocket() string {
-	path := filepath.Join(a.dirs.Node(a.node.Name), "egress.sock")
-	if len(path) < 100 {
-		return path
-	}
-	sum := sha256.Sum256([]byte(path))
-	return filepath.Join(os.TempDir(), "slipway-egress-"+hex.EncodeToString(sum[:8])+".sock")
-}
+// egressSocket returns the proxy's socket.
+func (a *Agent) egressSocket() string { return a.dirs.EgressSocket(a.node.Name) }
 
 // serveEgress writes the egress configuration and serves HTTP CONNECT on its socket: the
 // API server asks for a node's or a pod's network address, and the proxy connects to the

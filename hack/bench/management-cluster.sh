@@ -17,7 +17,7 @@ work=$(mktemp -d)
 export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig
 cleanup() {
 	for c in $("$root/bin/slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$root/bin/slipway" local cluster delete "$c" >/dev/null 2>&1 || true
+		"$root/bin/slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
 	done
 }
 trap 'cleanup; rm -rf "$work"' EXIT

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli/cluster"
@@ -22,6 +26,16 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"upgrades, scales and deletes workload clusters whose add-on packages come from a Kubernetes release.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every duration flag of every command is a wait or a period: none may be negative.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if d, perr := time.ParseDuration(f.Value.String()); err == nil && f.Value.Type() == "duration" && perr == nil && d < 0 {
+					err = fmt.Errorf("--%s %s is negative: give a duration of 0 or more, such as 30s or 5m", f.Name, f.Value)
+				}
+			})
+			return err
+		},
 	}
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)

@@ -25,6 +25,7 @@ func TestLocalClusterBadInput(t *testing.T) {
 		{"unknown version", []string{"bad-version", "--kubernetes-version", "v1.20.0"}, nil, "use one of v1.35.4, v1.34.3"},
 		{"invalid name", []string{"Bad_Name"}, nil, "invalid local cluster name"},
 		{"no control plane", []string{"bad-cp", "--control-plane-nodes", "0"}, nil, "at least one control-plane node"},
+		{"negative wait", []string{"bad-wait", "--wait", "-5s"}, nil, "--wait -5s is negative"},
 		{"assets missing", []string{"bad-assets"}, []string{assets.DirEnv + "=" + t.TempDir()}, "run `make assets`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

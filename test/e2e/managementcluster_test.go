@@ -117,7 +117,7 @@ func TestManagementClusterCreate(t *testing.T) {
 			if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
 				continue
 			}
-			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name); err != nil {
+			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
 				t.Logf("delete %s: %v\n%s", s.Name, err, o)
 			}
 		}
@@ -189,6 +189,11 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	if spec.Owner == nil || spec.Owner.ManagementCluster != "e2e-mgmt" {
 		t.Errorf("the management cluster's local cluster is owned by %+v, want by itself", spec.Owner)
+	}
+
+	// Its local cluster is deleted through it, not underneath it.
+	if out, err := runSlipway(t, "local", "cluster", "delete", "e2e-mgmt"); err == nil || !strings.Contains(out, "`slipway management-cluster delete e2e-mgmt`") {
+		t.Errorf("local cluster delete of the management cluster: want a refusal naming management-cluster delete, got %v:\n%s", err, out)
 	}
 
 	// The management cluster, through the context create merged into the kubeconfig.

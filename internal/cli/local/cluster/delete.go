@@ -10,7 +10,10 @@ import (
 )
 
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var kubeconfig string
+	var (
+		kubeconfig string
+		force      bool
+	)
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete a local cluster: stop its processes and remove its state and kubeconfig context",
@@ -23,6 +26,16 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if _, err := store.Dirs(args[0]); err != nil {
 				return err
 			}
+			// A cluster Cluster API made is deleted through its Cluster: deleting its processes
+			// and state underneath would leave the Cluster broken for good.
+			if spec, err := store.Get(args[0]); err == nil && spec.Owner != nil && !force {
+				way := fmt.Sprintf("`slipway cluster delete %s -n %s` on management cluster %s", spec.Owner.Name, spec.Owner.Namespace, spec.Owner.ManagementCluster)
+				if spec.Owner.ManagementCluster == spec.Name {
+					way = fmt.Sprintf("`slipway management-cluster delete %s`", spec.Name)
+				}
+				return fmt.Errorf("local cluster %q belongs to Cluster %s/%s: delete it with %s; --force deletes the local cluster anyway and leaves that Cluster without its machines",
+					args[0], spec.Owner.Namespace, spec.Owner.Name, way)
+			}
 			if kubeconfig == "" {
 				kubeconfig = localcluster.DefaultKubeconfigPath()
 			}
@@ -34,6 +47,7 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "delete a cluster that a Cluster API Cluster owns, underneath it")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to remove the cluster's context from (default $KUBECONFIG or ~/.kube/config)")
 	return cmd
 }

@@ -2,7 +2,10 @@ package webhooks
 
 import (
 	"context"
+	"net"
 	"reflect"
+	"slices"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -50,7 +53,51 @@ func (v *AntreaConfig) ValidateCreate(_ context.Context, obj *cniv1alpha1.Antrea
 		errs = append(errs, field.Invalid(configPath.Child("noSNAT"), config.NoSNAT,
 			"noSNAT must be false when trafficEncapMode is "+mode+": use noEncap or networkPolicyOnly mode to turn SNAT off"))
 	}
+	errs = append(errs, validateValues(config)...)
 	return nil, invalid(obj, errs)
+}
+
+// validateValues checks every value that reaches antrea's data values for its type and range:
+// the MTU, the port, the CIDRs and the enumerations.
+func validateValues(config cniv1alpha1.AntreaConfigDataValue) field.ErrorList {
+	var errs field.ErrorList
+	if mtu := config.DefaultMTU; mtu != nil {
+		n, err := strconv.Atoi(mtu.String())
+		if err != nil || n < 68 || n > 65535 {
+			errs = append(errs, field.Invalid(configPath.Child("defaultMTU"), mtu.String(),
+				"must be a whole number from 68 to 65535, such as 1450, or omitted to discover the node's MTU"))
+		}
+	}
+	if p := config.WireGuard.Port; p < 0 || p > 65535 {
+		errs = append(errs, field.Invalid(configPath.Child("wireGuard", "port"), p, "must be a UDP port from 1 to 65535, or 0 for antrea's default"))
+	}
+	for _, e := range []struct {
+		name, value string
+		allowed     []string
+	}{
+		{"trafficEncapMode", config.TrafficEncapMode, []string{"encap", "noEncap", "hybrid", "networkPolicyOnly"}},
+		{"tunnelType", config.TunnelType, []string{"geneve", "vxlan", "gre", "stt"}},
+		{"trafficEncryptionMode", config.TrafficEncryptionMode, []string{"none", "ipsec", "wireguard"}},
+	} {
+		if e.value != "" && !slices.Contains(e.allowed, e.value) {
+			errs = append(errs, field.NotSupported(configPath.Child(e.name), e.value, e.allowed))
+		}
+	}
+	cidr := func(path *field.Path, value string) {
+		if _, _, err := net.ParseCIDR(value); err != nil {
+			errs = append(errs, field.Invalid(path, value, "must be a CIDR, such as 10.96.0.0/12"))
+		}
+	}
+	if config.ServiceCIDR != "" {
+		cidr(configPath.Child("serviceCIDR"), config.ServiceCIDR)
+	}
+	for i, c := range config.TransportInterfaceCIDRs {
+		cidr(configPath.Child("transportInterfaceCIDRs").Index(i), c)
+	}
+	for i, c := range config.Egress.EgressExceptCIDRs {
+		cidr(configPath.Child("egress", "exceptCIDRs").Index(i), c)
+	}
+	return errs
 }
 
 // ValidateUpdate checks that the settings fixed at install time do not change.

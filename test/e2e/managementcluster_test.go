@@ -342,9 +342,28 @@ func TestManagementClusterCreate(t *testing.T) {
 	wc := &clusterv1.Cluster{}
 	wc.Namespace, wc.Name = "default", "e2e-wc"
 	eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
+	// Upgrade to the newer release: every machine and the add-ons move to it.
+	upgraded := time.Now()
+	out, err = runSlipwayTimeout(t, 12*time.Minute, "cluster", "upgrade", "e2e-wc", "--tkr", "v1.35", "-y", "-t", "8m")
+	t.Logf("cluster upgrade took %s:\n%s", time.Since(upgraded).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("cluster upgrade: %v", err)
+	}
+	for _, line := range []string{"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
+		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
+		"Cluster 'e2e-wc' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("cluster upgrade's output lacks %q", line)
+		}
+	}
+	eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 3) })
+	if out, err := runSlipway(t, "cluster", "upgrade", "e2e-wc", "-y"); err == nil || !strings.Contains(out, "no available upgrades for cluster 'e2e-wc', namespace 'default'") {
+		t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
+	}
+
 	out, err = runSlipway(t, "cluster", "get", "e2e-wc")
 	for _, want := range []string{"e2e-wc", "running", "Details:", "/e2e-wc", "ControlPlane - KubeadmControlPlane/", "Add-ons:",
-		"TKR: v1.34.3---vmware.1-tkg.1", "antrea.tanzu.vmware.com.", "ReconcileSucceeded"} {
+		"TKR: v1.35.4---vmware.1-tkg.1", "antrea.tanzu.vmware.com.", "ReconcileSucceeded"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
 		}

@@ -3,6 +3,7 @@
 package cliutil
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -138,4 +140,15 @@ func CredentialsSaved(out io.Writer, name, path string, exported bool) {
 		return
 	}
 	fmt.Fprintf(out, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s'\n", name, name)
+}
+
+// Confirm asks a yes/no question on stderr as the tanzu CLI does; only y or Y continue, anything
+// else is "aborted".
+func Confirm(streams genericiooptions.IOStreams, question string) error {
+	fmt.Fprintf(streams.ErrOut, "%s [y/N]: ", question)
+	answer, _ := bufio.NewReader(streams.In).ReadString('\n')
+	if a := strings.TrimSpace(answer); a != "y" && a != "Y" {
+		return fmt.Errorf("aborted")
+	}
+	return nil
 }

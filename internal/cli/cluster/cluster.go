@@ -3,7 +3,6 @@
 package cluster
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,7 +56,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Create, list, scale and delete workload clusters of the management cluster",
 	}
 	t.k.AddPersistent(cmd)
-	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newKubeconfig(t, streams), newDelete(t, streams))
+	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newUpgrade(t, streams), newKubeconfig(t, streams), newDelete(t, streams))
 	return cmd
 }
 
@@ -204,10 +203,8 @@ func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !yes {
-				fmt.Fprintf(streams.ErrOut, "Deleting workload cluster '%s'. Are you sure? [y/N]: ", args[0])
-				answer, _ := bufio.NewReader(streams.In).ReadString('\n')
-				if a := strings.TrimSpace(answer); a != "y" && a != "Y" {
-					return fmt.Errorf("aborted")
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Deleting workload cluster '%s'. Are you sure?", args[0])); err != nil {
+					return err
 				}
 			}
 			c, err := t.client()
@@ -298,5 +295,47 @@ func newKubeconfig(t *target, streams genericiooptions.IOStreams) *cobra.Command
 	get.Flags().BoolVar(&admin, "admin", false, "the administrator's credentials")
 	get.Flags().StringVar(&exportFile, "export-file", "", "write to this file instead of merging into the kubeconfig")
 	cmd.AddCommand(get)
+	return cmd
+}
+
+func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		tkr           string
+		yes           bool
+		timeout       time.Duration
+		progressFlags cliutil.ProgressFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "upgrade NAME",
+		Short: "Upgrade a workload cluster to a newer Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			key := client.ObjectKey{Namespace: t.namespace, Name: args[0]}
+			u, err := cluster.PlanUpgrade(cmd.Context(), c, key, tkr)
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Upgrading workload cluster '%s' to kubernetes version '%s', tkr version '%s'. Are you sure?", args[0], u.Kubernetes, u.Version)); err != nil {
+					return err
+				}
+			}
+			p, err := progressFlags.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			return cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p)
+		},
+	}
+	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "upgrade without asking")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
+	progressFlags.Add(cmd)
 	return cmd
 }

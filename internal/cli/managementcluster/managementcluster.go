@@ -3,7 +3,6 @@
 package managementcluster
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,16 +50,6 @@ func nameOrOnly(args []string, home string) (string, error) {
 	return "", fmt.Errorf("several management clusters were created from this host (%s): name one", strings.Join(names, ", "))
 }
 
-// confirm asks a yes/no question as the tanzu CLI does; only y or Y continue.
-func confirm(streams genericiooptions.IOStreams, question string) error {
-	fmt.Fprintf(streams.ErrOut, "%s [y/N]: ", question)
-	answer, _ := bufio.NewReader(streams.In).ReadString('\n')
-	if a := strings.TrimSpace(answer); a != "y" && a != "Y" {
-		return fmt.Errorf("aborted")
-	}
-	return nil
-}
-
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		yes, force bool
@@ -86,7 +75,7 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			if !yes {
-				if err := confirm(streams, fmt.Sprintf("Deleting management cluster '%s'. Are you sure?", name)); err != nil {
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Deleting management cluster '%s'. Are you sure?", name)); err != nil {
 					return err
 				}
 			}

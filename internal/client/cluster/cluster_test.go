@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -90,5 +91,34 @@ func TestScale(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPlanUpgrade(t *testing.T) {
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	c := topologyCluster(1)
+	c.Status.Conditions = []metav1.Condition{{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue,
+		Message: "[v1.34.4+vmware.1-tkg.1 v1.35.4+vmware.1-tkg.1]"}}
+	var objs []client.Object
+	objs = append(objs, c)
+	for _, v := range []string{"v1.34.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1"} {
+		tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(v, "+", "---")}}
+		tkr.Spec.Version, tkr.Spec.Kubernetes.Version = v, strings.TrimSuffix(v, "-tkg.1")
+		objs = append(objs, tkr)
+	}
+	fc := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+	for tkr, want := range map[string]string{"": "v1.35.4+vmware.1", "v1.34": "v1.34.4+vmware.1", "v1.35.4---vmware.1-tkg.1": "v1.35.4+vmware.1"} {
+		u, err := PlanUpgrade(t.Context(), fc, key, tkr)
+		if err != nil || u.Kubernetes != want {
+			t.Errorf("--tkr %q: got %+v, %v; want Kubernetes %s", tkr, u, err, want)
+		}
+	}
+	if _, err := PlanUpgrade(t.Context(), fc, key, "v1.36"); err == nil || !strings.Contains(err.Error(), "no compatible upgrades found matching the TKR name/prefix 'v1.36'") {
+		t.Errorf("an unknown prefix: %v", err)
+	}
+	c.Status.Conditions[0].Status = metav1.ConditionFalse
+	fc = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build()
+	if _, err := PlanUpgrade(t.Context(), fc, key, ""); err == nil || err.Error() != "no available upgrades for cluster 'wc', namespace 'default'" {
+		t.Errorf("no updates: %v", err)
 	}
 }

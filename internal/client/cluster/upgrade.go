@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/progress"
+)
+
+// Upgrade is one upgrade to run: the release it goes to and its Kubernetes version.
+type Upgrade struct {
+	TKR     string // the release's name, v1.35.4---vmware.1-tkg.1
+	Version string // the release's version, v1.35.4+vmware.1-tkg.1
+	// Kubernetes is the release's Kubernetes version, which the Cluster's topology takes.
+	Kubernetes string
+}
+
+// PlanUpgrade chooses the release a cluster upgrades to from its UpdatesAvailable condition:
+// the newest, or the one a name or prefix (--tkr) selects, as TKG does.
+func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr string) (*Upgrade, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return nil, err
+	}
+	updates := strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
+	if !conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) || len(updates) == 0 {
+		return nil, fmt.Errorf("no available upgrades for cluster '%s', namespace '%s'", key.Name, key.Namespace)
+	}
+	chosen := updates[len(updates)-1]
+	if tkr != "" {
+		chosen = ""
+		for _, u := range updates {
+			name := strings.ReplaceAll(u, "+", "---")
+			if strings.HasPrefix(u, tkr) || strings.HasPrefix(name, tkr) {
+				chosen = u
+			}
+		}
+		if chosen == "" {
+			return nil, fmt.Errorf("cluster cannot be upgraded, no compatible upgrades found matching the TKR name/prefix '%s', available compatible upgrades %v", tkr, updates)
+		}
+	}
+	release := &runv1alpha3.TanzuKubernetesRelease{}
+	name := strings.ReplaceAll(chosen, "+", "---")
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, release); err != nil {
+		return nil, fmt.Errorf("the release %s: %w", name, err)
+	}
+	return &Upgrade{TKR: name, Version: chosen, Kubernetes: release.Spec.Kubernetes.Version}, nil
+}
+
+// RunUpgrade moves the cluster's topology to the release's Kubernetes version (the TKR resolver
+// and the addons manager follow it), then waits, as TKG does, for the control-plane machines,
+// the workers and the release's core packages.
+func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *Upgrade, timeout time.Duration, p *progress.Printer) error {
+	p.Infof("Upgrading kubernetes cluster to `%s` version, tkr version: `%s`", u.Kubernetes, u.Version)
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return err
+	}
+	before := cl.DeepCopy()
+	cl.Spec.Topology.Version = u.Kubernetes
+	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("the upgrade was refused: %w", err)
+	}
+	w := waiter{c: c, key: key, timeout: timeout, p: p}
+	p.Infof("Waiting for kubernetes version to be updated for control plane nodes...")
+	if err := w.machinesAt(ctx, u.Kubernetes, true); err != nil {
+		return err
+	}
+	p.Infof("Waiting for kubernetes version to be updated for worker nodes...")
+	if err := w.machinesAt(ctx, u.Kubernetes, false); err != nil {
+		return err
+	}
+	if err := w.resolved(ctx, u.TKR); err != nil {
+		return err
+	}
+	if err := w.corePackages(ctx); err != nil {
+		return err
+	}
+	p.Infof("Cluster '%s' successfully upgraded to kubernetes version '%s'", key.Name, u.Kubernetes)
+	return nil
+}
+
+// machinesAt waits until every control-plane machine (or every worker) runs the version and is
+// Ready, and no older one is left.
+func (w waiter) machinesAt(ctx context.Context, version string, controlPlane bool) error {
+	what := "worker"
+	if controlPlane {
+		what = "control-plane"
+	}
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+		list := &clusterv1.MachineList{}
+		if err := w.c.List(ctx, list, client.InNamespace(w.key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: w.key.Name}); err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		n := 0
+		for _, m := range list.Items {
+			if _, cp := m.Labels[clusterv1.MachineControlPlaneLabel]; cp != controlPlane {
+				continue
+			}
+			n++
+			if m.Spec.Version != version || !conditions.IsTrue(&m, clusterv1.MachineReadyCondition) {
+				why = fmt.Sprintf("%s machine %s is at %s, Ready %v", what, m.Name, m.Spec.Version, conditions.IsTrue(&m, clusterv1.MachineReadyCondition))
+				return false, nil
+			}
+		}
+		why = "no " + what + " machine yet"
+		return n > 0 || !controlPlane, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the %s machines did not reach %s: %s (after %s); `slipway cluster get %s -n %s` shows them", what, version, why, w.timeout, w.key.Name, w.key.Namespace)
+	}
+	return nil
+}
+
+// resolved waits until the cluster's ClusterBootstrap follows the new release.
+func (w waiter) resolved(ctx context.Context, tkr string) error {
+	var got string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+		cb := &runv1alpha3.ClusterBootstrap{}
+		if err := w.c.Get(ctx, w.key, cb); err != nil {
+			return false, nil
+		}
+		got = cb.Status.ResolvedTKR
+		return got == tkr, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the cluster's ClusterBootstrap did not move to %s (it is at %q after %s)", tkr, got, w.timeout)
+	}
+	return nil
+}

@@ -100,3 +100,20 @@ func TestDeleteRemovesEgressSocketsOutsideTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateOnANameAProviderTookNamesItsCluster checks that creating a local cluster on a name
+// a Cluster API Cluster's local cluster holds names that Cluster, not a delete that would break it.
+func TestCreateOnANameAProviderTookNamesItsCluster(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	dirs, err := s.Dirs("wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Create(t.Context(), CreateOptions{Name: "wc", ControlPlaneNodes: 1})
+	if err == nil || !strings.Contains(err.Error(), "Cluster default/wc, which management cluster mgmt manages") || strings.Contains(err.Error(), "local cluster delete") {
+		t.Errorf("got %v", err)
+	}
+}

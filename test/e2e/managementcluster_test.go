@@ -361,13 +361,17 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
 	}
 
-	out, err = runSlipway(t, "cluster", "get", "e2e-wc")
-	for _, want := range []string{"e2e-wc", "running", "Details:", "/e2e-wc", "ControlPlane - KubeadmControlPlane/", "Add-ons:",
-		"TKR: v1.35.4---vmware.1-tkg.1", "antrea.tanzu.vmware.com.", "ReconcileSucceeded"} {
-		if err != nil || !strings.Contains(out, want) {
-			t.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
+	// The rollout's conditions settle shortly after the last machine is Ready.
+	eventually(t, time.Minute, "cluster get showing the upgraded cluster running", func() error {
+		out, err := runSlipway(t, "cluster", "get", "e2e-wc")
+		for _, want := range []string{"e2e-wc default running 1/1 2/2 v1.35.4+vmware.1", "Details:", "/e2e-wc True", "├─ClusterInfrastructure - LocalCluster/",
+			"├─ControlPlane - KubeadmControlPlane/", "└─Workers", "Add-ons:", "TKR: v1.35.4---vmware.1-tkg.1", "antrea.tanzu.vmware.com.1.13.1--vmware.1-tkg.1 ReconcileSucceeded True"} {
+			if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+				return fmt.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
+			}
 		}
-	}
+		return nil
+	})
 	wcKubeconfig := filepath.Join(dir, "wc.kubeconfig")
 	if out, err := runSlipway(t, "cluster", "kubeconfig", "get", "e2e-wc", "--admin", "--export-file", wcKubeconfig); err != nil ||
 		!strings.Contains(out, "You can now access the cluster by running 'kubectl config use-context e2e-wc-admin@e2e-wc' under path") {

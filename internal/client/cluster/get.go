@@ -71,23 +71,35 @@ func PrintPackages(out io.Writer, cb *runv1alpha3.ClusterBootstrap) error {
 }
 
 // PrintTree prints clusterctl's object tree as TKG's `get` shows it: NAME READY REASON SINCE
-// MESSAGE, messages cut at 100 characters.
+// MESSAGE, messages cut at 100 characters. READY is an object's Ready condition, or Available
+// for the objects Cluster API's v1beta2 gives no Ready (Cluster, control plane, machine
+// deployments). Children are ordered as clusterctl orders them: higher z-order first, then by
+// name.
 func PrintTree(out io.Writer, t *tree.ObjectTree) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tREADY\tREASON\tSINCE\tMESSAGE")
+	rowName := func(o client.Object) string {
+		if o == t.GetRoot() {
+			return "/" + o.GetName()
+		}
+		name := tree.GetMetaName(o)
+		kindName := o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+		switch {
+		case name == "":
+			return kindName
+		case tree.IsVirtualObject(o):
+			return name
+		}
+		return name + " - " + kindName
+	}
 	var walk func(o client.Object, prefix, childPrefix string)
 	walk = func(o client.Object, prefix, childPrefix string) {
-		name := tree.GetMetaName(o)
-		if name == "" {
-			name = o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
-		} else if !tree.IsVirtualObject(o) {
-			name += " - " + o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
-		}
-		if o == t.GetRoot() {
-			name = "/" + o.GetName()
-		}
 		ready, reason, since, message := "", "", "", ""
-		if c := tree.GetReadyCondition(o); c != nil {
+		c := tree.GetReadyCondition(o)
+		if c == nil {
+			c = tree.GetAvailableCondition(o)
+		}
+		if c != nil {
 			ready, reason = string(c.Status), c.Reason
 			since = duration.HumanDuration(time.Since(c.LastTransitionTime.Time))
 			message = strings.ReplaceAll(c.Message, "\n", " ")
@@ -95,9 +107,14 @@ func PrintTree(out io.Writer, t *tree.ObjectTree) error {
 				message = message[:97] + "..."
 			}
 		}
-		fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix, name, ready, reason, since, message)
+		fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix, rowName(o), ready, reason, since, message)
 		children := t.GetObjectsByParent(o.GetUID())
-		slices.SortStableFunc(children, func(a, b client.Object) int { return tree.GetZOrder(b) - tree.GetZOrder(a) })
+		slices.SortFunc(children, func(a, b client.Object) int {
+			if za, zb := tree.GetZOrder(a), tree.GetZOrder(b); za != zb {
+				return zb - za
+			}
+			return strings.Compare(rowName(a), rowName(b))
+		})
 		for i, ch := range children {
 			if i == len(children)-1 {
 				walk(ch, childPrefix+"└─", childPrefix+"  ")

@@ -150,13 +150,18 @@ func (c *Client) packagesOf(ctx context.Context, refName, namespace string) ([]d
 	return out, nil
 }
 
-// ensureNamespace creates a namespace if asked to and it is missing.
-func (c *Client) ensureNamespace(ctx context.Context, name string) error {
-	err := c.C.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("failed to create namespace %s: %w", name, err)
+// ensureNamespace creates a namespace if asked to and it is missing, and returns it when it
+// created it.
+func (c *Client) ensureNamespace(ctx context.Context, name string) (client.Object, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err := c.C.Create(ctx, ns)
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("failed to create namespace %s: %w", name, err)
+	}
+	return ns, nil
 }
 
 // splitImage splits an image reference into repository and tag, for the repository columns.

@@ -45,18 +45,14 @@ func createdName(name, namespace, suffix string) string {
 }
 
 // InstalledCreate installs a package: a service account with cluster-admin rights (as the tanzu
-// CLI creates one), a values Secret from the file, and the PackageInstall.
-func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) error {
+// CLI creates one), a values Secret from the file, and the PackageInstall. Everything is checked
+// before anything is written, and what it wrote is removed when a later write fails.
+func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) (err error) {
 	if o.PackageName == "" {
 		return field.Required(field.NewPath("packageName"), "`slipway package available list` shows the packages")
 	}
 	if o.Version == "" {
 		return field.Required(field.NewPath("version"), "`slipway package available list "+o.PackageName+"` shows its versions")
-	}
-	if o.CreateNamespace {
-		if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
-			return err
-		}
 	}
 	existing := &pkgingv1alpha1.PackageInstall{}
 	if err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, existing); err == nil {
@@ -67,18 +63,44 @@ func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) error {
 	} else if len(pkgs) == 0 {
 		return fmt.Errorf("package '%s' is not available in namespace '%s': `slipway package available list -n %s` shows what is, and `slipway package repository add` adds a repository", o.PackageName, o.Namespace, o.Namespace)
 	}
+	var created []client.Object
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			if derr := c.C.Delete(context.WithoutCancel(ctx), created[i]); client.IgnoreNotFound(derr) != nil {
+				err = fmt.Errorf("%w; removing %s: %v", err, created[i].GetName(), derr)
+			}
+		}
+	}()
+	if o.CreateNamespace {
+		ns, err := c.ensureNamespace(ctx, o.Namespace)
+		if err != nil {
+			return err
+		}
+		if ns != nil {
+			created = append(created, ns)
+		}
+	}
 	c.Progress.Infof("Installing package '%s'", o.PackageName)
 	sa := o.ServiceAccountName
 	if sa == "" {
 		sa = createdName(o.Name, o.Namespace, "sa")
-		if err := c.ensureServiceAccount(ctx, o.Name, o.Namespace, sa); err != nil {
+		objs, err := c.ensureServiceAccount(ctx, o.Name, o.Namespace, sa)
+		created = append(created, objs...)
+		if err != nil {
 			return err
 		}
 	}
 	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name}}
-	if err := c.applyInstall(ctx, pi, o, sa); err != nil {
+	objs, err := c.applyInstall(ctx, pi, o, sa)
+	created = append(created, objs...)
+	if err != nil {
 		return err
 	}
+	// Written: a failure from here on is the package's, which its status says; nothing is removed.
+	created = nil
 	return c.waitInstalled(ctx, o, "Added installed package")
 }
 
@@ -95,26 +117,32 @@ func (c *Client) InstalledUpdate(ctx context.Context, o InstallOptions) error {
 		o.Version = pi.Spec.PackageRef.VersionSelection.Constraints
 	}
 	c.Progress.Infof("Updating installed package '%s'", o.Name)
-	if err := c.applyInstall(ctx, pi, o, pi.Spec.ServiceAccountName); err != nil {
+	if _, err := c.applyInstall(ctx, pi, o, pi.Spec.ServiceAccountName); err != nil {
 		return err
 	}
 	return c.waitInstalled(ctx, o, "Updated installed package")
 }
 
-func (c *Client) applyInstall(ctx context.Context, pi *pkgingv1alpha1.PackageInstall, o InstallOptions, sa string) error {
+// applyInstall writes the values Secret and the PackageInstall, and returns those it created.
+func (c *Client) applyInstall(ctx context.Context, pi *pkgingv1alpha1.PackageInstall, o InstallOptions, sa string) ([]client.Object, error) {
+	var created []client.Object
 	var values []pkgingv1alpha1.PackageInstallValues
 	if o.Values != nil {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: createdName(o.Name, o.Namespace, "values")}}
-		if _, err := controllerutil.CreateOrUpdate(ctx, c.C, secret, func() error {
+		result, err := controllerutil.CreateOrUpdate(ctx, c.C, secret, func() error {
 			secret.Annotations = map[string]string{AnnotationCreatedFor: o.Name + "-" + o.Namespace}
 			secret.Data = map[string][]byte{"values.yaml": o.Values}
 			return nil
-		}); err != nil {
-			return fmt.Errorf("failed to write the values Secret: %w", err)
+		})
+		if err != nil {
+			return created, fmt.Errorf("failed to write the values Secret: %w", err)
+		}
+		if result == controllerutil.OperationResultCreated {
+			created = append(created, secret)
 		}
 		values = []pkgingv1alpha1.PackageInstallValues{{SecretRef: &pkgingv1alpha1.PackageInstallValuesSecretRef{Name: secret.Name}}}
 	}
-	_, err := controllerutil.CreateOrUpdate(ctx, c.C, pi, func() error {
+	result, err := controllerutil.CreateOrUpdate(ctx, c.C, pi, func() error {
 		pi.Spec.ServiceAccountName = sa
 		pi.Spec.PackageRef = &pkgingv1alpha1.PackageRef{RefName: o.PackageName,
 			VersionSelection: &vendirversions.VersionSelectionSemver{Constraints: o.Version}}
@@ -124,9 +152,12 @@ func (c *Client) applyInstall(ctx context.Context, pi *pkgingv1alpha1.PackageIns
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("failed to write PackageInstall %s: %w", o.Name, err)
+		return created, fmt.Errorf("failed to write PackageInstall %s: %w", o.Name, err)
 	}
-	return nil
+	if result == controllerutil.OperationResultCreated {
+		created = append(created, pi)
+	}
+	return created, nil
 }
 
 func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done string) error {
@@ -153,8 +184,8 @@ func (c *Client) WaitReconciled(ctx context.Context, name, namespace string, tim
 }
 
 // ensureServiceAccount creates the service account, cluster role and binding the tanzu CLI
-// creates for an install.
-func (c *Client) ensureServiceAccount(ctx context.Context, name, namespace, sa string) error {
+// creates for an install, and returns those it created.
+func (c *Client) ensureServiceAccount(ctx context.Context, name, namespace, sa string) ([]client.Object, error) {
 	annotations := map[string]string{AnnotationCreatedFor: name + "-" + namespace}
 	role := createdName(name, namespace, "cluster-role")
 	objs := []client.Object{
@@ -165,12 +196,18 @@ func (c *Client) ensureServiceAccount(ctx context.Context, name, namespace, sa s
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: namespace}}},
 	}
+	var created []client.Object
 	for _, o := range objs {
-		if err := c.C.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create %s: %w", o.GetName(), err)
+		err := c.C.Create(ctx, o)
+		if apierrors.IsAlreadyExists(err) {
+			continue
 		}
+		if err != nil {
+			return created, fmt.Errorf("failed to create %s: %w", o.GetName(), err)
+		}
+		created = append(created, o)
 	}
-	return nil
+	return created, nil
 }
 
 // InstalledList lists installed packages of a namespace ("" for all).

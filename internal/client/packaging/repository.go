@@ -33,7 +33,7 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 		return field.Required(field.NewPath("url"), "the imgpkg bundle of the repository, such as projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0")
 	}
 	if o.CreateNamespace {
-		if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
+		if _, err := c.ensureNamespace(ctx, o.Namespace); err != nil {
 			return err
 		}
 	}

@@ -25,8 +25,14 @@ func DefaultKubeconfigPath() string {
 // Kubeconfig returns the administrator kubeconfig of a cluster with its entries named
 // slipway-NAME.
 func (s Store) Kubeconfig(name string) (*clientcmdapi.Config, error) {
-	if _, err := s.Get(name); err != nil {
+	spec, err := s.Get(name)
+	if err != nil {
 		return nil, err
+	}
+	if spec.Owner != nil {
+		// Cluster API keeps the kubeconfig of the clusters it made, on their management cluster.
+		return nil, fmt.Errorf("local cluster %q belongs to Cluster %s/%s: its kubeconfig is on management cluster %s; `slipway cluster kubeconfig get %s -n %s --admin` saves it",
+			name, spec.Owner.Namespace, spec.Owner.Name, spec.Owner.ManagementCluster, spec.Owner.Name, spec.Owner.Namespace)
 	}
 	dirs, err := s.Dirs(name)
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -67,6 +69,18 @@ func (s Store) Start(ctx context.Context, name, exe string, timeout time.Duratio
 	restarted, err := s.startProcesses(dirs, spec, exe)
 	if err != nil {
 		return err
+	}
+	if spec.Owner != nil {
+		// Cluster API holds the credentials of the clusters it made: wait until the endpoint
+		// answers, and let the management cluster see its nodes Ready.
+		addr := net.JoinHostPort(spec.EndpointHost(), fmt.Sprint(APIServerPort))
+		return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+			conn, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				conn.Close()
+			}
+			return err == nil, nil
+		})
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", dirs.Kubeconfig())
 	if err != nil {

@@ -117,3 +117,20 @@ func TestCreateOnANameAProviderTookNamesItsCluster(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestOwnedClustersKubeconfigNamesWhereItIs checks that asking the store for the kubeconfig of a
+// cluster Cluster API made says in one line where it is and which command saves it.
+func TestOwnedClustersKubeconfigNamesWhereItIs(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	dirs, err := s.Dirs("wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Kubeconfig("wc")
+	if err == nil || !strings.Contains(err.Error(), "`slipway cluster kubeconfig get wc -n default --admin`") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("got %v", err)
+	}
+}

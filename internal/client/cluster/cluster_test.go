@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -120,5 +121,27 @@ func TestPlanUpgrade(t *testing.T) {
 	fc = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build()
 	if _, err := PlanUpgrade(t.Context(), fc, key, ""); err == nil || err.Error() != "no available upgrades for cluster 'wc', namespace 'default'" {
 		t.Errorf("no updates: %v", err)
+	}
+}
+
+func TestPrintTreeOrdersAndNamesAsClusterctl(t *testing.T) {
+	root := topologyCluster(1)
+	root.SetUID("root")
+	root.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Cluster"))
+	root.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue, Reason: "Available"}}
+	tr := tree.NewObjectTree(root, tree.ObjectTreeOptions{})
+	workers := tree.VirtualObject("default", "WorkerGroup", "Workers")
+	tr.Add(root, workers)
+	kcp := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc-cp", UID: "kcp"}}
+	kcp.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
+	tr.Add(root, kcp, tree.ObjectMetaName("ControlPlane"))
+	var out strings.Builder
+	if err := PrintTree(&out, tr); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(out.String()), " ")
+	if !strings.Contains(got, "/wc True Available") || !strings.Contains(got, "├─ControlPlane - Machine/wc-cp") || !strings.Contains(got, "└─Workers") ||
+		strings.Index(got, "ControlPlane") > strings.Index(got, "Workers") {
+		t.Errorf("tree:\n%s", out.String())
 	}
 }

@@ -85,10 +85,13 @@ func PrintTree(out io.Writer, t *tree.ObjectTree) error {
 		name := tree.GetMetaName(o)
 		kindName := o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
 		switch {
-		case name == "":
-			return kindName
+		case tree.IsVirtualObject(o) && name == "":
+			// A group clusterctl adds, such as Workers, goes by its name.
+			return o.GetName()
 		case tree.IsVirtualObject(o):
 			return name
+		case name == "":
+			return kindName
 		}
 		return name + " - " + kindName
 	}

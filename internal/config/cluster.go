@@ -241,35 +241,30 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 // (seeds/000): wildcard refNames that the release's template completes, through the
 // add-missing-fields-from-tkr annotation, with the CNI, CPI and CSI.
 func (c *Cluster) ClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
-	cb := &runv1alpha3.ClusterBootstrap{
+	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{
+		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller*"},
+		AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
+			{RefName: "metrics-server*"}, {RefName: "secretgen-controller*"}, {RefName: "pinniped*"},
+		},
+	})
+}
+
+// clusterBootstrap is the cluster's ClusterBootstrap of a spec, completed from the release.
+func (c *Cluster) clusterBootstrap(tkrName string, spec *runv1alpha3.ClusterBootstrapTemplateSpec) *runv1alpha3.ClusterBootstrap {
+	return &runv1alpha3.ClusterBootstrap{
 		TypeMeta: metav1.TypeMeta{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   c.Namespace,
 			Name:        c.Name,
 			Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkrName},
 		},
+		Spec: spec,
 	}
-	cb.Spec = &runv1alpha3.ClusterBootstrapTemplateSpec{
-		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller*"},
-		AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
-			{RefName: "metrics-server*"}, {RefName: "secretgen-controller*"}, {RefName: "pinniped*"},
-		},
-	}
-	return cb
 }
 
 // WorkloadClusterBootstrap returns the ClusterBootstrap TKG's CLI writes beside a workload
 // Cluster whose CNI is not the release's default: the CNI by a wildcard refName, the rest
 // filled from the release's template (add-missing-fields-from-tkr).
 func (c *Cluster) WorkloadClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
-	cb := &runv1alpha3.ClusterBootstrap{
-		TypeMeta: metav1.TypeMeta{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   c.Namespace,
-			Name:        c.Name,
-			Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkrName},
-		},
-		Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}},
-	}
-	return cb
+	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}})
 }

@@ -109,7 +109,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 	}
 	objs = append(objs, c)
 	path := filepath.Join(o.Home, "clusterconfigs", cfg.Name+".yaml")
-	data, err := manifests(objs)
+	data, err := Manifests(objs...)
 	if err != nil {
 		return err
 	}
@@ -184,8 +184,9 @@ func release(ctx context.Context, c client.Client, version string) (*runv1alpha3
 		config.KubernetesVersion, version, strings.Join(ready, ", "))
 }
 
-// manifests is the objects' YAML, as a user applies it.
-func manifests(objs []client.Object) ([]byte, error) {
+// Manifests is the objects' YAML as a user applies it: each after "---", without status or an
+// empty creationTimestamp.
+func Manifests(objs ...client.Object) ([]byte, error) {
 	var out []byte
 	for _, o := range objs {
 		data, err := yaml.Marshal(o)

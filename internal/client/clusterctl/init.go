@@ -172,18 +172,9 @@ type InitOptions struct {
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
 // Deployments as TKG's WaitForProviders does, printing TKG's lines.
 func Init(ctx context.Context, opts InitOptions) error {
-	repo, err := Repository()
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress)
 	if err != nil {
 		return err
-	}
-	cfgPath, err := Config(repo, opts.WorkDir)
-	if err != nil {
-		return err
-	}
-	clusterctllog.SetLogger(opts.Progress.Logger())
-	c, err := clusterctlclient.New(ctx, cfgPath)
-	if err != nil {
-		return fmt.Errorf("failed to create the clusterctl client: %w", err)
 	}
 	init := clusterctlclient.InitOptions{
 		Kubeconfig: clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
@@ -218,6 +209,25 @@ func Init(ctx context.Context, opts InitOptions) error {
 		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
 	}
 	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Progress)
+}
+
+// newClient returns clusterctl's client of the local provider repository, with its
+// configuration in workDir and its log printed through p.
+func newClient(ctx context.Context, workDir string, p *progress.Printer) (clusterctlclient.Client, error) {
+	repo, err := Repository()
+	if err != nil {
+		return nil, err
+	}
+	cfgPath, err := Config(repo, workDir)
+	if err != nil {
+		return nil, err
+	}
+	clusterctllog.SetLogger(p.Logger())
+	c, err := clusterctlclient.New(ctx, cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the clusterctl client: %w", err)
+	}
+	return c, nil
 }
 
 // installed is a provider clusterctl installed: its manifest label and namespace.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
-	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
 
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -28,18 +27,9 @@ type MoveOptions struct {
 // (clusterctl checks it). The source's clusters are paused for the move and resumed on the
 // target.
 func Move(ctx context.Context, opts MoveOptions) error {
-	repo, err := Repository()
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress)
 	if err != nil {
 		return err
-	}
-	cfgPath, err := Config(repo, opts.WorkDir)
-	if err != nil {
-		return err
-	}
-	clusterctllog.SetLogger(opts.Progress.Logger())
-	c, err := clusterctlclient.New(ctx, cfgPath)
-	if err != nil {
-		return fmt.Errorf("failed to create the clusterctl client: %w", err)
 	}
 	err = c.Move(ctx, clusterctlclient.MoveOptions{
 		FromKubeconfig: clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},

@@ -23,7 +23,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -275,33 +274,12 @@ func sameVersion(release, asked string) bool {
 
 // dryRun prints the management Cluster and its ClusterBootstrap.
 func (f *flow) dryRun() error {
-	for _, o := range []client.Object{f.cfg.Object(), f.cfg.ClusterBootstrap(f.tkrName)} {
-		data, err := manifest(o)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(f.o.Out, "---\n%s", data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// manifest is an object's YAML as a user applies it: no status, no empty creationTimestamp.
-func manifest(o client.Object) ([]byte, error) {
-	data, err := yaml.Marshal(o)
+	data, err := cluster.Manifests(f.cfg.Object(), f.cfg.ClusterBootstrap(f.tkrName))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m := map[string]any{}
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	delete(m, "status")
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "creationTimestamp")
-	}
-	return yaml.Marshal(m)
+	_, err = f.o.Out.Write(data)
+	return err
 }
 
 // bootstrap makes the bootstrap cluster with TKG's payload, or reaches the one -e names.
@@ -509,7 +487,7 @@ func (f *flow) waitReadyForMove(ctx context.Context) error {
 func (f *flow) applyClusterBootstrap(ctx context.Context) error {
 	f.p.Infof("Applying ClusterBootstrap and its associated resources on management cluster")
 	cb := f.cfg.ClusterBootstrap(f.tkrName)
-	data, err := manifest(cb)
+	data, err := cluster.Manifests(cb)
 	if err != nil {
 		return err
 	}

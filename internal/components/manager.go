@@ -36,7 +36,7 @@ func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
 		webhookService: flags.String("webhook-service-name", "", "when set, the component makes its own serving certificate for this Service "+
 			"(in --webhook-service-namespace) into --tls-cert-dir and sets the caBundle of --webhook-configurations"),
 		webhookNamespace: flags.String("webhook-service-namespace", tkg.SystemNamespace, "namespace of --webhook-service-name"),
-		webhookConfigs:   flags.String("webhook-configurations", "", "comma-separated Mutating- and ValidatingWebhookConfigurations whose caBundle the component sets"),
+		webhookConfigs:   flags.String("webhook-configurations", "", "comma-separated Mutating- and ValidatingWebhookConfigurations, and CRDs with a conversion webhook, whose caBundle the component sets"),
 	}
 }
 

@@ -48,6 +48,8 @@ func Default() *Registry {
 		tkrStatusController(),
 		tkrResolverWebhook(),
 		tkrVSphereResolver(),
+		tkrConversionWebhook(),
+		capabilitiesManager(),
 		clusterAPIController(),
 		kubeadmBootstrapController(),
 		kubeadmControlPlaneController(),

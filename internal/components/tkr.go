@@ -7,6 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
@@ -106,5 +107,23 @@ func runTKRVSphereResolver(ctx context.Context, args []string) error {
 	}
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
 		return (&vsphere.TemplateResolver{Client: mgr.GetClient()}).SetupWebhookWithManager(mgr)
+	})
+}
+
+// tkrConversionWebhook is TKG's tkr-conversion-webhook-manager: it converts releases between
+// the v1alpha1 and v1alpha2 shapes and the stored v1alpha3, for clients of TKG 1.x and vSphere
+// with Tanzu.
+func tkrConversionWebhook() Component {
+	return Component{Name: "tkr-conversion-webhook", Images: []string{"tkr-conversion-webhook"}, Run: runTKRConversionWebhook}
+}
+
+func runTKRConversionWebhook(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("tkr-conversion-webhook", flag.ContinueOnError)
+	mf := addManagerFlags(flags, ":18325")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
+		return ctrl.NewWebhookManagedBy(mgr, &runv1alpha3.TanzuKubernetesRelease{}).Complete()
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,8 @@ import (
 type webhookCerts struct {
 	service, namespace string
 	// configurations are the names of the Mutating- and ValidatingWebhookConfigurations whose
-	// webhooks call the service.
+	// webhooks call the service, and of the CustomResourceDefinitions whose conversion webhook
+	// does.
 	configurations []string
 	caPEM          []byte
 	// injected is set once every configuration's caBundle has been set: until then the
@@ -96,7 +98,7 @@ func (w *webhookCerts) ready(*http.Request) error {
 }
 
 func (w *webhookCerts) inject(ctx context.Context, c client.Client, name string) error {
-	for _, obj := range []client.Object{&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{}} {
+	for _, obj := range []client.Object{&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{}, &apiextensionsv1.CustomResourceDefinition{}} {
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
@@ -113,31 +115,48 @@ func (w *webhookCerts) inject(ctx context.Context, c client.Client, name string)
 		}
 		return c.Patch(ctx, obj, patch)
 	}
-	return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s", name)
+	return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration or CustomResourceDefinition %s", name)
 }
 
-// clientConfigs returns the client configurations of a webhook configuration's webhooks.
-func clientConfigs(obj client.Object) []*admissionregistrationv1.WebhookClientConfig {
-	var out []*admissionregistrationv1.WebhookClientConfig
+// clientConfig is where a webhook is called: the service it calls and its caBundle.
+type clientConfig struct {
+	service, namespace string
+	caBundle           *[]byte
+}
+
+// clientConfigs returns the client configurations of a webhook configuration's webhooks or of
+// a CRD's conversion webhook.
+func clientConfigs(obj client.Object) []clientConfig {
+	var out []clientConfig
+	admission := func(cc *admissionregistrationv1.WebhookClientConfig) {
+		if cc.Service != nil {
+			out = append(out, clientConfig{service: cc.Service.Name, namespace: cc.Service.Namespace, caBundle: &cc.CABundle})
+		}
+	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		for i := range o.Webhooks {
-			out = append(out, &o.Webhooks[i].ClientConfig)
+			admission(&o.Webhooks[i].ClientConfig)
 		}
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		for i := range o.Webhooks {
-			out = append(out, &o.Webhooks[i].ClientConfig)
+			admission(&o.Webhooks[i].ClientConfig)
+		}
+	case *apiextensionsv1.CustomResourceDefinition:
+		if c := o.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig != nil && c.Webhook.ClientConfig.Service != nil {
+			cc := c.Webhook.ClientConfig
+			out = append(out, clientConfig{service: cc.Service.Name, namespace: cc.Service.Namespace, caBundle: &cc.CABundle})
 		}
 	}
 	return out
 }
 
 // set points a webhook that calls the service at the CA and reports whether it changed.
-func (w *webhookCerts) set(cc *admissionregistrationv1.WebhookClientConfig) bool {
-	if cc.Service == nil || cc.Service.Name != w.service || cc.Service.Namespace != w.namespace || bytes.Equal(cc.CABundle, w.caPEM) {
+func (w *webhookCerts) set(cc clientConfig) bool {
+	if cc.service != w.service || cc.namespace != w.namespace || bytes.Equal(*cc.caBundle, w.caPEM) {
 		return false
 	}
-	cc.CABundle = w.caPEM
+	*cc.caBundle = w.caPEM
 	return true
 }
 

@@ -19,6 +19,8 @@ import (
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
+	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
+	runv1alpha2 "github.com/slipway-dev/slipway/api/run/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 )
 
@@ -33,6 +35,8 @@ func New() *runtime.Scheme {
 		controlplanev1.AddToScheme,
 		ipamv1.AddToScheme,
 		ipamv1alpha2.AddToScheme,
+		runv1alpha1.AddToScheme,
+		runv1alpha2.AddToScheme,
 		runv1alpha3.AddToScheme,
 		cniv1alpha1.AddToScheme,
 		cpiv1alpha1.AddToScheme,

@@ -147,6 +147,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Discovering Cluster API objects",
 		"Moving Cluster API objects Clusters=1",
 		"Deleting objects from the source cluster",
+		"Verified the move: the management cluster holds the ",
 		"Waiting for the management cluster to manage itself...",
 		"You can now access the management cluster e2e-mgmt by running 'kubectl config use-context e2e-mgmt-admin@e2e-mgmt'",
 		"Deleting kind cluster: tkg-kind-",
@@ -263,6 +264,15 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 		return nil
 	})
+
+	// seeds/003's management column runs; releases are served as v1alpha1 and v1alpha2 through
+	// the conversion webhook; a Capability is answered.
+	checkManagementPods(t, mc)
+	checkReleaseConversion(t, mc)
+	checkCapability(t, mc)
+
+	// Converged, the management cluster's Cluster API objects stay still.
+	checkStill(t, mc, "tkg-system", 2*time.Minute)
 
 	// The management cluster's own controllers scale its workers 1→2.
 	scaled := time.Now()

@@ -162,6 +162,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.cni, "cni", "", "the CNI (CNI); a management cluster runs antrea")
 	cmd.Flags().StringVarP(&f.useExisting, "use-existing-bootstrap-cluster", "e", "", "use the bootstrap cluster of this kubeconfig (its current context) instead of making one: what a failed run kept")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the management Cluster and its ClusterBootstrap; start nothing")
+	cmd.Flags().BoolP("yes", "y", false, "create without asking for confirmation, as tanzu's flag (the local provider's prerequisites ask nothing)")
 	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it)")

@@ -506,11 +506,28 @@ func (f *flow) move(ctx context.Context) error {
 	if f.bootName != "" {
 		bootContext = localcluster.ContextName(f.bootName)
 	}
-	return clusterctl.Move(ctx, clusterctl.MoveOptions{
+	opts := clusterctl.MoveOptions{
 		FromKubeconfig: f.bootKubeconfig, FromContext: bootContext,
 		ToKubeconfig: f.mgmtKubeconfig, ToContext: contextName(f.cfg.Name),
 		Namespace: f.cfg.Namespace, WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name), Progress: f.p,
-	})
+	}
+	// The graph before the move, as clusterctl discovers it, is what the management cluster must
+	// hold after it: the move is checked, not trusted.
+	dir := filepath.Join(opts.WorkDir, "move")
+	before, err := clusterctl.Snapshot(ctx, opts, dir)
+	if err != nil {
+		return err
+	}
+	f.p.Detail().Infof("Saved the %d objects to move in %s", len(before), dir)
+	if err := clusterctl.Move(ctx, opts); err != nil {
+		return err
+	}
+	if diffs := before.Compare(ctx, f.mgmt); len(diffs) > 0 {
+		return fmt.Errorf("the move did not keep %d of the %d objects as they were (they are saved in %s):\n  %s",
+			len(diffs), len(before), dir, strings.Join(diffs, "\n  "))
+	}
+	f.p.Infof("Verified the move: the management cluster holds the %d objects as they were on the bootstrap cluster", len(before))
+	return nil
 }
 
 // waitSelfManaged waits until the management cluster's own providers have taken its Cluster

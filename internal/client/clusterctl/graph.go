@@ -1,0 +1,140 @@
+package clusterctl
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+)
+
+// moveAnnotations are what move itself sets and clears while objects are in flight; they are
+// not part of what a move must keep.
+var moveAnnotations = []string{
+	"cluster.x-k8s.io/paused",
+	"clusterctl.cluster.x-k8s.io/delete-for-move",
+	"clusterctl.cluster.x-k8s.io/block-move",
+}
+
+// Node is one object of the graph clusterctl moves, as a move must keep it: its identity, its
+// owners by kind and name (their UIDs change), finalizers, labels and annotations.
+type Node struct {
+	APIVersion, Kind, Namespace, Name string
+	Owners, Finalizers                []string
+	Labels, Annotations               map[string]string
+}
+
+func (n Node) String() string { return n.Kind + " " + n.Namespace + "/" + n.Name }
+
+func nodeOf(u *unstructured.Unstructured) Node {
+	n := Node{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName(),
+		Finalizers: slices.Sorted(slices.Values(u.GetFinalizers())), Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
+	for _, o := range u.GetOwnerReferences() {
+		n.Owners = append(n.Owners, o.Kind+"/"+o.Name)
+	}
+	sort.Strings(n.Owners)
+	for _, a := range moveAnnotations {
+		delete(n.Annotations, a)
+	}
+	return n
+}
+
+// Graph is the set of objects clusterctl moves from one namespace.
+type Graph []Node
+
+// Snapshot returns the graph clusterctl would move from the source of opts, read with
+// clusterctl's own discovery: its backup to a directory (dir), which pauses the namespace's
+// Clusters while it reads them and resumes them.
+func Snapshot(ctx context.Context, opts MoveOptions, dir string) (Graph, error) {
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress.Detail())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	err = c.Move(ctx, clusterctlclient.MoveOptions{
+		FromKubeconfig: clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},
+		ToDirectory:    dir,
+		Namespace:      opts.Namespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the object graph of namespace %s: %w", opts.Namespace, err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var g Graph
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		g = append(g, nodeOf(u))
+	}
+	return g, nil
+}
+
+// Compare returns what of the graph the cluster c does not hold as it was: objects missing,
+// and owners, finalizers, labels or annotations changed.
+func (g Graph) Compare(ctx context.Context, c client.Reader) []string {
+	var diffs []string
+	for _, want := range g {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(want.APIVersion)
+		u.SetKind(want.Kind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: want.Namespace, Name: want.Name}, u); err != nil {
+			diffs = append(diffs, fmt.Sprintf("%s: %v", want, err))
+			continue
+		}
+		have := nodeOf(u)
+		if !slices.Equal(have.Owners, want.Owners) {
+			diffs = append(diffs, fmt.Sprintf("%s: owners %v, before the move %v", want, have.Owners, want.Owners))
+		}
+		if !slices.Equal(have.Finalizers, want.Finalizers) {
+			diffs = append(diffs, fmt.Sprintf("%s: finalizers %v, before the move %v", want, have.Finalizers, want.Finalizers))
+		}
+		if d := mapDiff(have.Labels, want.Labels); d != "" {
+			diffs = append(diffs, fmt.Sprintf("%s: labels %s", want, d))
+		}
+		if d := mapDiff(have.Annotations, want.Annotations); d != "" {
+			diffs = append(diffs, fmt.Sprintf("%s: annotations %s", want, d))
+		}
+	}
+	return diffs
+}
+
+// mapDiff says which keys of want have, or lack, in have.
+func mapDiff(have, want map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[k]; !ok {
+			out = append(out, "lost "+k)
+		} else if v != want[k] {
+			out = append(out, fmt.Sprintf("%s=%q, before the move %q", k, v, want[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := want[k]; !ok {
+			out = append(out, "gained "+k)
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
+)
+
+// managementPods are the pods of seeds/003's management column that run on a local management
+// cluster, by namespace and name prefix. vSphere's (capv, the vSphere CPI and CSI's own
+// controllers, ako, tkr-vsphere-resolver) belong to the vsphere provider.
+var managementPods = map[string][]string{
+	"caip-in-cluster-system":            {"caip-in-cluster-controller-manager"},
+	"capi-kubeadm-bootstrap-system":     {"capi-kubeadm-bootstrap-controller-manager"},
+	"capi-kubeadm-control-plane-system": {"capi-kubeadm-control-plane-controller-manager"},
+	"capi-system":                       {"capi-controller-manager"},
+	"cert-manager":                      {"cert-manager-", "cert-manager-cainjector", "cert-manager-webhook"},
+	"kube-system":                       {"antrea-agent", "antrea-controller", "coredns", "etcd", "kube-apiserver", "kube-controller-manager", "kube-proxy", "kube-scheduler", "metrics-server"},
+	"secretgen-controller":              {"secretgen-controller"},
+	"tkg-system": {"kapp-controller", "object-propagation-controller-manager", "tanzu-addons-controller-manager",
+		"tanzu-capabilities-controller-manager", "tanzu-featuregates-controller-manager", "tkr-conversion-webhook-manager",
+		"tkr-resolver-cluster-webhook-manager", "tkr-source-controller-manager", "tkr-status-controller-manager"},
+}
+
+// checkManagementPods waits until every pod of managementPods is Running and Ready.
+func checkManagementPods(t *testing.T, c client.Client) {
+	t.Helper()
+	eventually(t, 3*time.Minute, "the management column of seeds/003 running", func() error {
+		var missing []string
+		for ns, prefixes := range managementPods {
+			pods := &corev1.PodList{}
+			if err := c.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, p := range prefixes {
+				if !hasReadyPod(pods, p) {
+					missing = append(missing, ns+"/"+p)
+				}
+			}
+		}
+		sort.Strings(missing)
+		if len(missing) > 0 {
+			return fmt.Errorf("no Running and Ready pod %s", strings.Join(missing, ", "))
+		}
+		return nil
+	})
+}
+
+// checkReleaseConversion reads the releases as v1alpha1 and v1alpha2, which the API server
+// gets from the tkr-conversion-webhook.
+func checkReleaseConversion(t *testing.T, c client.Client) {
+	t.Helper()
+	for _, version := range []string{"v1alpha1", "v1alpha2"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("run.tanzu.vmware.com/" + version)
+		list.SetKind("TanzuKubernetesReleaseList")
+		if err := c.List(context.Background(), list); err != nil {
+			t.Errorf("releases as %s: %v", version, err)
+			continue
+		}
+		for _, r := range list.Items {
+			k, _, _ := unstructured.NestedString(r.Object, "spec", "kubernetesVersion")
+			if r.GetAPIVersion() != "run.tanzu.vmware.com/"+version || !strings.HasPrefix(k, "v1.3") || r.GetAnnotations()[runv1alpha1.ConversionDataAnnotation] == "" {
+				t.Errorf("release %s as %s: apiVersion %s, kubernetesVersion %q, annotations %v", r.GetName(), version, r.GetAPIVersion(), k, r.GetAnnotations())
+			}
+		}
+		if len(list.Items) == 0 {
+			t.Errorf("no releases as %s", version)
+		}
+	}
+}
+
+// checkCapability asks the management cluster, as a service account of tkg-system's
+// capabilities controller, whether Cluster API is served and the v1.35.4 release exists.
+func checkCapability(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	capability := &runv1alpha1.Capability{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tkg-system", Name: "e2e"},
+		Spec: runv1alpha1.CapabilitySpec{ServiceAccountName: "tanzu-capabilities-manager-sa", Queries: []runv1alpha1.Query{{
+			Name:                  "tkg",
+			GroupVersionResources: []runv1alpha1.QueryGVR{{Name: "clusters", Group: "cluster.x-k8s.io", Versions: []string{"v1beta2"}, Resource: "clusters"}},
+			Objects: []runv1alpha1.QueryObject{{Name: "capability-crd", ObjectReference: corev1.ObjectReference{
+				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "capabilities.run.tanzu.vmware.com"}}},
+		}}},
+	}
+	if err := c.Create(ctx, capability); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the Capability answered", func() error {
+		got := &runv1alpha1.Capability{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(capability), got); err != nil {
+			return err
+		}
+		if len(got.Status.Results) != 1 {
+			return fmt.Errorf("results %+v", got.Status.Results)
+		}
+		r := got.Status.Results[0]
+		if len(r.GroupVersionResources) != 1 || !r.GroupVersionResources[0].Found {
+			return fmt.Errorf("clusters: %+v", r.GroupVersionResources)
+		}
+		// The controller's own service account may not read CRDs: the answer says so.
+		if len(r.Objects) != 1 || r.Objects[0].Found || !strings.Contains(r.Objects[0].ErrorDetail, "forbidden") {
+			return fmt.Errorf("capability-crd: %+v", r.Objects)
+		}
+		return nil
+	})
+}
+
+// checkStill samples the resourceVersion of every Cluster API object in namespace (the kinds
+// of the CRDs clusterctl installed) for d and fails on any that changed: a converged
+// management cluster does not write to its objects, as Cluster API's own e2e checks.
+func checkStill(t *testing.T, c client.Client, namespace string, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, crds, client.HasLabels{"clusterctl.cluster.x-k8s.io"}); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() map[string]string {
+		out := map[string]string{}
+		for _, crd := range crds.Items {
+			if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+				continue
+			}
+			var storage string
+			for _, v := range crd.Spec.Versions {
+				if v.Storage {
+					storage = v.Name
+				}
+			}
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion(crd.Spec.Group + "/" + storage)
+			list.SetKind(crd.Spec.Names.ListKind)
+			if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+				t.Errorf("list %s: %v", crd.Name, err)
+				continue
+			}
+			for _, o := range list.Items {
+				out[o.GetKind()+" "+o.GetName()] = o.GetResourceVersion()
+			}
+		}
+		return out
+	}
+	start := versions()
+	if len(start) == 0 {
+		t.Fatalf("no Cluster API objects in %s", namespace)
+	}
+	changed := map[string]bool{}
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Second)
+		for k, v := range versions() {
+			if start[k] != v {
+				changed[k] = true
+			}
+		}
+	}
+	if len(changed) > 0 {
+		var names []string
+		for k := range changed {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		t.Errorf("in %s of converged Cluster API objects of %s, %d of %d changed: %s", d, namespace, len(names), len(start), strings.Join(names, ", "))
+	}
+	t.Logf("%d Cluster API objects of %s still for %s", len(start), namespace, d)
+}

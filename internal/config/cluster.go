@@ -268,3 +268,9 @@ func (c *Cluster) clusterBootstrap(tkrName string, spec *runv1alpha3.ClusterBoot
 func (c *Cluster) WorkloadClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
 	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}})
 }
+
+// ReleaseOf says whether a release's version (v1.35.4+vmware.1-tkg.1) is one of the Kubernetes
+// version asked for (KUBERNETES_VERSION: v1.35.4, v1.35.4+vmware.1 or the release's own).
+func ReleaseOf(release, asked string) bool {
+	return release == asked || strings.HasPrefix(release, asked+"+") || strings.HasPrefix(release, asked+"-")
+}

@@ -175,7 +175,7 @@ func release(ctx context.Context, c client.Client, version string) (*runv1alpha3
 			continue
 		}
 		ready = append(ready, tkr.Spec.Version)
-		if tkr.Spec.Version == version || strings.HasPrefix(tkr.Spec.Version, version+"+") || strings.HasPrefix(tkr.Spec.Version, version+"-") {
+		if config.ReleaseOf(tkr.Spec.Version, version) {
 			return tkr, nil
 		}
 	}

@@ -256,7 +256,7 @@ func (f *flow) validate(ctx context.Context) error {
 		return err
 	}
 	releases := f.repo.Releases()
-	i := slices.IndexFunc(releases, func(r string) bool { return sameVersion(r, f.cfg.KubernetesVersion) })
+	i := slices.IndexFunc(releases, func(r string) bool { return config.ReleaseOf(r, f.cfg.KubernetesVersion) })
 	if i < 0 {
 		return fmt.Errorf("invalid %s %q: the package repository %s has no Kubernetes release of it: use one of %s",
 			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))
@@ -264,12 +264,6 @@ func (f *flow) validate(ctx context.Context) error {
 	// A release's name is its version with '+' spelt "---", as TKG names them.
 	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
 	return nil
-}
-
-// sameVersion says whether a release version (v1.35.4+vmware.1) is the version asked for
-// (v1.35.4, or the release version itself).
-func sameVersion(release, asked string) bool {
-	return release == asked || strings.HasPrefix(release, asked+"+") || strings.HasPrefix(release, asked+"-")
 }
 
 // dryRun prints the management Cluster and its ClusterBootstrap.
@@ -350,7 +344,7 @@ func (f *flow) checkRelease(ctx context.Context) error {
 		}
 		why = fmt.Sprintf("no TanzuKubernetesRelease of Kubernetes %s", f.cfg.KubernetesVersion)
 		for _, tkr := range list.Items {
-			if !sameVersion(tkr.Spec.Version, f.cfg.KubernetesVersion) {
+			if !config.ReleaseOf(tkr.Spec.Version, f.cfg.KubernetesVersion) {
 				continue
 			}
 			if !announced {

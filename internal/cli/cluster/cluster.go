@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,14 +34,12 @@ func (t *target) client() (client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		names, err := managementcluster.Names(home)
+		name, err := managementcluster.Only(home, "choose one with --context NAME-admin@NAME")
 		if err != nil {
 			return nil, err
 		}
-		if len(names) == 1 {
-			t.k.Context = names[0] + "-admin@" + names[0]
-		} else if len(names) > 1 {
-			return nil, fmt.Errorf("several management clusters were created from this host (%s): choose one with --context NAME-admin@NAME", strings.Join(names, ", "))
+		if name != "" {
+			t.k.Context = name + "-admin@" + name
 		}
 	}
 	return t.k.Client()

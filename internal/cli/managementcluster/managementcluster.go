@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,17 +36,11 @@ func nameOrOnly(args []string, home string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
 	}
-	names, err := managementcluster.Names(home)
-	if err != nil {
-		return "", err
+	name, err := managementcluster.Only(home, "name one")
+	if err == nil && name == "" {
+		err = fmt.Errorf("no management cluster was created from this host: name one")
 	}
-	switch len(names) {
-	case 0:
-		return "", fmt.Errorf("no management cluster was created from this host: name one")
-	case 1:
-		return names[0], nil
-	}
-	return "", fmt.Errorf("several management clusters were created from this host (%s): name one", strings.Join(names, ", "))
+	return name, err
 }
 
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {

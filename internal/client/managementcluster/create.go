@@ -597,6 +597,22 @@ func Names(home string) ([]string, error) {
 	return names, nil
 }
 
+// Only returns the one management cluster created from this home, or "" when there is none.
+// With several, the error names them and says how to choose: choose.
+func Only(home, choose string) (string, error) {
+	names, err := Names(home)
+	if err != nil {
+		return "", err
+	}
+	if len(names) > 1 {
+		return "", fmt.Errorf("several management clusters were created from this host (%s): %s", strings.Join(names, ", "), choose)
+	}
+	if len(names) == 1 {
+		return names[0], nil
+	}
+	return "", nil
+}
+
 // ExportKubeconfig merges the admin kubeconfig of a management cluster this home made into
 // exportFile, or kubectl's kubeconfig when it is empty, without switching context. It returns
 // the file written.

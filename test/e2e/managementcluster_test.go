@@ -68,10 +68,19 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 	}
 
+	// So does a package repository that cannot be read, naming it.
+	out, err := runSlipway(t, "management-cluster", "create", "--name", "m2", "--package-repository", "127.0.0.1:5000/packages/nope:v9")
+	if err == nil || !strings.Contains(out, "configuration validation failed") || !strings.Contains(out, "127.0.0.1:5000/packages/nope:v9") {
+		t.Errorf("an unreadable package repository: want a failure naming it, got %v:\n%s", err, out)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Errorf("a local cluster was made before the package repository was read")
+	}
+
 	// --dry-run prints the management Cluster and its ClusterBootstrap, and starts nothing.
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
 		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.35.4\n")
-	out, err := runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
+	out, err = runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
 	if err != nil || !strings.Contains(out, "kind: Cluster\n") || !strings.Contains(out, "kind: ClusterBootstrap\n") ||
 		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.35.4---vmware.1-tkg.1") {
 		t.Fatalf("--dry-run: %v\n%s", err, out)
@@ -106,6 +115,19 @@ func TestManagementClusterCreate(t *testing.T) {
 	if after, _ := store.List(); len(after) != len(before) {
 		t.Errorf("the cleanup command left %d local clusters, %d before", len(after), len(before))
 	}
+
+	// Ctrl-C stops a run cleanly, with the same message; a bootstrap cluster killed under a
+	// run is named within a minute instead of waited on until -t.
+	out = interruptedCreate(t, "Start creating management cluster...", func(cmd *exec.Cmd, _ string) {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+	}, "--name", "e2e-int", "--package-repository", repo)
+	checkFailureCleanedUp(t, out, "control plane", "interrupted while waiting", store, len(before))
+	out = interruptedCreate(t, "Start creating management cluster...", func(_ *exec.Cmd, bootstrap string) {
+		killCluster(t, store, bootstrap)
+	}, "--name", "e2e-kill", "--package-repository", repo)
+	checkFailureCleanedUp(t, out, "control plane", "has not answered for 30s", store, len(before))
 
 	start := time.Now()
 	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")

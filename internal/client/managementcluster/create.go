@@ -394,7 +394,7 @@ func (f *flow) createCluster(ctx context.Context) error {
 // waitControlPlane waits for the Cluster's control plane to be available, saying why not.
 func (f *flow) waitControlPlane(ctx context.Context) error {
 	last := ""
-	err := f.waitCluster(ctx, f.boot, func(c *clusterv1.Cluster) (bool, string) {
+	err := f.waitCluster(ctx, f.boot, f.bootstrapName(), func(c *clusterv1.Cluster) (bool, string) {
 		if conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
 			return true, ""
 		}
@@ -412,23 +412,54 @@ func (f *flow) waitControlPlane(ctx context.Context) error {
 	return nil
 }
 
-// waitCluster polls the management Cluster on a cluster until done says so, or the timeout.
-func (f *flow) waitCluster(ctx context.Context, c client.Client, done func(*clusterv1.Cluster) (bool, string)) error {
+// bootstrapName names the bootstrap cluster in messages: the one this run made, or the one -e
+// gave.
+func (f *flow) bootstrapName() string {
+	if f.bootName != "" {
+		return "bootstrap cluster " + f.bootName
+	}
+	return "bootstrap cluster of " + f.bootKubeconfig
+}
+
+// unanswered is how long a cluster may not answer before a wait gives up on it: a bootstrap
+// cluster whose processes were killed does not come back, and waiting out -t would only hide it.
+const unanswered = 30 * time.Second
+
+// waitCluster polls the management Cluster on a cluster (which names it) until done says so,
+// the cluster stops answering, the timeout, or an interrupt.
+func (f *flow) waitCluster(ctx context.Context, c client.Client, which string, done func(*clusterv1.Cluster) (bool, string)) error {
 	var why string
+	var silentSince time.Time
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
 		cl := &clusterv1.Cluster{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, cl); err != nil {
 			why = err.Error()
+			if _, answered := err.(apierrors.APIStatus); answered || ctx.Err() != nil {
+				silentSince = time.Time{}
+				return false, nil
+			}
+			if silentSince.IsZero() {
+				silentSince = time.Now()
+			}
+			if time.Since(silentSince) >= unanswered {
+				return false, fmt.Errorf("the %s has not answered for %s: %w", which, unanswered, err)
+			}
 			return false, nil
 		}
+		silentSince = time.Time{}
 		ok, w := done(cl)
 		why = w
 		return ok, nil
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted while waiting: %s", why)
+	case wait.Interrupted(err):
 		return fmt.Errorf("%s (after %s)", why, f.o.Timeout)
 	}
-	return nil
+	return err
 }
 
 // saveKubeconfig reads the management cluster's admin kubeconfig, which Cluster API wrote, and
@@ -468,7 +499,7 @@ func (f *flow) installPayload(ctx context.Context) error {
 // clusterctl move requires.
 func (f *flow) waitReadyForMove(ctx context.Context) error {
 	f.p.Infof("Waiting for the management cluster to get ready for move...")
-	return f.waitCluster(ctx, f.boot, func(c *clusterv1.Cluster) (bool, string) {
+	return f.waitCluster(ctx, f.boot, f.bootstrapName(), func(c *clusterv1.Cluster) (bool, string) {
 		if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
 			return false, "the management Cluster is not Available: " + conditions.GetMessage(c, clusterv1.AvailableCondition)
 		}
@@ -529,7 +560,7 @@ func (f *flow) move(ctx context.Context) error {
 // on the management cluster are its own controllers' doing.
 func (f *flow) waitSelfManaged(ctx context.Context) error {
 	f.p.Infof("Waiting for the management cluster to manage itself...")
-	return f.waitCluster(ctx, f.mgmt, func(c *clusterv1.Cluster) (bool, string) {
+	return f.waitCluster(ctx, f.mgmt, "management cluster "+f.cfg.Name, func(c *clusterv1.Cluster) (bool, string) {
 		if !ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) {
 			return false, "the management cluster's infrastructure provider has not taken its Cluster over"
 		}

@@ -107,10 +107,14 @@ func (p Pod) RestConfig() (*rest.Config, error) {
 	if _, err := os.Stat(tokenFile); err != nil {
 		return nil, fmt.Errorf("no service-account token: %w", err)
 	}
+	// As controller-runtime's GetConfig gives a container: no client-side rate limit, the API
+	// server's priority and fairness does that job. (client-go's default, 5 requests a second,
+	// made a package repository of 55 objects take 13 s to deploy.)
 	return &rest.Config{
 		Host:            "https://" + net.JoinHostPort(host, port),
 		BearerTokenFile: tokenFile,
 		TLSClientConfig: rest.TLSClientConfig{CAFile: p.Path(filepath.Join(serviceAccountDir, "ca.crt"))},
+		QPS:             -1,
 	}, nil
 }
 

@@ -96,6 +96,9 @@ func (r *Reconciler) remoteConfig(ctx context.Context, app *kappctrlv1alpha1.App
 	if err != nil {
 		return nil, fmt.Errorf("spec.cluster.kubeconfigSecretRef: Secret %s/%s: %w", app.Namespace, ref.Name, err)
 	}
+	// kapp's own default is 1000 requests a second; the other cluster's priority and fairness
+	// limits them.
+	cfg.QPS = -1
 	return cfg, nil
 }
 

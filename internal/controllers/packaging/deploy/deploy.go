@@ -134,11 +134,14 @@ func Apply(ctx context.Context, t Target, app, appID string, objs []*unstructure
 			if err := t.prepare(obj, appID); err != nil {
 				return Result{}, err
 			}
-			// Record before applying, so that a failure part-way still lets delete find it.
 			applied = append(applied, refOf(obj))
-			if err := writeInventory(ctx, t, app, union(previous, applied)); err != nil {
-				return Result{}, err
-			}
+		}
+		// Record the wave before applying it, so that a failure part-way still lets delete
+		// find what was applied; delete skips what was recorded and never made.
+		if err := writeInventory(ctx, t, app, union(previous, applied)); err != nil {
+			return Result{}, err
+		}
+		for _, obj := range pick(objs, wave) {
 			if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 				return Result{}, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
 			}

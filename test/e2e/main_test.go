@@ -22,10 +22,12 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
-// slipway is the binary under test, built once; home is its state directory.
+// slipway is the binary under test, built once; home is its state directory; clusterctlBin is
+// upstream's, built from hack/tools/clients.
 var (
-	slipway string
-	home    string
+	slipway       string
+	home          string
+	clusterctlBin string
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,14 @@ func run(m *testing.M) int {
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: failed to build slipway: %v\n%s", err, out)
+		return 1
+	}
+	// Upstream clusterctl, built as a user would install it, reads slipway's clusters.
+	clusterctlBin = filepath.Join(tmp, "clusterctl")
+	build = exec.Command("go", "build", "-o", clusterctlBin, "sigs.k8s.io/cluster-api/cmd/clusterctl")
+	build.Dir = filepath.Join(root, "hack", "tools", "clients")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: failed to build clusterctl: %v\n%s", err, out)
 		return 1
 	}
 	home = filepath.Join(tmp, "home")

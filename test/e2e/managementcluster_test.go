@@ -118,15 +118,17 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	// Ctrl-C stops a run cleanly, with the same message; a bootstrap cluster killed under a
 	// run is named within a minute instead of waited on until -t.
-	out = interruptedCreate(t, "Start creating management cluster...", func(cmd *exec.Cmd, _ string) {
+	// At -v 1 the wait for the control plane says when it has started.
+	waiting := "control plane is not available yet, retrying"
+	out = interruptedCreate(t, waiting, func(cmd *exec.Cmd, _ string) {
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}
-	}, "--name", "e2e-int", "--package-repository", repo)
+	}, "--name", "e2e-int", "--package-repository", repo, "-v", "1")
 	checkFailureCleanedUp(t, out, "control plane", "interrupted while waiting", store, len(before))
-	out = interruptedCreate(t, "Start creating management cluster...", func(_ *exec.Cmd, bootstrap string) {
+	out = interruptedCreate(t, waiting, func(_ *exec.Cmd, bootstrap string) {
 		killCluster(t, store, bootstrap)
-	}, "--name", "e2e-kill", "--package-repository", repo)
+	}, "--name", "e2e-kill", "--package-repository", repo, "-v", "1")
 	checkFailureCleanedUp(t, out, "control plane", "has not answered for 30s", store, len(before))
 
 	start := time.Now()

@@ -567,6 +567,11 @@ func (f *flow) waitSelfManaged(ctx context.Context) error {
 		if !conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
 			return false, "control plane is not available on the management cluster: " + conditions.GetMessage(c, clusterv1.ClusterControlPlaneAvailableCondition)
 		}
+		// Its workers too: the Cluster was Available before the move, and "created" means it
+		// is again where it now lives.
+		if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
+			return false, "the management cluster is not available on itself yet: " + conditions.GetMessage(c, clusterv1.AvailableCondition)
+		}
 		return true, ""
 	})
 }

@@ -220,6 +220,14 @@ func TestManagementClusterCreate(t *testing.T) {
 	if out, err := runSlipway(t, "local", "cluster", "delete", "e2e-mgmt"); err == nil || !strings.Contains(out, "`slipway management-cluster delete e2e-mgmt`") {
 		t.Errorf("local cluster delete of the management cluster: want a refusal naming management-cluster delete, got %v:\n%s", err, out)
 	}
+	// A second create of the same name refuses before it starts anything.
+	if out, err := runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo); err == nil ||
+		!strings.Contains(out, "configuration validation failed") || !strings.Contains(out, "cluster name e2e-mgmt matches") {
+		t.Errorf("a second create of e2e-mgmt: want a refusal naming the name, got %v:\n%s", err, out)
+	}
+	if again, _ := store.List(); len(again) != len(after) {
+		t.Errorf("a second create of e2e-mgmt made a local cluster")
+	}
 
 	// The management cluster, through the context create merged into the kubeconfig.
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),

@@ -6,8 +6,10 @@
 # (its ytt configuration, its values and the Package objects of its bootstrap packages) to
 # REGISTRY/packages/tkr:<version>, the TKR package repository naming it to
 # REGISTRY/packages/tkr-repository:<version>, and the compatibility metadata to
-# REGISTRY/packages/tkr-compatibility:v1 ("+" is written "_" in tags). Prints the repository's
-# reference.
+# REGISTRY/packages/tkr-compatibility:v1 ("+" is written "_" in tags). Each image a package's lock
+# names gets a placeholder image beside it (REGISTRY/<image path>:<tag>; the local runtime runs or
+# simulates the workload) and every lock names what it holds by digest, so that `imgpkg copy -b`
+# of the repository relocates all of it. Prints the repository's reference.
 # Usage: hack/packages.sh [REGISTRY=127.0.0.1:5000] [TAG=v0.1.0]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,15 +20,16 @@ slipway=${SLIPWAY:-$root/bin/slipway}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# new_bundle DIR [IMAGE...] makes a bundle directory whose ImagesLock lists the images.
+# new_bundle DIR makes a bundle directory with an empty ImagesLock.
 new_bundle() {
-	local dir=$1 image
-	shift
-	mkdir -p "$dir/.imgpkg"
-	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n' > "$dir/.imgpkg/images.yml"
-	for image in "$@"; do
-		printf -- '- image: %s\n' "$image" >> "$dir/.imgpkg/images.yml"
-	done
+	mkdir -p "$1/.imgpkg"
+	printf 'apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n' > "$1/.imgpkg/images.yml"
+}
+
+# lock_image DIR REF adds a bundle's reference to DIR's ImagesLock, so that imgpkg copies it with
+# DIR's bundle and kbld resolves the reference to where the copy put it.
+lock_image() {
+	printf -- '- image: %s\n  annotations:\n    kbld.carvel.dev/id: %s\n' "$2" "$2" >> "$1/.imgpkg/images.yml"
 }
 
 repo=$work/repo
@@ -37,11 +40,11 @@ for versiondir in "$root"/packages/*/*/; do
 	[ -f "$versiondir/package.yml" ] || continue
 	refname=$(basename "$(dirname "$versiondir")")
 	version=$(basename "$versiondir")
-	ref=$("$slipway" package bundle push -b "$registry/packages/$refname:$version" -f "$versiondir/bundle")
+	ref=$("$slipway" package bundle push -b "$registry/packages/$refname:$version" -f "$versiondir/bundle" --placeholder-images)
 	mkdir -p "$repo/packages/$refname"
 	sed "s|@BUNDLE@|$ref|" "$versiondir/package.yml" > "$repo/packages/$refname/$version.yml"
 	cp "$root/packages/$refname/metadata.yml" "$repo/packages/$refname/metadata.yml"
-	printf -- '- image: %s\n' "$ref" >> "$repo/.imgpkg/images.yml"
+	lock_image "$repo" "$ref"
 	echo "pushed $refname $version: $ref" >&2
 done
 
@@ -87,10 +90,12 @@ for values in "$root"/packages/tkr/v*/values.yml; do
 		src="$repo/packages/$short.tanzu.vmware.com/${full%%+*}.yml"
 		[ -f "$src" ] || { echo "$values: package $short.tanzu.vmware.com $full has no source in packages/" >&2; exit 1; }
 		cp "$src" "$bundle/config/packages/$short.tanzu.vmware.com.yml"
+		lock_image "$bundle" "$(sed -n 's/^ *image: *//p' "$src" | tr -d '"')"
 	done
 	ref=$("$slipway" package bundle push -b "$registry/packages/tkr:$tkrtag" -f "$bundle")
 	tkrrepo=$work/tkr-repository-$tkrtag
-	new_bundle "$tkrrepo" "$ref"
+	new_bundle "$tkrrepo"
+	lock_image "$tkrrepo" "$ref"
 	mkdir -p "$tkrrepo/packages/tkr.tanzu.vmware.com"
 	tkr_package "$version" "$ref" > "$tkrrepo/packages/tkr.tanzu.vmware.com/${version#v}.yml"
 	"$slipway" package bundle push -b "$registry/packages/tkr-repository:$tkrtag" -f "$tkrrepo" >/dev/null

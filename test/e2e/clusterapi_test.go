@@ -37,7 +37,8 @@ import (
 // provider, each running as a component process), the management repository and tkg-pkg with
 // every child reconciled. Then a topology Cluster of the local ClusterClass that tkg-pkg installed
 // becomes Available, scales its workers 1→2, upgrades from v1.34.3 to v1.35.4 by rolling every
-// machine, and its deletion leaves no process behind.
+// machine, and its deletion leaves no process behind. On the way, Carvel's kapp reads and takes
+// part in what the package controller records.
 func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	_, repo := pushPackages(t)
 	start := time.Now()
@@ -154,6 +155,10 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	if got := strings.Join(inventory, ","); got != "caip-in-cluster-system/ipam-in-cluster,capi-kubeadm-bootstrap-system/bootstrap-kubeadm,capi-kubeadm-control-plane-system/control-plane-kubeadm,capi-system/cluster-api,capl-system/infrastructure-local" {
 		t.Errorf("provider inventory: %s", got)
 	}
+
+	// Carvel's kapp reads every record the package controller wrote, and the package controller
+	// takes over what kapp deployed.
+	t.Run("kapp reads and adopts the package controller's records", func(t *testing.T) { checkKapp(t, lc) })
 
 	// caip-in-cluster assigns an address from a pool to a claim.
 	pool := &ipamv1alpha2.GlobalInClusterIPPool{

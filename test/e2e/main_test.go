@@ -23,11 +23,14 @@ import (
 )
 
 // slipway is the binary under test, built once; home is its state directory; clusterctlBin is
-// upstream's, built from hack/tools/clients.
+// upstream's, built from hack/tools/clients; kappBin and imgpkgBin are Carvel's, built from
+// hack/tools/carvel.
 var (
 	slipway       string
 	home          string
 	clusterctlBin string
+	kappBin       string
+	imgpkgBin     string
 )
 
 func TestMain(m *testing.M) {
@@ -64,6 +67,14 @@ func run(m *testing.M) int {
 	build.Dir = filepath.Join(root, "hack", "tools", "clients")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: failed to build clusterctl: %v\n%s", err, out)
+		return 1
+	}
+	// Carvel's kapp and imgpkg, as users build them, read what slipway's packaging writes.
+	kappBin, imgpkgBin = filepath.Join(tmp, "kapp"), filepath.Join(tmp, "imgpkg")
+	build = exec.Command("go", "build", "-o", tmp, "carvel.dev/kapp/cmd/kapp", "carvel.dev/imgpkg/cmd/imgpkg")
+	build.Dir = filepath.Join(root, "hack", "tools", "carvel")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: failed to build kapp and imgpkg: %v\n%s", err, out)
 		return 1
 	}
 	home = filepath.Join(tmp, "home")

@@ -23,7 +23,8 @@ import (
 // script as `make packages`, and installs a package from that repository with `slipway package`
 // on a local cluster running kapp-controller.
 func TestPackagesFromSources(t *testing.T) {
-	_, repo := pushPackages(t)
+	registry, repo := pushPackages(t)
+	t.Run("imgpkg copies the repository with every bundle and image it names", func(t *testing.T) { checkImgpkgCopy(t, registry, repo) })
 	lc := createCluster(t, "e2e-sources")
 	ctx := t.Context()
 	pkg := packageCLI(t, lc)
@@ -45,7 +46,8 @@ func TestPackagesFromSources(t *testing.T) {
 	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "metrics-server"}, deploy); err != nil {
 		t.Fatal(err)
 	}
-	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, "projects.registry.vmware.com/tkg/metrics-server") {
+	// The image is the placeholder beside the package, by digest.
+	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, registry+"/tkg/metrics-server@sha256:") {
 		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
 	}
 	// Every core add-on installs with its default values; their workloads are simulated.

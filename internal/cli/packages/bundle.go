@@ -6,13 +6,30 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/components"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 )
+
+// Labels of a placeholder image: what the local runtime does in the image's place.
+const (
+	labelRunsAs    = "local.slipway.dev/runs-as"
+	labelSimulated = "local.slipway.dev/simulated"
+)
+
+// placeholderLabels says what the local runtime does for an image: run one of slipway's
+// components as a process, or simulate the workload.
+func placeholderLabels(image string) map[string]string {
+	if component, ok := components.Default().ComponentFor(image); ok {
+		return map[string]string{labelRunsAs: "component " + component}
+	}
+	return map[string]string{labelSimulated: "true"}
+}
 
 // newBundleCommand returns `slipway package bundle push`, what `imgpkg push -b REF -f DIR` does.
 func newBundleCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{Use: "bundle", Short: "Build and push imgpkg bundles"}
 	var ref, dir string
+	var placeholders bool
 	push := &cobra.Command{
 		Use:     "push -b REFERENCE -f DIRECTORY",
 		Short:   "Push a directory (with .imgpkg/images.yml) as an imgpkg bundle",
@@ -22,7 +39,11 @@ func newBundleCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if ref == "" || dir == "" {
 				return fmt.Errorf("--bundle (-b) and --file (-f) are required")
 			}
-			pushed, err := bundle.Push(dir, ref)
+			push := bundle.Push
+			if placeholders {
+				push = func(dir, ref string) (string, error) { return bundle.PushWithPlaceholders(dir, ref, placeholderLabels) }
+			}
+			pushed, err := push(dir, ref)
 			if err != nil {
 				return err
 			}
@@ -32,6 +53,9 @@ func newBundleCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	push.Flags().StringVarP(&ref, "bundle", "b", "", "the reference to push to")
 	push.Flags().StringVarP(&dir, "file", "f", "", "the bundle's directory")
+	push.Flags().BoolVar(&placeholders, "placeholder-images", false,
+		"push a small placeholder image beside the bundle for each image its lock names by tag, and lock it by digest, so that imgpkg can copy the bundle "+
+			"(the local runtime runs or simulates those workloads; it pulls no image)")
 	cmd.AddCommand(push)
 	return cmd
 }

@@ -158,13 +158,13 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 	if err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
-	// The inventory lives in the namespace, so it comes first.
+	// The kapp record lives in the namespace, so it comes first.
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tkg.SystemNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create namespace %s: %w", tkg.SystemNamespace, err)
 	}
 	out.Infof("waiting for resource %s of type *v1.Deployment to be up and running", kappController)
 	start := time.Now()
-	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: tkg.SystemNamespace}, kappController, kappController, objs, timeout); err != nil {
+	if _, err := deploy.Apply(ctx, deploy.Target{Client: c, Namespace: tkg.SystemNamespace}, deploy.AppName(kappController), objs, timeout); err != nil {
 		return fmt.Errorf("failed to install kapp-controller %s: %w", pkg.Spec.Version, err)
 	}
 	out.Infof("kapp-controller %s is running after %s", pkg.Spec.Version, time.Since(start).Round(time.Millisecond))

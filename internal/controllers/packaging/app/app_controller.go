@@ -197,7 +197,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	objs, err := deploy.Parse(out)
 	if err == nil {
 		var res deploy.Result
-		res, err = deploy.Apply(ctx, target, app.Name, string(app.UID), objs, waitTimeout(app))
+		res, err = deploy.Apply(ctx, target, deploy.AppName(app.Name), objs, waitTimeout(app))
 		s.status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{
 			StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: status.ExitCode(err), Error: status.Error(err),
 			KappDeployStatus: &kappctrlv1alpha1.KappDeployStatus{AssociatedResources: kappctrlv1alpha1.AssociatedResources{
@@ -238,9 +238,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	}
 	if err == nil && !unreachable {
 		if app.Spec.NoopDelete {
-			err = deploy.Forget(ctx, target, app.Name)
+			err = deploy.Forget(ctx, target, deploy.AppName(app.Name))
 		} else {
-			err = deploy.Delete(ctx, target, app.Name, deleteTimeout)
+			err = deploy.Delete(ctx, target, deploy.AppName(app.Name), deploy.ResultOf(app.Status.Deploy), deleteTimeout)
 		}
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -24,14 +23,21 @@ import (
 // LabelBundle marks an image as an imgpkg bundle.
 const LabelBundle = "dev.carvel.imgpkg.bundle"
 
-// Build returns a bundle image of the files below dir. Files are added in name order with fixed
-// times, so that the same directory always gives the same digest.
-func Build(dir string) (v1.Image, error) {
-	if _, err := os.Stat(filepath.Join(dir, ".imgpkg", "images.yml")); err != nil {
-		return nil, fmt.Errorf("%s is not a bundle: it needs .imgpkg/images.yml (an ImagesLock, empty if the configuration uses no images)", dir)
+// bundleFiles reads a bundle directory's files; it must have an images lock.
+func bundleFiles(dir string) (map[string][]byte, error) {
+	files, err := Files(dir)
+	if err != nil {
+		return nil, err
 	}
+	if _, ok := files[ImagesLockPath]; !ok {
+		return nil, fmt.Errorf("%s is not a bundle: it needs %s (an ImagesLock, empty if the configuration uses no images)", dir, ImagesLockPath)
+	}
+	return files, nil
+}
+
+func build(files map[string][]byte) (v1.Image, error) {
 	var buf bytes.Buffer
-	if err := writeTar(dir, &buf); err != nil {
+	if err := writeTar(files, &buf); err != nil {
 		return nil, err
 	}
 	data := buf.Bytes()
@@ -101,11 +107,7 @@ func pathJoin(dir, name string) string {
 	return dir + "/" + name
 }
 
-func writeTar(dir string, w io.Writer) error {
-	files, err := Files(dir)
-	if err != nil {
-		return err
-	}
+func writeTar(files map[string][]byte, w io.Writer) error {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -126,16 +128,31 @@ func writeTar(dir string, w io.Writer) error {
 }
 
 // Push builds the bundle of dir and pushes it to ref, returning the pushed reference by digest.
-func Push(dir, ref string) (string, error) {
-	img, err := Build(dir)
+func Push(dir, ref string) (string, error) { return push(dir, ref, nil) }
+
+// PushWithPlaceholders is Push for a bundle whose lock names, by tag, images the local runtime
+// never pulls (it runs or simulates their workloads): each gets a placeholder image beside the
+// bundle, labelled as labels says, and the pushed bundle's lock names it by digest, so that the
+// bundle can be copied and relocated as any imgpkg bundle. dir is left as it is.
+func PushWithPlaceholders(dir, ref string, labels func(image string) map[string]string) (string, error) {
+	return push(dir, ref, labels)
+}
+
+func push(dir, ref string, labels func(image string) map[string]string) (string, error) {
+	files, err := bundleFiles(dir)
 	if err != nil {
 		return "", err
 	}
-	opts := []name.Option{}
-	if host := strings.SplitN(ref, "/", 2)[0]; strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.") {
-		opts = append(opts, name.Insecure)
+	if labels != nil {
+		if files[ImagesLockPath], err = lockWithPlaceholders(files[ImagesLockPath], ref, labels); err != nil {
+			return "", fmt.Errorf("%s: %w", dir, err)
+		}
 	}
-	tag, err := name.ParseReference(ref, opts...)
+	img, err := build(files)
+	if err != nil {
+		return "", err
+	}
+	tag, err := name.ParseReference(ref, nameOptions(ref)...)
 	if err != nil {
 		return "", fmt.Errorf("invalid reference %q: %w", ref, err)
 	}

@@ -1,13 +1,13 @@
 // Package deploy is the last stage of an App, what kapp does for kapp-controller: it applies the
 // templated objects with server-side apply (Namespaces and CRDs first, then in the order of kapp's
-// change groups and change rules), records them in an inventory ConfigMap, prunes what a new
-// revision drops, waits for workloads to be ready, and deletes everything it applied.
+// change groups and change rules), labels them and records the app and its changes in kapp's own
+// format (so the kapp CLI reads them, and slipway takes over what kapp deployed), prunes what a
+// new revision drops, waits for workloads to be ready, and deletes everything it applied.
 package deploy
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,61 +15,70 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Labels and names kapp uses.
 const (
-	// LabelApp marks every object an App deployed.
-	LabelApp = "kapp.k14s.io/app"
-	// inventorySuffix names the inventory ConfigMap: <app>-ctrl, as kapp-controller names its
-	// kapp app.
-	inventorySuffix = "-ctrl"
-	inventoryKey    = "spec"
-	fieldManager    = "kapp"
+	// LabelApp marks every object an App deployed, with the label value of its kapp record.
+	LabelApp     = "kapp.k14s.io/app"
+	fieldManager = "kapp"
 )
+
+// Name is a kapp app's name, which names its record ConfigMap, and the name kapp-controller gave
+// it before, which a deploy renames as `kapp deploy --prev-app` does.
+type Name struct {
+	App, Previous string
+}
+
+// AppName is the kapp app of an App: <name>.app, formerly <name>-ctrl, as kapp-controller v0.50
+// names them.
+func AppName(name string) Name { return Name{App: name + ".app", Previous: name + "-ctrl"} }
+
+// RepositoryName is the kapp app of a PackageRepository: <name>.pkgr, formerly <name>-ctrl.
+func RepositoryName(name string) Name { return Name{App: name + ".pkgr", Previous: name + "-ctrl"} }
 
 // Target is where an App deploys.
 type Target struct {
 	// Client reaches the cluster: the App's own, through its service account, or another one
 	// through spec.cluster.kubeconfigSecretRef.
 	Client client.Client
-	// Namespace receives namespaced objects that name none, and the inventory.
+	// Namespace receives namespaced objects that name none, and the record.
 	Namespace string
 }
 
-// Result says what a deploy touched, for the App's status.
+// Result says what a deploy touched, for the App's status: the objects' label, their namespaces
+// and kinds.
 type Result struct {
 	Label      string
 	Namespaces []string
 	GroupKinds []metav1.GroupKind
 }
 
-// ref identifies one deployed object.
+// ResultOf is what an App's or PackageRepository's deploy status says the last deploy touched.
+func ResultOf(d *kappctrlv1alpha1.AppStatusDeploy) Result {
+	if d == nil || d.KappDeployStatus == nil {
+		return Result{}
+	}
+	r := d.KappDeployStatus.AssociatedResources
+	return Result{Label: r.Label, Namespaces: r.Namespaces, GroupKinds: r.GroupKinds}
+}
+
+// ref identifies one object across API versions, as kapp's unique resource key does.
 type ref struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
+	Group, Kind, Namespace, Name string
 }
 
 func refOf(u *unstructured.Unstructured) ref {
-	return ref{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-func (r ref) object() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(r.APIVersion)
-	u.SetKind(r.Kind)
-	u.SetNamespace(r.Namespace)
-	u.SetName(r.Name)
-	return u
+	gvk := u.GroupVersionKind()
+	return ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
 func (r ref) String() string {
@@ -112,55 +121,108 @@ func rank(u *unstructured.Unstructured) int {
 	return 2
 }
 
-// Apply deploys the objects as app, prunes what the previous revision had and this one does not,
-// and waits up to waitTimeout for them to be ready. Objects go in the order of kapp's change
-// rules: one that is to be upserted after a change group waits for the group to be ready.
-func Apply(ctx context.Context, t Target, app, appID string, objs []*unstructured.Unstructured, waitTimeout time.Duration) (Result, error) {
+// Apply deploys the objects as the kapp app name, prunes what the app had and this revision does
+// not, and waits up to waitTimeout for them to be ready. Objects go in the order of kapp's change
+// rules: one that is to be upserted after a change group waits for the group to be ready. What it
+// returns names the objects even when it fails part-way. The app's record is kapp's: an existing
+// one, kapp's own included, is taken over with its label, so the same objects are updated in
+// place; a change is recorded as kapp records one.
+func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstructured, waitTimeout time.Duration) (res Result, err error) {
 	waves, waits, err := order(objs, "upsert")
 	if err != nil {
 		return Result{}, err
 	}
-	previous, err := readInventory(ctx, t, app)
+	rec, err := readRecord(ctx, t, name, true)
 	if err != nil {
 		return Result{}, err
 	}
-	var applied []ref
+	for _, obj := range objs {
+		if err := t.prepare(obj, rec); err != nil {
+			return Result{}, err
+		}
+	}
+	res = result(rec.label(), objs)
+	existing, err := owned(ctx, t, rec, rec.kinds(objs), res.Namespaces)
+	if err != nil {
+		return res, err
+	}
+	versions := map[ref]string{}
+	for _, e := range existing {
+		versions[refOf(e)] = e.GetResourceVersion()
+	}
+
+	// The change is recorded as kapp records it: when something was created, updated or
+	// deleted, or the deploy failed part-way.
+	change := changeMeta{StartedAt: time.Now().UTC(), Namespaces: res.Namespaces}
+	var created, updated, unchanged, deleted int
+	defer func() {
+		if created+updated+deleted == 0 {
+			return
+		}
+		change.FinishedAt = time.Now().UTC()
+		ok := err == nil
+		change.Successful = &ok
+		change.Description = fmt.Sprintf(changeDescriptionFmt, created, deleted, updated, unchanged, len(objs))
+		if rerr := recordChange(ctx, t, name.App, rec, change); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+
+	// Record the kinds of both revisions before applying, so that a failure part-way still lets
+	// a delete or the next deploy find every object.
+	rec.useKinds(append(append([]*unstructured.Unstructured{}, existing...), objs...))
+	if err := rec.write(ctx, t); err != nil {
+		return res, err
+	}
 	for w, wave := range waves {
 		if err := waitReady(ctx, t.Client, pick(objs, waits[w]), waitTimeout); err != nil {
-			return Result{}, err
+			return res, err
 		}
 		sort.SliceStable(wave, func(i, j int) bool { return rank(objs[wave[i]]) < rank(objs[wave[j]]) })
 		for _, obj := range pick(objs, wave) {
-			if err := t.prepare(obj, appID); err != nil {
-				return Result{}, err
-			}
-			applied = append(applied, refOf(obj))
-		}
-		// Record the wave before applying it, so that a failure part-way still lets delete
-		// find what was applied; delete skips what was recorded and never made.
-		if err := writeInventory(ctx, t, app, union(previous, applied)); err != nil {
-			return Result{}, err
-		}
-		for _, obj := range pick(objs, wave) {
+			before, found := versions[refOf(obj)]
 			if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-				return Result{}, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
+				return res, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
+			}
+			switch {
+			case !found:
+				created++
+			case obj.GetResourceVersion() != before:
+				updated++
+			default:
+				unchanged++
 			}
 		}
 	}
-	if err := prune(ctx, t.Client, previous, applied); err != nil {
-		return Result{}, err
+	keep := map[ref]bool{}
+	for _, o := range objs {
+		keep[refOf(o)] = true
 	}
-	if err := writeInventory(ctx, t, app, applied); err != nil {
-		return Result{}, err
+	var prunable []*unstructured.Unstructured
+	for _, e := range existing {
+		if !keep[refOf(e)] && e.GetDeletionTimestamp() == nil {
+			prunable = append(prunable, e)
+		}
+	}
+	deleted = len(prunable)
+	if err := prune(ctx, t.Client, prunable); err != nil {
+		return res, err
+	}
+	rec.useKinds(objs)
+	if created+updated+deleted == 0 {
+		if err := rec.write(ctx, t); err != nil {
+			return res, err
+		}
 	}
 	if err := waitReady(ctx, t.Client, objs, waitTimeout); err != nil {
-		return Result{}, err
+		return res, err
 	}
-	return result(appID, objs), nil
+	return res, nil
 }
 
-// prepare places a namespaced object without a namespace in the target namespace and labels it.
-func (t Target) prepare(obj *unstructured.Unstructured, appID string) error {
+// prepare places a namespaced object without a namespace in the target namespace and labels it
+// as kapp does: the app's label and the object's association label.
+func (t Target) prepare(obj *unstructured.Unstructured, rec *record) error {
 	namespaced, err := t.Client.IsObjectNamespaced(obj)
 	if err != nil {
 		return fmt.Errorf("failed to find the kind of %s: %w", refOf(obj), err)
@@ -175,13 +237,14 @@ func (t Target) prepare(obj *unstructured.Unstructured, appID string) error {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[LabelApp] = appID
+	labels[rec.meta.LabelKey] = rec.meta.LabelValue
+	labels[labelAssociation] = associationValue(obj)
 	obj.SetLabels(labels)
 	return nil
 }
 
-func result(appID string, objs []*unstructured.Unstructured) Result {
-	r := Result{Label: LabelApp + "=" + appID}
+func result(label string, objs []*unstructured.Unstructured) Result {
+	r := Result{Label: label}
 	namespaces, kinds := map[string]bool{}, map[metav1.GroupKind]bool{}
 	for _, o := range objs {
 		if o.GetNamespace() != "" {
@@ -203,31 +266,12 @@ func result(appID string, objs []*unstructured.Unstructured) Result {
 	return r
 }
 
-func union(a, b []ref) []ref {
-	seen := map[ref]bool{}
-	var out []ref
-	for _, r := range append(append([]ref{}, a...), b...) {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// prune deletes what previous had and applied does not.
-func prune(ctx context.Context, c client.Client, previous, applied []ref) error {
-	keep := map[ref]bool{}
-	for _, r := range applied {
-		keep[r] = true
-	}
+// prune deletes what the previous revision had and this one does not.
+func prune(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
 	var errs []error
-	for _, r := range previous {
-		if keep[r] {
-			continue
-		}
-		if err := c.Delete(ctx, r.object(), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
-			errs = append(errs, fmt.Errorf("failed to prune %s: %w", r, err))
+	for _, o := range objs {
+		if err := c.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !isNoMatch(err) {
+			errs = append(errs, fmt.Errorf("failed to prune %s: %w", refOf(o), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -238,22 +282,32 @@ func isNoMatch(err error) bool {
 }
 
 // Delete removes everything the app deployed, what depends on CRDs and Namespaces first and in
-// the order of the objects' kapp delete rules, and waits up to timeout for it to be gone.
-func Delete(ctx context.Context, t Target, app string, timeout time.Duration) error {
-	refs, err := readInventory(ctx, t, app)
+// the order of the objects' kapp delete rules, waits up to timeout for it to be gone, and drops
+// the app's record. last is what the app's status says it deployed: with no record, or one that
+// cannot be read, the objects are found by its label and kinds, and the record is dropped all
+// the same, so that a broken record never keeps an App from being deleted.
+func Delete(ctx context.Context, t Target, name Name, last Result, timeout time.Duration) error {
+	rec, err := readRecord(ctx, t, name, false)
+	var corrupt *CorruptRecordError
+	switch {
+	case errors.As(err, &corrupt):
+		logf.FromContext(ctx).Info("Deleting by the label the status names, and dropping the record", "reason", err.Error(), "label", last.Label)
+		rec = &record{cm: recordObject(t, corrupt.Name)}
+		if !rec.fromResult(last) {
+			return client.IgnoreNotFound(t.Client.Delete(ctx, rec.cm))
+		}
+		rec.exists = true
+	case err != nil:
+		return err
+	case !rec.exists:
+		if !rec.fromResult(last) {
+			return nil
+		}
+		rec.exists = true
+	}
+	objs, err := owned(ctx, t, rec, rec.kinds(nil), last.Namespaces)
 	if err != nil {
 		return err
-	}
-	// The live objects carry the change rules.
-	objs := make([]*unstructured.Unstructured, 0, len(refs))
-	for _, r := range refs {
-		live := r.object()
-		if err := t.Client.Get(ctx, client.ObjectKeyFromObject(live), live); isNoMatch(err) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("failed to read %s: %w", r, err)
-		}
-		objs = append(objs, live)
 	}
 	waves, waits, err := order(objs, "delete")
 	if err != nil {
@@ -276,60 +330,17 @@ func Delete(ctx context.Context, t Target, app string, timeout time.Duration) er
 	if err := waitGone(ctx, t.Client, objs, timeout); err != nil {
 		return err
 	}
-	return client.IgnoreNotFound(t.Client.Delete(ctx, inventory(t, app)))
+	return dropRecord(ctx, t, rec)
 }
 
-// Forget drops the inventory and leaves the objects, for noopDelete.
-func Forget(ctx context.Context, t Target, app string) error {
-	return client.IgnoreNotFound(t.Client.Delete(ctx, inventory(t, app)))
-}
-
-func inventory(t Target, app string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: app + inventorySuffix}}
-}
-
-func readInventory(ctx context.Context, t Target, app string) ([]ref, error) {
-	cm := inventory(t, app)
-	if err := t.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm); apierrors.IsNotFound(err) {
-		return nil, nil
+// Forget drops the app's record and change records and leaves the objects, for noopDelete.
+func Forget(ctx context.Context, t Target, name Name) error {
+	rec, err := readRecord(ctx, t, name, false)
+	var corrupt *CorruptRecordError
+	if errors.As(err, &corrupt) {
+		return client.IgnoreNotFound(t.Client.Delete(ctx, recordObject(t, corrupt.Name)))
 	} else if err != nil {
-		return nil, fmt.Errorf("failed to read the inventory of %s: %w", app, err)
-	}
-	var refs []ref
-	if err := json.Unmarshal([]byte(cm.Data[inventoryKey]), &refs); err != nil {
-		return nil, fmt.Errorf("inventory ConfigMap %s/%s is corrupt: %w", cm.Namespace, cm.Name, err)
-	}
-	return refs, nil
-}
-
-func writeInventory(ctx context.Context, t Target, app string, refs []ref) error {
-	data, err := json.Marshal(refs)
-	if err != nil {
 		return err
 	}
-	cm := inventory(t, app)
-	cm.Labels = map[string]string{"kapp.k14s.io/is-app": ""}
-	cm.Data = map[string]string{inventoryKey: string(data)}
-	cm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	u, err := toUnstructured(cm)
-	if err != nil {
-		return err
-	}
-	if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("failed to write the inventory of %s: %w", app, err)
-	}
-	return nil
-}
-
-func toUnstructured(obj interface{}) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
-		return nil, err
-	}
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	return u, nil
+	return dropRecord(ctx, t, rec)
 }

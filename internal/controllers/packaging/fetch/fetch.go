@@ -22,9 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ImagesLockPath is where an imgpkg bundle lists the images its configuration refers to.
-const ImagesLockPath = ".imgpkg/images.yml"
-
 // Fetch writes every fetch step into dir: a single step at its root, several each in the
 // directory named by its path or its index, as kapp-controller lays them out. Secrets and
 // ConfigMaps are read from namespace.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	stagestatus "github.com/slipway-dev/slipway/internal/controllers/packaging/status"
@@ -51,9 +52,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).Complete(r)
 }
 
-// inventoryName is the repository's inventory, apart from Apps' inventories.
-func inventoryName(repo *pkgingv1alpha1.PackageRepository) string { return repo.Name + ".pkgr" }
-
 // Reconcile fetches the repository and keeps its packages.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	repo := &pkgingv1alpha1.PackageRepository{}
@@ -80,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 	target := deploy.Target{Client: r.Client, Namespace: repo.Namespace}
 	if !repo.DeletionTimestamp.IsZero() {
-		if err := deploy.Delete(ctx, target, inventoryName(repo), waitTimeout); err != nil {
+		if err := deploy.Delete(ctx, target, deploy.RepositoryName(repo.Name), deploy.ResultOf(repo.Status.Deploy), waitTimeout); err != nil {
 			status.FriendlyDescription = "Delete failed: " + err.Error()
 			return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 		}
@@ -134,8 +132,8 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 		return "Fetching resources", err
 	}
 	steps := []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{IgnoreUnknownComments: true, Paths: []string{"packages"}}}}
-	if _, err := os.Stat(dir + "/" + fetch.ImagesLockPath); err == nil {
-		steps = append(steps, kappctrlv1alpha1.AppTemplate{Kbld: &kappctrlv1alpha1.AppTemplateKbld{Paths: []string{"-", fetch.ImagesLockPath}}})
+	if _, err := os.Stat(dir + "/" + bundle.ImagesLockPath); err == nil {
+		steps = append(steps, kappctrlv1alpha1.AppTemplate{Kbld: &kappctrlv1alpha1.AppTemplateKbld{Paths: []string{"-", bundle.ImagesLockPath}}})
 	}
 	out, err := template.Template(ctx, r.Client, repo.Namespace, steps, dir)
 	status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: metav1.Now(), ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err)}
@@ -161,7 +159,7 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 		annotations[AnnotationRepositoryRef] = ref
 		o.SetAnnotations(annotations)
 	}
-	res, err := deploy.Apply(ctx, target, inventoryName(repo), string(repo.UID), objs, waitTimeout)
+	res, err := deploy.Apply(ctx, target, deploy.RepositoryName(repo.Name), objs, waitTimeout)
 	status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: now, UpdatedAt: metav1.Now(), Finished: true, ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err),
 		KappDeployStatus: &kappctrlv1alpha1.KappDeployStatus{AssociatedResources: kappctrlv1alpha1.AssociatedResources{Label: res.Label, Namespaces: res.Namespaces, GroupKinds: res.GroupKinds}}}
 	if err != nil {

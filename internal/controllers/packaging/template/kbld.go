@@ -10,17 +10,9 @@ import (
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-)
 
-// imagesLock is imgpkg's .imgpkg/images.yml: each image a bundle's configuration uses, by digest,
-// with the reference the configuration wrote in the kbld.carvel.dev/id annotation.
-type imagesLock struct {
-	Kind   string `json:"kind"`
-	Images []struct {
-		Image       string            `json:"image"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"images"`
-}
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+)
 
 // kbld replaces every "image" value found in images.yml with its locked reference. The paths
 // name the input ("-") and the lock files, relative to the fetched directory.
@@ -35,14 +27,14 @@ func kbld(spec *kappctrlv1alpha1.AppTemplateKbld, dir string, previous []byte) (
 		if err != nil {
 			return nil, fmt.Errorf("kbld path %q: %w", p, err)
 		}
-		var lock imagesLock
-		if err := yaml.Unmarshal(data, &lock); err != nil || lock.Kind != "ImagesLock" {
+		lock, ok := bundle.ParseImagesLock(data)
+		if !ok {
 			// Not a lock file: configuration to resolve.
 			input = append(append(input, []byte("\n---\n")...), data...)
 			continue
 		}
 		for _, img := range lock.Images {
-			if id := img.Annotations["kbld.carvel.dev/id"]; id != "" {
+			if id := img.Annotations[bundle.AnnotationKbldID]; id != "" {
 				replace[id] = img.Image
 			}
 		}

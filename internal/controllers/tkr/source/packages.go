@@ -96,7 +96,7 @@ func (r *PackageReconciler) install(ctx context.Context, pkg *datapkgingv1alpha1
 		}
 	}
 	target := deploy.Target{Client: r.Client, Namespace: pkg.Namespace}
-	_, err = deploy.Apply(ctx, target, "tkr-"+tkr.VersionLabel(pkg.Spec.Version), string(pkg.UID), objs, time.Minute)
+	_, err = deploy.Apply(ctx, target, deploy.AppName("tkr-"+tkr.VersionLabel(pkg.Spec.Version)), objs, time.Minute)
 	return err
 }
 

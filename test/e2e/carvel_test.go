@@ -1,0 +1,325 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// kappTable is one table of kapp's --json output.
+type kappTable struct {
+	Content string              `json:"Content"`
+	Rows    []map[string]string `json:"Rows"`
+}
+
+// runKapp runs Carvel's kapp, built from hack/tools/carvel, against a cluster, and returns the
+// rows of its JSON tables.
+func runKapp(t *testing.T, kubeconfig string, args ...string) ([]kappTable, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kappBin, append(args, "--kubeconfig", kubeconfig, "--json", "--tty=false")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kapp %s: %w\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	var doc struct {
+		Tables []kappTable `json:"Tables"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return nil, fmt.Errorf("kapp %s printed no JSON: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return doc.Tables, nil
+}
+
+func kappRows(t *testing.T, kubeconfig string, args ...string) []map[string]string {
+	t.Helper()
+	tables, err := runKapp(t, kubeconfig, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]string
+	for _, table := range tables {
+		rows = append(rows, table.Rows...)
+	}
+	return rows
+}
+
+// checkKapp runs the real kapp on a bootstrap cluster: it lists every record slipway wrote,
+// inspects an App's objects and its changes, and slipway takes over an app kapp deployed.
+func checkKapp(t *testing.T, lc *localCluster) {
+	ctx := t.Context()
+	kubeconfig := kubeconfigOf(t, lc)
+
+	// kapp list -A reads every record: each App's and each repository's.
+	listed := map[string]bool{}
+	for _, row := range kappRows(t, kubeconfig, "list", "-A") {
+		listed[row["namespace"]+"/"+row["name"]] = true
+	}
+	apps := &kappctrlv1alpha1.AppList{}
+	if err := lc.client.List(ctx, apps); err != nil {
+		t.Fatal(err)
+	}
+	if len(apps.Items) < 10 {
+		t.Fatalf("%d Apps on the bootstrap cluster", len(apps.Items))
+	}
+	for _, a := range apps.Items {
+		if !listed[a.Namespace+"/"+a.Name+".app"] {
+			t.Errorf("kapp list -A does not list App %s/%s's record %s.app: %v", a.Namespace, a.Name, a.Name, listed)
+		}
+	}
+	if !listed["tkg-system/tanzu-management.pkgr"] || !listed["tkg-system/kapp-controller.app"] {
+		t.Errorf("kapp list -A does not list kapp-controller's record: %v", listed)
+	}
+
+	// kapp inspect lists the objects the App's status names, and kapp app-change list its
+	// deploys.
+	a := &kappctrlv1alpha1.App{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "tkr-service"}, a); err != nil {
+		t.Fatal(err)
+	}
+	var inspected []string
+	for _, row := range kappRows(t, kubeconfig, "inspect", "-a", "tkr-service.app", "-n", "tkg-system") {
+		if row["owner"] == "kapp" {
+			inspected = append(inspected, strings.TrimPrefix(row["namespace"], "(cluster)")+"/"+row["kind"]+"/"+row["name"])
+		}
+	}
+	sort.Strings(inspected)
+	if want := labelled(t, lc, a.Status.Deploy.KappDeployStatus.AssociatedResources); strings.Join(inspected, " ") != strings.Join(want, " ") {
+		t.Errorf("kapp inspect -a tkr-service.app lists\n%v\nthe App's status names\n%v", inspected, want)
+	}
+	changes := kappRows(t, kubeconfig, "app-change", "list", "-a", "tkr-service.app", "-n", "tkg-system")
+	if len(changes) == 0 || changes[len(changes)-1]["successful"] != "true" || !strings.HasPrefix(changes[0]["description"], "update: Op: ") {
+		t.Errorf("kapp app-change list: %v", changes)
+	}
+
+	// An app kapp deployed under the name kapp-controller gave an App's kapp app before v0.4x
+	// (m-ctrl) is taken over by the App m: the record moves to m.app, the object is updated in
+	// place, and kapp still reads the record.
+	ns := "kapp-adopt"
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}},
+		},
+	} {
+		if err := lc.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: greeting, namespace: "+ns+"}\ndata: {greeting: from-kapp}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runKapp(t, kubeconfig, "deploy", "-a", "m-ctrl", "-n", ns, "-f", manifest, "-y"); err != nil {
+		t.Fatal(err)
+	}
+	before := &corev1.ConfigMap{}
+	if err := lc.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "greeting"}, before); err != nil {
+		t.Fatal(err)
+	}
+	m := inlineConfigMapApp(ns, "m", "greeting", "from-slipway")
+	if err := lc.client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "App m takes over kapp's m-ctrl", func() error {
+		cm := &corev1.ConfigMap{}
+		if err := lc.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "greeting"}, cm); err != nil {
+			return err
+		}
+		if cm.Data["greeting"] != "from-slipway" {
+			_ = lc.client.Get(ctx, client.ObjectKeyFromObject(m), m)
+			return fmt.Errorf("greeting %q; App: %s %s", cm.Data["greeting"], m.Status.FriendlyDescription, m.Status.UsefulErrorMessage)
+		}
+		if cm.UID != before.UID {
+			return fmt.Errorf("the ConfigMap was re-created (uid %s, was %s), not updated in place", cm.UID, before.UID)
+		}
+		return nil
+	})
+	rows := kappRows(t, kubeconfig, "inspect", "-a", "m.app", "-n", ns)
+	if len(rows) != 1 || rows[0]["name"] != "greeting" {
+		t.Errorf("kapp inspect -a m.app after the take-over: %v", rows)
+	}
+	if changes := kappRows(t, kubeconfig, "app-change", "list", "-a", "m.app", "-n", ns); len(changes) != 2 {
+		t.Errorf("kapp app-change list -a m.app: %d changes, want kapp's and slipway's: %v", len(changes), changes)
+	}
+	if err := lc.client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "App m's delete removes kapp's object", func() error {
+		for _, name := range []string{"greeting", "m.app", "m-ctrl"} {
+			if err := lc.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("ConfigMap %s still there: %v", name, err)
+			}
+		}
+		return nil
+	})
+
+	// kapp delete removes what slipway deployed, once its App is paused.
+	k := inlineConfigMapApp(ns, "k", "deleted-by-kapp", "x")
+	if err := lc.client.Create(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "App k deployed", func() error {
+		return lc.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "deleted-by-kapp"}, &corev1.ConfigMap{})
+	})
+	patch := client.MergeFrom(k.DeepCopy())
+	k.Spec.Paused = true
+	if err := lc.client.Patch(ctx, k, patch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runKapp(t, kubeconfig, "delete", "-a", "k.app", "-n", ns, "-y"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"deleted-by-kapp", "k.app"} {
+		if err := lc.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			t.Errorf("kapp delete -a k.app left ConfigMap %s: %v", name, err)
+		}
+	}
+	if err := lc.client.Delete(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "App k gone", func() error {
+		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(k), &kappctrlv1alpha1.App{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("App k still there: %v", err)
+		}
+		return nil
+	})
+}
+
+// inlineConfigMapApp is an App deploying one ConfigMap with the deployer service account.
+func inlineConfigMapApp(ns, name, cm, value string) *kappctrlv1alpha1.App {
+	return &kappctrlv1alpha1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: kappctrlv1alpha1.AppSpec{
+			ServiceAccountName: "deployer",
+			Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{
+				"config.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + cm + "}\ndata: {greeting: " + value + "}\n",
+			}}}},
+			Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"config.yml"}}}},
+			Deploy:   []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
+		},
+	}
+}
+
+// labelled lists namespace/kind/name of the objects carrying a status's label, of its kinds.
+func labelled(t *testing.T, lc *localCluster, res kappctrlv1alpha1.AssociatedResources) []string {
+	t.Helper()
+	key, value, _ := strings.Cut(res.Label, "=")
+	var out []string
+	for _, gk := range res.GroupKinds {
+		mapping, err := lc.client.RESTMapper().RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(gk.Kind + "List"))
+		if err := lc.client.List(t.Context(), list, client.MatchingLabels{key: value}); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			out = append(out, o.GetNamespace()+"/"+o.GetKind()+"/"+o.GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runImgpkg runs Carvel's imgpkg, built from hack/tools/carvel, and returns its output.
+func runImgpkg(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, imgpkgBin, append(args, "--tty=false")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("imgpkg %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// checkImgpkgCopy relocates the package repository with Carvel's imgpkg as a site without
+// internet does, to a tarball and from it to another repository, and checks that the copy's
+// locks, the repository's and a package's, name the copy.
+func checkImgpkgCopy(t *testing.T, registry, repo string) {
+	dir := t.TempDir()
+	tarball := filepath.Join(dir, "repo.tar")
+	start := time.Now()
+	out := runImgpkg(t, "copy", "-b", repo, "--to-tar", tarball, "--registry-insecure")
+	toTar := time.Since(start)
+	info, err := os.Stat(tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relocated := registry + "/relocated/slipway-repo"
+	start = time.Now()
+	runImgpkg(t, "copy", "--tar", tarball, "--to-repo", relocated, "--registry-insecure")
+	t.Logf("imgpkg copy -b --to-tar: %s, %d KiB; --tar --to-repo: %s\n%s", toTar.Round(time.Millisecond), info.Size()>>10,
+		time.Since(start).Round(time.Millisecond), out)
+
+	_, digest, _ := strings.Cut(repo, "@")
+	lockOf := func(ref string) []string {
+		pulled := filepath.Join(t.TempDir(), "bundle")
+		runImgpkg(t, "pull", "-b", ref, "-o", pulled, "--registry-insecure")
+		data, err := os.ReadFile(filepath.Join(pulled, ".imgpkg", "images.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lock struct {
+			Images []struct {
+				Image string `json:"image"`
+			} `json:"images"`
+		}
+		if err := yaml.Unmarshal(data, &lock); err != nil {
+			t.Fatal(err)
+		}
+		var images []string
+		for _, img := range lock.Images {
+			images = append(images, img.Image)
+		}
+		return images
+	}
+	packages := lockOf(relocated + "@" + digest)
+	if len(packages) < 20 {
+		t.Fatalf("the relocated repository's lock names %d bundles: %v", len(packages), packages)
+	}
+	for _, img := range packages {
+		if !strings.HasPrefix(img, relocated+"@sha256:") {
+			t.Errorf("the relocated repository's lock names %s, not the copy", img)
+		}
+	}
+	placeholders := 0
+	for _, pkg := range packages {
+		for _, img := range lockOf(pkg) {
+			placeholders++
+			if !strings.HasPrefix(img, relocated+"@sha256:") {
+				t.Errorf("the relocated bundle %s locks %s, not the copy", pkg, img)
+			}
+		}
+	}
+	if placeholders < 20 {
+		t.Errorf("the relocated package bundles lock %d images in all", placeholders)
+	}
+}

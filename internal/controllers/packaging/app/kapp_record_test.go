@@ -86,6 +86,10 @@ func TestAppRecordIsKapps(t *testing.T) {
 	if one.Labels["kapp.k14s.io/app"] != meta.LabelValue || one.Labels["kapp.k14s.io/association"] != "v1.8f7048f14df59daa0f3c1e396a42ca45" {
 		t.Errorf("object labels %v", one.Labels)
 	}
+	// kapp's identity annotation: without it kapp takes the object for a controller's.
+	if got := one.Annotations["kapp.k14s.io/identity"]; got != "v1;app-record//ConfigMap/one;v1" {
+		t.Errorf("identity annotation %q", got)
+	}
 	changes := changeRecords(t, "app-record", meta.LabelValue)
 	if len(changes) != 1 || meta.LastChangeName != changes[0].Name || meta.LastChange.Successful == nil || !*meta.LastChange.Successful ||
 		!strings.HasPrefix(meta.LastChange.Description, "update: Op: 1 create, 0 delete, 0 update, 0 noop") ||

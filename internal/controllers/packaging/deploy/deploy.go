@@ -136,11 +136,8 @@ func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstru
 	if err != nil {
 		return Result{}, err
 	}
-	for _, obj := range objs {
-		if err := t.prepare(obj, rec); err != nil {
-			return Result{}, err
-		}
-	}
+	// Objects are placed and labelled wave by wave, as their kinds come to exist; until then
+	// what they say of their namespaces names the app's.
 	res = result(rec.label(), objs)
 	existing, err := owned(ctx, t, rec, rec.kinds(objs), res.Namespaces)
 	if err != nil {
@@ -153,12 +150,13 @@ func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstru
 
 	// The change is recorded as kapp records it: when something was created, updated or
 	// deleted, or the deploy failed part-way.
-	change := changeMeta{StartedAt: time.Now().UTC(), Namespaces: res.Namespaces}
+	change := changeMeta{StartedAt: time.Now().UTC()}
 	var created, updated, unchanged, deleted int
 	defer func() {
 		if created+updated+deleted == 0 {
 			return
 		}
+		change.Namespaces = res.Namespaces
 		change.FinishedAt = time.Now().UTC()
 		ok := err == nil
 		change.Successful = &ok
@@ -180,6 +178,9 @@ func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstru
 		}
 		sort.SliceStable(wave, func(i, j int) bool { return rank(objs[wave[i]]) < rank(objs[wave[j]]) })
 		for _, obj := range pick(objs, wave) {
+			if err := t.prepare(obj, rec); err != nil {
+				return res, err
+			}
 			before, found := versions[refOf(obj)]
 			if err := t.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 				return res, fmt.Errorf("failed to apply %s: %w", refOf(obj), err)
@@ -208,6 +209,7 @@ func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstru
 	if err := prune(ctx, t.Client, prunable); err != nil {
 		return res, err
 	}
+	res = result(rec.label(), objs)
 	rec.useKinds(objs)
 	if created+updated+deleted == 0 {
 		if err := rec.write(ctx, t); err != nil {
@@ -220,8 +222,9 @@ func Apply(ctx context.Context, t Target, name Name, objs []*unstructured.Unstru
 	return res, nil
 }
 
-// prepare places a namespaced object without a namespace in the target namespace and labels it
-// as kapp does: the app's label and the object's association label.
+// prepare places a namespaced object without a namespace in the target namespace and marks it
+// as kapp does: the app's label, the object's association label, and kapp's identity annotation,
+// without which kapp takes the object for one a controller made and leaves it to the cluster.
 func (t Target) prepare(obj *unstructured.Unstructured, rec *record) error {
 	namespaced, err := t.Client.IsObjectNamespaced(obj)
 	if err != nil {
@@ -240,6 +243,12 @@ func (t Target) prepare(obj *unstructured.Unstructured, rec *record) error {
 	labels[rec.meta.LabelKey] = rec.meta.LabelValue
 	labels[labelAssociation] = associationValue(obj)
 	obj.SetLabels(labels)
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationIdentity] = identityValue(obj)
+	obj.SetAnnotations(annotations)
 	return nil
 }
 

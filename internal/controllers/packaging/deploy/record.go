@@ -32,7 +32,9 @@ const (
 	// as kapp marks every app it creates.
 	annotationChangesUseAppLabel = "kapp.k14s.io/app-changes-use-app-label"
 	// labelAssociation is kapp's per-object label: v1.<md5 of namespace/group/kind/name>.
-	labelAssociation     = "kapp.k14s.io/association"
+	labelAssociation = "kapp.k14s.io/association"
+	// annotationIdentity says kapp deployed the object: v1;<namespace/group/kind/name>;<apiVersion>.
+	annotationIdentity   = "kapp.k14s.io/identity"
 	labelIsChange        = "kapp.k14s.io/is-app-change"
 	labelChangeAppLabel  = "kapp.k14s.io/app-change-app-label"
 	labelChangeAppName   = "kapp.k14s.io/app-change-app"
@@ -277,10 +279,19 @@ func owned(ctx context.Context, t Target, r *record, gks []schema.GroupKind, nam
 	return out, nil
 }
 
+// uniqueKey is kapp's key of an object, which does not change with its API version.
+func uniqueKey(u *unstructured.Unstructured) string {
+	return u.GetNamespace() + "/" + u.GroupVersionKind().Group + "/" + u.GetKind() + "/" + u.GetName()
+}
+
 // associationValue is kapp's association label value for an object.
 func associationValue(u *unstructured.Unstructured) string {
-	key := u.GetNamespace() + "/" + u.GroupVersionKind().Group + "/" + u.GetKind() + "/" + u.GetName()
-	return fmt.Sprintf("v1.%x", md5.Sum([]byte(key)))
+	return fmt.Sprintf("v1.%x", md5.Sum([]byte(uniqueKey(u))))
+}
+
+// identityValue is kapp's identity annotation value for an object.
+func identityValue(u *unstructured.Unstructured) string {
+	return "v1;" + uniqueKey(u) + ";" + u.GetAPIVersion()
 }
 
 // recordChange writes a change record as kapp does after a change, points the app's record at

@@ -260,10 +260,10 @@ func runImgpkg(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// checkImgpkgCopy relocates the package repository with Carvel's imgpkg as a site without
-// internet does, to a tarball and from it to another repository, and checks that the copy's
-// locks, the repository's and a package's, name the copy.
-func checkImgpkgCopy(t *testing.T, registry, repo string) {
+// relocate copies the package repository with Carvel's imgpkg as a site without internet does,
+// to a tarball and from it to a repository of another registry, checks that the copy's locks, the
+// repository's and every package's, name the copy, and returns the copy's reference.
+func relocate(t *testing.T, repo, registry string) string {
 	dir := t.TempDir()
 	tarball := filepath.Join(dir, "repo.tar")
 	start := time.Now()
@@ -274,12 +274,13 @@ func checkImgpkgCopy(t *testing.T, registry, repo string) {
 		t.Fatal(err)
 	}
 	relocated := registry + "/relocated/slipway-repo"
+	_, digest, _ := strings.Cut(repo, "@")
 	start = time.Now()
 	runImgpkg(t, "copy", "--tar", tarball, "--to-repo", relocated, "--registry-insecure")
 	t.Logf("imgpkg copy -b --to-tar: %s, %d KiB; --tar --to-repo: %s\n%s", toTar.Round(time.Millisecond), info.Size()>>10,
 		time.Since(start).Round(time.Millisecond), out)
+	copied := relocated + "@" + digest
 
-	_, digest, _ := strings.Cut(repo, "@")
 	lockOf := func(ref string) []string {
 		pulled := filepath.Join(t.TempDir(), "bundle")
 		runImgpkg(t, "pull", "-b", ref, "-o", pulled, "--registry-insecure")
@@ -301,7 +302,7 @@ func checkImgpkgCopy(t *testing.T, registry, repo string) {
 		}
 		return images
 	}
-	packages := lockOf(relocated + "@" + digest)
+	packages := lockOf(copied)
 	if len(packages) < 20 {
 		t.Fatalf("the relocated repository's lock names %d bundles: %v", len(packages), packages)
 	}
@@ -322,4 +323,5 @@ func checkImgpkgCopy(t *testing.T, registry, repo string) {
 	if placeholders < 20 {
 		t.Errorf("the relocated package bundles lock %d images in all", placeholders)
 	}
+	return copied
 }

@@ -64,11 +64,12 @@ type Agent struct {
 	// latest is the newest spec read when an address was not in the one the agent started with.
 	latest atomic.Pointer[cluster.Spec]
 
-	client     client.Client
-	config     *rest.Config
-	components Components
-	staticPods []*staticPod
-	health     *http.Client
+	client       client.Client
+	config       *rest.Config
+	components   Components
+	placeholders placeholders
+	staticPods   []*staticPod
+	health       *http.Client
 	// healthAnonymous probes without a client certificate.
 	healthAnonymous *http.Client
 	pods            *podRunner

@@ -90,7 +90,7 @@ func newPodWorker(a *Agent, pod *corev1.Pod, ip, podIP string) *podWorker {
 	}
 	add := func(c corev1.Container, init bool) {
 		run := &containerRun{spec: c, init: init, backoff: crashLoopBackoff(), waiting: "ContainerCreating"}
-		if name, ok := a.components.ComponentFor(c.Image); ok {
+		if name, ok := a.componentFor(c.Image); ok {
 			run.component = name
 			w.simulated = false
 		}

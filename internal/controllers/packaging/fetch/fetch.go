@@ -20,6 +20,9 @@ import (
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 )
 
 // Fetch writes every fetch step into dir: a single step at its root, several each in the
@@ -47,6 +50,9 @@ func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappc
 			err = inline(ctx, c, namespace, step.Inline, target)
 		case step.ImgpkgBundle != nil:
 			err = image(ctx, c, namespace, step.ImgpkgBundle.Image, step.ImgpkgBundle.SecretRef, "", target)
+			if err == nil {
+				err = followRelocation(ctx, c, namespace, step.ImgpkgBundle.Image, step.ImgpkgBundle.SecretRef, target)
+			}
 		case step.Image != nil:
 			err = image(ctx, c, namespace, step.Image.URL, step.Image.SecretRef, step.Image.SubPath, target)
 		default:
@@ -112,6 +118,54 @@ func image(ctx context.Context, c client.Client, namespace, ref string, secret *
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	return untar(rc, dir, subPath)
+}
+
+// followRelocation does what imgpkg pull does for a bundle that was copied (imgpkg copy puts a
+// bundle and every image it locks in one repository, by digest): when every image its lock names
+// is in the bundle's own repository, the lock is rewritten to name them there, so that kbld gives
+// workloads the copies. A bundle that was not copied keeps its lock.
+func followRelocation(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, dir string) error {
+	path := filepath.Join(dir, filepath.FromSlash(bundle.ImagesLockPath))
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	lock, ok := bundle.ParseImagesLock(data)
+	if !ok {
+		return fmt.Errorf("%s of %s is not an ImagesLock", bundle.ImagesLockPath, ref)
+	}
+	r, err := name.ParseReference(ref, nameOptions(ref)...)
+	if err != nil {
+		return fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	auth, err := credentials(ctx, c, namespace, secret)
+	if err != nil {
+		return err
+	}
+	moved := false
+	for i, img := range lock.Images {
+		d, err := name.NewDigest(img.Image, nameOptions(img.Image)...)
+		if err != nil || d.Context().String() == r.Context().String() {
+			continue
+		}
+		copied := r.Context().Digest(d.DigestStr())
+		if _, err := remote.Head(copied, remote.WithContext(ctx), remote.WithAuth(auth)); err != nil {
+			// Not all of it was copied here: the lock stays as it is, as imgpkg leaves it.
+			return nil
+		}
+		lock.Images[i].Image = copied.String()
+		moved = true
+	}
+	if !moved {
+		return nil
+	}
+	out, err := yaml.Marshal(lock)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o600)
 }
 
 // isLocalRegistry reports whether a reference names a registry on this host, which serves

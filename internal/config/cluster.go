@@ -35,12 +35,15 @@ const (
 	OSName                   = "OS_NAME"
 	OSVersion                = "OS_VERSION"
 	OSArch                   = "OS_ARCH"
+	// CustomImageRepository is a registry path holding a copy of every image and bundle, where
+	// the package repository and the TKR catalogue are read.
+	CustomImageRepository = "TKG_CUSTOM_IMAGE_REPOSITORY"
 )
 
 // knownVariables are the variables above: the environment overrides only these, and any other
 // variable of a file is reported as unknown.
 var knownVariables = []string{ClusterName, ClusterPlan, InfrastructureProvider, Namespace, ControlPlaneMachineCount,
-	WorkerMachineCount, CNI, ClusterCIDR, ServiceCIDR, IPFamily, KubernetesVersion, OSName, OSVersion, OSArch}
+	WorkerMachineCount, CNI, ClusterCIDR, ServiceCIDR, IPFamily, KubernetesVersion, OSName, OSVersion, OSArch, CustomImageRepository}
 
 func known(name string) bool { return slices.Contains(knownVariables, name) }
 

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -324,4 +329,63 @@ func relocate(t *testing.T, repo, registry string) string {
 		t.Errorf("the relocated package bundles lock %d images in all", placeholders)
 	}
 	return copied
+}
+
+// TestBootstrapFromACopy relocates everything `make packages` pushes (the management package
+// repository, the TKR compatibility metadata and every TKR repository) with imgpkg into another
+// registry, as a site without internet does, stops slipway's registry, and makes a bootstrap
+// cluster from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: every package and both TKRs
+// come from it.
+func TestBootstrapFromACopy(t *testing.T) {
+	registryAddr, repo := pushPackages(t)
+	mirror := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(mirror.Close)
+	custom := strings.TrimPrefix(mirror.URL, "http://") + "/tkg"
+	start := time.Now()
+	bundles := []string{registryAddr + "/packages/slipway-repo:v0.1.0", registryAddr + "/packages/tkr-compatibility:v1"}
+	for _, line := range strings.Fields(runImgpkg(t, "tag", "list", "-i", registryAddr+"/packages/tkr-repository", "--registry-insecure")) {
+		if strings.HasPrefix(line, "v") {
+			bundles = append(bundles, registryAddr+"/packages/tkr-repository:"+line)
+		}
+	}
+	if len(bundles) != 4 {
+		t.Fatalf("bundles to copy: %v", bundles)
+	}
+	for _, b := range bundles {
+		repository, _, _ := strings.Cut(strings.TrimPrefix(b, registryAddr+"/packages/"), ":")
+		runImgpkg(t, "copy", "-b", b, "--to-repo", custom+"/"+repository, "--registry-insecure")
+	}
+	t.Logf("copied %d bundles (%s and every bundle and image they lock) in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
+	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
+		t.Fatalf("registry stop: %v\n%s", err, out)
+	}
+	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
+	start = time.Now()
+	lc := createCluster(t, "e2e-copy", "--bootstrap")
+	t.Logf("bootstrap-ready from the copy after %s", time.Since(start).Round(100*time.Millisecond))
+	ctx := t.Context()
+	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
+		if !strings.Contains(lc.created, "Kubernetes release "+tkr+" is ready") {
+			t.Errorf("the bootstrap output does not say %s is ready", tkr)
+		}
+	}
+	repos := &pkgingv1alpha1.PackageRepositoryList{}
+	if err := lc.client.List(ctx, repos); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range repos.Items {
+		if r.Spec.Fetch == nil || r.Spec.Fetch.ImgpkgBundle == nil || !strings.HasPrefix(r.Spec.Fetch.ImgpkgBundle.Image, custom+"/") {
+			t.Errorf("PackageRepository %s/%s does not read the copy: %+v", r.Namespace, r.Name, r.Spec.Fetch)
+		}
+	}
+	// kapp-controller, installed by the CLI from the copy, runs for real from its relocated
+	// placeholder.
+	pods := &corev1.PodList{}
+	if err := lc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") ||
+		pods.Items[0].Annotations["local.slipway.dev/simulated"] == "true" {
+		t.Errorf("kapp-controller's pod: %+v", pods.Items)
+	}
 }

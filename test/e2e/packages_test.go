@@ -114,7 +114,7 @@ func pushPackages(t *testing.T) (string, string) {
 		t.Fatalf("registry start: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
-	script := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "packages.sh"), registry, "v0.0.1-e2e")
+	script := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "packages.sh"), registry, "v0.1.0")
 	script.Env = append(os.Environ(), "SLIPWAY="+slipway)
 	out, err := script.Output()
 	if err != nil {

@@ -138,8 +138,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					set[variable] = cmd.Flags().Lookup(flag).Value.String()
 				}
 			}
+			repository := ""
+			if cmd.Flags().Changed("package-repository") {
+				repository = f.packageRepository
+			}
 			_, err = managementcluster.Create(cmd.Context(), managementcluster.CreateOptions{
-				File: f.file, Environ: os.Environ(), Set: set, PackageRepository: f.packageRepository,
+				File: f.file, Environ: os.Environ(), Set: set, PackageRepository: repository,
 				Home: home, Store: store, Kubeconfig: f.kubeconfig, UseExistingBootstrap: f.useExisting,
 				Timeout: f.timeout, DryRun: f.dryRun, Progress: p, Out: streams.Out,
 			})
@@ -158,7 +162,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolP("yes", "y", false, "create without asking for confirmation, as tanzu's flag (the local provider's prerequisites ask nothing)")
 	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config)")
-	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it)")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it; default: slipway-repo:v0.1.0 in TKG_CUSTOM_IMAGE_REPOSITORY when the configuration sets it)")
 	f.progress.Add(cmd)
 	return cmd
 }

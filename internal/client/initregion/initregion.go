@@ -6,6 +6,7 @@
 package initregion
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,21 @@ const (
 
 // DefaultPackageRepository is where `make packages` pushes the management package repository.
 const DefaultPackageRepository = "127.0.0.1:5000/packages/slipway-repo:v0.1.0"
+
+// PackageRepositoryOf is the management package repository a run reads: the one asked for, or,
+// with TKG's TKG_CUSTOM_IMAGE_REPOSITORY (a registry path holding a copy of every image, as
+// `imgpkg copy` makes one), the default's name and tag there, or the default. The TKR catalogue
+// is read from beside it, so from the custom image repository too.
+func PackageRepositoryOf(asked, customImageRepository string) (string, error) {
+	if asked != "" || customImageRepository == "" {
+		return cmp.Or(asked, DefaultPackageRepository), nil
+	}
+	custom := strings.TrimSuffix(customImageRepository, "/")
+	if _, err := name.NewRepository(custom); err != nil || strings.Contains(custom, "://") {
+		return "", fmt.Errorf("invalid TKG_CUSTOM_IMAGE_REPOSITORY %q: write a registry path such as registry.example.com/tkg, without a scheme or tag", customImageRepository)
+	}
+	return custom + "/" + path.Base(DefaultPackageRepository), nil
+}
 
 // Options are what Run takes.
 type Options struct {
@@ -134,7 +150,15 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 	if spec == nil {
 		return fmt.Errorf("package %s has no spec.template.spec", pkg.Name)
 	}
-	if err := fetch.Fetch(ctx, nil, "", spec.Fetch, dir); err != nil {
+	fetches := slices.Clone(spec.Fetch)
+	for i, step := range fetches {
+		if step.ImgpkgBundle != nil {
+			b := *step.ImgpkgBundle
+			b.Image = repo.bundle(b.Image)
+			fetches[i].ImgpkgBundle = &b
+		}
+	}
+	if err := fetch.Fetch(ctx, nil, "", fetches, dir); err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
 	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
@@ -180,6 +204,9 @@ type Repository struct {
 	// files are the bundle's files; compatibility is the TKR compatibility metadata document.
 	files         map[string][]byte
 	compatibility []byte
+	// bundles are the package bundles' references as the Packages write them, and where the
+	// repository's lock has them: beside the repository when it was copied with imgpkg.
+	bundles map[string]string
 }
 
 // Releases returns the versions of every release the compatibility metadata lists, sorted.
@@ -220,8 +247,15 @@ func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
 	}
-	return &Repository{Ref: ref, files: files, compatibility: compatibility}, nil
+	bundles, err := fetch.LockedImages(ctx, ref, files, authn.Anonymous)
+	if err != nil {
+		return nil, fmt.Errorf("the management package repository %s: %w", ref, err)
+	}
+	return &Repository{Ref: ref, files: files, compatibility: compatibility, bundles: bundles}, nil
 }
+
+// bundle is where the repository holds a package bundle its Packages name.
+func (r *Repository) bundle(ref string) string { return cmp.Or(r.bundles[ref], ref) }
 
 // newestPackage returns the newest Package of a refName in the repository bundle's files.
 func newestPackage(files map[string][]byte, repository, refName string) (*datapkgingv1alpha1.Package, error) {

@@ -45,7 +45,8 @@ type CreateOptions struct {
 	Environ []string
 	// Set are variables set by flags (--name, --plan, --cni), overriding both.
 	Set map[string]string
-	// PackageRepository is the management package repository's imgpkg bundle.
+	// PackageRepository is the management package repository's imgpkg bundle; empty, it is the
+	// default, or its copy in TKG_CUSTOM_IMAGE_REPOSITORY.
 	PackageRepository string
 	// Home is slipway's state directory: clusterconfigs/, logs/, the bootstrap kubeconfigs.
 	Home string
@@ -251,6 +252,10 @@ func (f *flow) validate(ctx context.Context) error {
 			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
 				f.cfg.Name, contextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
 		}
+	}
+	custom, _ := v.Get(config.CustomImageRepository)
+	if f.o.PackageRepository, err = initregion.PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
+		return err
 	}
 	if f.repo, err = initregion.ReadRepository(ctx, f.o.PackageRepository); err != nil {
 		return err

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/pki"
 )
@@ -77,8 +79,16 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Progress:          p,
 			}
 			if f.bootstrap {
+				asked := ""
+				if cmd.Flags().Changed("package-repository") {
+					asked = f.packageRepository
+				}
+				var repository string
+				if repository, err = initregion.PackageRepositoryOf(asked, os.Getenv(config.CustomImageRepository)); err != nil {
+					return err
+				}
 				err = initregion.Bootstrap(cmd.Context(), store, initregion.BootstrapOptions{
-					Cluster: opts, PackageRepository: f.packageRepository, Timeout: f.timeout,
+					Cluster: opts, PackageRepository: repository, Timeout: f.timeout,
 				})
 			} else {
 				err = store.Create(cmd.Context(), opts)
@@ -93,7 +103,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
 	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm and local providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
-	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", initregion.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)

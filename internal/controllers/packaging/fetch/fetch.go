@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,10 +121,7 @@ func image(ctx context.Context, c client.Client, namespace, ref string, secret *
 	return untar(rc, dir, subPath)
 }
 
-// followRelocation does what imgpkg pull does for a bundle that was copied (imgpkg copy puts a
-// bundle and every image it locks in one repository, by digest): when every image its lock names
-// is in the bundle's own repository, the lock is rewritten to name them there, so that kbld gives
-// workloads the copies. A bundle that was not copied keeps its lock.
+// followRelocation rewrites a fetched bundle's lock to where the bundle was copied (Relocated).
 func followRelocation(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, dir string) error {
 	path := filepath.Join(dir, filepath.FromSlash(bundle.ImagesLockPath))
 	data, err := os.ReadFile(path)
@@ -136,16 +134,33 @@ func followRelocation(ctx context.Context, c client.Client, namespace, ref strin
 	if !ok {
 		return fmt.Errorf("%s of %s is not an ImagesLock", bundle.ImagesLockPath, ref)
 	}
-	r, err := name.ParseReference(ref, nameOptions(ref)...)
-	if err != nil {
-		return fmt.Errorf("invalid image reference %q: %w", ref, err)
-	}
 	auth, err := credentials(ctx, c, namespace, secret)
 	if err != nil {
 		return err
 	}
+	relocated, moved, err := Relocated(ctx, ref, lock, auth)
+	if err != nil || !moved {
+		return err
+	}
+	out, err := yaml.Marshal(relocated)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o600)
+}
+
+// Relocated does what imgpkg pull does for a bundle that was copied (imgpkg copy puts a bundle
+// and every image it locks in one repository, by digest): when every image the bundle's lock
+// names is also in the bundle's own repository, it returns the lock naming them there, so that
+// kbld gives workloads the copies; moved says so. A bundle that was not copied keeps its lock.
+func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, auth authn.Authenticator) (bundle.ImagesLock, bool, error) {
+	r, err := name.ParseReference(ref, nameOptions(ref)...)
+	if err != nil {
+		return lock, false, fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	out := bundle.ImagesLock{APIVersion: lock.APIVersion, Kind: lock.Kind, Images: slices.Clone(lock.Images)}
 	moved := false
-	for i, img := range lock.Images {
+	for i, img := range out.Images {
 		d, err := name.NewDigest(img.Image, nameOptions(img.Image)...)
 		if err != nil || d.Context().String() == r.Context().String() {
 			continue
@@ -153,19 +168,37 @@ func followRelocation(ctx context.Context, c client.Client, namespace, ref strin
 		copied := r.Context().Digest(d.DigestStr())
 		if _, err := remote.Head(copied, remote.WithContext(ctx), remote.WithAuth(auth)); err != nil {
 			// Not all of it was copied here: the lock stays as it is, as imgpkg leaves it.
-			return nil
+			return lock, false, nil
 		}
-		lock.Images[i].Image = copied.String()
+		out.Images[i].Image = copied.String()
 		moved = true
 	}
-	if !moved {
-		return nil
+	return out, moved, nil
+}
+
+// LockedImages reads the lock of a bundle pulled from ref (its files by path) as kbld would use
+// it, following a relocation: each reference the configuration writes (kbld.carvel.dev/id) to
+// the image locked for it. A bundle without a lock locks nothing.
+func LockedImages(ctx context.Context, ref string, files map[string][]byte, auth authn.Authenticator) (map[string]string, error) {
+	data, ok := files[bundle.ImagesLockPath]
+	if !ok {
+		return nil, nil
 	}
-	out, err := yaml.Marshal(lock)
+	lock, ok := bundle.ParseImagesLock(data)
+	if !ok {
+		return nil, fmt.Errorf("%s of %s is not an ImagesLock", bundle.ImagesLockPath, ref)
+	}
+	lock, _, err := Relocated(ctx, ref, lock, auth)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(path, out, 0o600)
+	images := map[string]string{}
+	for _, img := range lock.Images {
+		if id := img.Annotations[bundle.AnnotationKbldID]; id != "" {
+			images[id] = img.Image
+		}
+	}
+	return images, nil
 }
 
 // isLocalRegistry reports whether a reference names a registry on this host, which serves

@@ -177,6 +177,11 @@ func (f *Fetcher) createTKRPackages(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
+	// The TKR bundles are where the repository's lock has them: beside it when it was copied.
+	bundles, err := fetch.LockedImages(ctx, ref, files, f.Auth)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, path := range sortedPaths(files) {
 		if !strings.HasPrefix(path, "packages/") || strings.HasSuffix(path, "/metadata.yml") {
@@ -195,6 +200,13 @@ func (f *Fetcher) createTKRPackages(ctx context.Context, ref string) error {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pkg); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %s: %w", ref, path, err))
 				continue
+			}
+			if spec := pkg.Spec.Template.Spec; spec != nil {
+				for _, step := range spec.Fetch {
+					if step.ImgpkgBundle != nil && bundles[step.ImgpkgBundle.Image] != "" {
+						step.ImgpkgBundle.Image = bundles[step.ImgpkgBundle.Image]
+					}
+				}
 			}
 			if err := f.savePackage(ctx, pkg); err != nil {
 				errs = append(errs, err)

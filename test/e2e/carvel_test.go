@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 // kappTable is one table of kapp's --json output.
@@ -338,9 +336,7 @@ func relocate(t *testing.T, repo, registry string) string {
 // come from it.
 func TestBootstrapFromACopy(t *testing.T) {
 	registryAddr, repo := pushPackages(t)
-	mirror := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(mirror.Close)
-	custom := strings.TrimPrefix(mirror.URL, "http://") + "/tkg"
+	custom := testregistry.Start(t) + "/tkg"
 	start := time.Now()
 	bundles := []string{registryAddr + "/packages/slipway-repo:v0.1.0", registryAddr + "/packages/tkr-compatibility:v1"}
 	for _, line := range strings.Fields(runImgpkg(t, "tag", "list", "-i", registryAddr+"/packages/tkr-repository", "--registry-insecure")) {

@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	vendirversions "github.com/vmware-tanzu/carvel-vendir/pkg/vendir/versions/v1alpha1"
@@ -23,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 // TestPackageControllerOnLocalCluster runs kapp-controller's manifests on a local cluster: the
@@ -41,9 +38,7 @@ func TestPackageControllerOnLocalCluster(t *testing.T) {
 		t.Fatal("kapp-controller is simulated, not run")
 	}
 
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	pkgBundle, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: " + host + "/web@sha256:" + strings.Repeat("a", 64) + "\n  annotations:\n    kbld.carvel.dev/id: web:latest\n",
 		"config/schema.yml":  "#@data/values-schema\n---\nreplicas: 1\n",

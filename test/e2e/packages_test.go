@@ -3,10 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 // TestPackagesFromSources builds packages/ into bundles in the local registry with the same
@@ -31,9 +28,7 @@ func TestPackagesFromSources(t *testing.T) {
 	_, repo := pushPackages(t)
 	// A site without internet: the repository is copied with imgpkg into another registry, and
 	// installed from there with slipway's registry stopped.
-	mirror := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(mirror.Close)
-	copied := relocate(t, repo, strings.TrimPrefix(mirror.URL, "http://"))
+	copied := relocate(t, repo, testregistry.Start(t))
 	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
 		t.Fatalf("registry stop: %v\n%s", err, out)
 	}

@@ -2,15 +2,11 @@ package packages_test
 
 import (
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/cli/packages"
@@ -21,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -92,9 +89,7 @@ spec:
 }
 
 func TestPackageVerbs(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	var versions []string
 	for _, v := range []string{"1.0.0", "1.1.0"} {
 		ref, err := bundle.Push(testfiles.WriteTree(t, map[string]string{

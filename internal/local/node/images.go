@@ -32,11 +32,7 @@ func (p *placeholders) original(image string) string {
 	if orig, ok := p.seen[image]; ok {
 		return orig
 	}
-	var opts []name.Option
-	if host := strings.SplitN(image, "/", 2)[0]; strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.") {
-		opts = append(opts, name.Insecure)
-	}
-	ref, err := name.NewDigest(image, opts...)
+	ref, err := name.NewDigest(image, bundle.NameOptions(image)...)
 	if err != nil {
 		return ""
 	}

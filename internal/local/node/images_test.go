@@ -1,17 +1,14 @@
 package node
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 type componentsByImage map[string]string
@@ -29,9 +26,7 @@ func (c componentsByImage) ComponentFor(image string) (string, bool) {
 // repository it was copied to: the placeholder's config says what it stands in for, and that
 // image's component runs.
 func TestRelocatedPlaceholderRunsItsComponent(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	img, err := bundle.Placeholder("projects.registry.vmware.com/tkg/kapp-controller:v0.50.1_vmware.1", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,14 @@ func bundleFiles(dir string) (map[string][]byte, error) {
 	return files, nil
 }
 
+// build is the bundle image of files.
 func build(files map[string][]byte) (v1.Image, error) {
+	return image(files, map[string]string{LabelBundle: "true"})
+}
+
+// image is a one-layer linux/amd64 image of files (in name order, with fixed times, so that the
+// same files always give the same digest) whose config carries labels.
+func image(files map[string][]byte, labels map[string]string) (v1.Image, error) {
 	var buf bytes.Buffer
 	if err := writeTar(files, &buf); err != nil {
 		return nil, err
@@ -54,7 +61,7 @@ func build(files map[string][]byte) (v1.Image, error) {
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.Config.Labels = map[string]string{LabelBundle: "true"}
+	cfg.Config.Labels = labels
 	cfg.OS, cfg.Architecture = "linux", "amd64"
 	return mutate.ConfigFile(img, cfg)
 }
@@ -152,7 +159,7 @@ func push(dir, ref string, labels func(image string) map[string]string) (string,
 	if err != nil {
 		return "", err
 	}
-	tag, err := name.ParseReference(ref, nameOptions(ref)...)
+	tag, err := name.ParseReference(ref, NameOptions(ref)...)
 	if err != nil {
 		return "", fmt.Errorf("invalid reference %q: %w", ref, err)
 	}

@@ -1,18 +1,12 @@
 package bundle
 
 import (
-	"archive/tar"
-	"bytes"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"sigs.k8s.io/yaml"
 )
 
@@ -55,45 +49,19 @@ func ParseImagesLock(data []byte) (lock ImagesLock, ok bool) {
 	return lock, true
 }
 
-// Placeholder builds the image that stands in for image in a registry: one small layer saying so,
+// Placeholder builds the image that stands in for ref in a registry: one small layer saying so,
 // and the labels given (what the local runtime does in its place) with the reference it stands
-// in for. The same image and labels always give the same digest.
-func Placeholder(image string, labels map[string]string) (v1.Image, error) {
+// in for. The same reference and labels always give the same digest.
+func Placeholder(ref string, labels map[string]string) (v1.Image, error) {
 	text := fmt.Sprintf("This image stands in for %s in a slipway package repository.\n"+
 		"slipway's local runtime does not run container images: it runs the workload as a process\n"+
 		"or simulates it, as this image's labels say. The placeholder exists so that the bundles\n"+
-		"that name it can be copied and relocated as imgpkg copies any bundle.\n", image)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "SLIPWAY-PLACEHOLDER.txt", Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write([]byte(text)); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Config.Labels = map[string]string{LabelPlaceholderFor: image}
+		"that name it can be copied and relocated as imgpkg copies any bundle.\n", ref)
+	all := map[string]string{LabelPlaceholderFor: ref}
 	for k, v := range labels {
-		cfg.Config.Labels[k] = v
+		all[k] = v
 	}
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	return mutate.ConfigFile(img, cfg)
+	return image(map[string][]byte{"SLIPWAY-PLACEHOLDER.txt": []byte(text)}, all)
 }
 
 // lockWithPlaceholders pushes a placeholder for every image of lock named by tag, beside the
@@ -104,7 +72,7 @@ func lockWithPlaceholders(data []byte, bundleRef string, labels func(image strin
 	if !ok {
 		return nil, fmt.Errorf("%s is not an ImagesLock", ImagesLockPath)
 	}
-	bundle, err := name.ParseReference(bundleRef, nameOptions(bundleRef)...)
+	bundle, err := name.ParseReference(bundleRef, NameOptions(bundleRef)...)
 	if err != nil {
 		return nil, fmt.Errorf("invalid reference %q: %w", bundleRef, err)
 	}
@@ -116,7 +84,7 @@ func lockWithPlaceholders(data []byte, bundleRef string, labels func(image strin
 		if err != nil {
 			return nil, fmt.Errorf("%s: image %q is neither a digest nor a tag: %w", ImagesLockPath, img.Image, err)
 		}
-		target, err := name.NewTag(bundle.Context().RegistryStr()+"/"+orig.RepositoryStr()+":"+orig.TagStr(), nameOptions(bundleRef)...)
+		target, err := name.NewTag(bundle.Context().RegistryStr()+"/"+orig.RepositoryStr()+":"+orig.TagStr(), NameOptions(bundleRef)...)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +108,9 @@ func lockWithPlaceholders(data []byte, bundleRef string, labels func(image strin
 	return yaml.Marshal(lock)
 }
 
-func nameOptions(ref string) []name.Option {
+// NameOptions lets a registry on this host (localhost, 127.*) be reached over plain HTTP, as the
+// local registry serves.
+func NameOptions(ref string) []name.Option {
 	if host := strings.SplitN(ref, "/", 2)[0]; strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.") {
 		return []name.Option{name.Insecure}
 	}

@@ -1,9 +1,6 @@
 package bundle_test
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +8,19 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 // TestPushWithPlaceholdersLocksEveryImageByDigest pushes a bundle whose lock names images by
 // tag: each gets a placeholder beside the bundle, labelled, and the pushed lock names it by
 // digest with its annotations kept; the source directory is untouched.
 func TestPushWithPlaceholdersLocksEveryImageByDigest(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	lock := "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n" +
 		"- image: projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1\n  annotations:\n    kbld.carvel.dev/id: antrea-advanced-debian\n" +
 		"- image: " + host + "/already/locked@sha256:" + strings.Repeat("a", 64) + "\n"

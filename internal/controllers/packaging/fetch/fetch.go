@@ -104,7 +104,7 @@ func inline(ctx context.Context, c client.Client, namespace string, in *kappctrl
 
 // image pulls an image (an imgpkg bundle is one) and writes its files.
 func image(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, subPath, dir string) error {
-	r, err := name.ParseReference(ref, nameOptions(ref)...)
+	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
@@ -154,14 +154,14 @@ func followRelocation(ctx context.Context, c client.Client, namespace, ref strin
 // names is also in the bundle's own repository, it returns the lock naming them there, so that
 // kbld gives workloads the copies; moved says so. A bundle that was not copied keeps its lock.
 func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, auth authn.Authenticator) (bundle.ImagesLock, bool, error) {
-	r, err := name.ParseReference(ref, nameOptions(ref)...)
+	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return lock, false, fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
 	out := bundle.ImagesLock{APIVersion: lock.APIVersion, Kind: lock.Kind, Images: slices.Clone(lock.Images)}
 	moved := false
 	for i, img := range out.Images {
-		d, err := name.NewDigest(img.Image, nameOptions(img.Image)...)
+		d, err := name.NewDigest(img.Image, bundle.NameOptions(img.Image)...)
 		if err != nil || d.Context().String() == r.Context().String() {
 			continue
 		}
@@ -199,13 +199,6 @@ func LockedImages(ctx context.Context, ref string, files map[string][]byte, auth
 		}
 	}
 	return images, nil
-}
-
-// isLocalRegistry reports whether a reference names a registry on this host, which serves
-// plain HTTP.
-func isLocalRegistry(ref string) bool {
-	host := strings.SplitN(ref, "/", 2)[0]
-	return strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.")
 }
 
 func credentials(ctx context.Context, c client.Client, namespace string, ref *kappctrlv1alpha1.AppFetchLocalRef) (authn.Authenticator, error) {

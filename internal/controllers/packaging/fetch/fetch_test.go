@@ -1,31 +1,26 @@
 package fetch_test
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 // TestFetchFollowsARelocatedBundle fetches a bundle at its origin, where its lock stays as
 // pushed, and a copy of it in another repository: the lock names the copy of its image once that
 // is there too (what imgpkg copy makes), as imgpkg pull rewrites it.
 func TestFetchFollowsARelocatedBundle(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	src := testfiles.WriteTree(t, map[string]string{
 		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n" +
 			"- image: projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1\n  annotations:\n    kbld.carvel.dev/id: metrics-server\n",

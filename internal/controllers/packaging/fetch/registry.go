@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 )
 
 // maxFileSize bounds one file read from an image.
@@ -20,7 +22,7 @@ const maxFileSize = 64 << 20
 
 // ImageFiles pulls an image (an imgpkg bundle is one) and returns its files by path.
 func ImageFiles(ctx context.Context, ref string, auth authn.Authenticator) (map[string][]byte, error) {
-	r, err := name.ParseReference(ref, nameOptions(ref)...)
+	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
@@ -53,7 +55,7 @@ func ImageFiles(ctx context.Context, ref string, auth authn.Authenticator) (map[
 
 // ListTags lists the tags of an image repository such as 127.0.0.1:5000/packages/tkr-repository.
 func ListTags(ctx context.Context, repository string, auth authn.Authenticator) ([]string, error) {
-	repo, err := name.NewRepository(repository, nameOptions(repository)...)
+	repo, err := name.NewRepository(repository, bundle.NameOptions(repository)...)
 	if err != nil {
 		return nil, fmt.Errorf("invalid image repository %q: %w", repository, err)
 	}
@@ -62,12 +64,4 @@ func ListTags(ctx context.Context, repository string, auth authn.Authenticator) 
 		return nil, fmt.Errorf("failed to list the tags of %s: %w", repository, err)
 	}
 	return tags, nil
-}
-
-// nameOptions lets a registry on this host be reached over plain HTTP.
-func nameOptions(ref string) []name.Option {
-	if isLocalRegistry(ref) {
-		return []name.Option{name.Insecure}
-	}
-	return nil
 }

@@ -3,15 +3,11 @@ package packagerepository_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
@@ -25,6 +21,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
 var env *envtest.Environment
@@ -96,9 +93,7 @@ func packages(ns string) ([]string, error) {
 
 func TestPackageRepositoryFromBundle(t *testing.T) {
 	ctx := t.Context()
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testregistry.Start(t)
 	ns := "repo-bundle"
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)

@@ -88,9 +88,11 @@ func valuesKinds(vf *runv1alpha3.ValuesFrom) []string {
 }
 
 // ClusterBootstrapTemplate validates ClusterBootstrapTemplates: they live in the system
-// namespace, name kapp and cni packages, take each package's values from one source, and never
-// change.
+// namespace, name kapp and cni packages that are Packages of the system namespace, take each
+// package's values from one source, and never change.
 type ClusterBootstrapTemplate struct {
+	// Client reads Packages.
+	Client client.Reader
 	// SystemNamespace is where templates may be created.
 	SystemNamespace string
 }
@@ -102,18 +104,37 @@ func (v *ClusterBootstrapTemplate) SetupWebhookWithManager(mgr ctrl.Manager) err
 	if v.SystemNamespace == "" {
 		v.SystemNamespace = tkg.SystemNamespace
 	}
+	if v.Client == nil {
+		v.Client = mgr.GetAPIReader()
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &runv1alpha3.ClusterBootstrapTemplate{}).
 		WithValidator(v).WithValidatorCustomPath(ClusterBootstrapTemplateValidatePath).Complete()
 }
 
-// ValidateCreate checks the namespace and the packages.
-func (v *ClusterBootstrapTemplate) ValidateCreate(_ context.Context, obj *runv1alpha3.ClusterBootstrapTemplate) (admission.Warnings, error) {
+// ValidateCreate checks the namespace, the packages and that each is a Package of the system
+// namespace, as the ClusterBootstraps cloned from the template will need.
+func (v *ClusterBootstrapTemplate) ValidateCreate(ctx context.Context, obj *runv1alpha3.ClusterBootstrapTemplate) (admission.Warnings, error) {
 	var errs field.ErrorList
 	if obj.Namespace != v.SystemNamespace {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "namespace"),
 			fmt.Sprintf("ClusterBootstrapTemplates belong in the system namespace %s, not %s: create it there", v.SystemNamespace, obj.Namespace)))
 	}
 	errs = append(errs, validatePackages(obj.Spec)...)
+	if obj.Spec != nil {
+		for _, p := range packagePaths(obj.Spec) {
+			if p.pkg.RefName == "" {
+				continue
+			}
+			found, err := addons.LookupPackage(ctx, v.Client, v.SystemNamespace, v.SystemNamespace, p.pkg.RefName)
+			if err != nil {
+				return nil, err
+			}
+			if found == nil {
+				errs = append(errs, field.Invalid(p.path.Child("refName"), p.pkg.RefName,
+					fmt.Sprintf("no Package of this name in namespace %s: name a package of the release's package repository (`slipway package available list -n %s`)", v.SystemNamespace, v.SystemNamespace)))
+			}
+		}
+	}
 	return nil, invalidObject("ClusterBootstrapTemplate", obj.Name, errs)
 }
 

@@ -81,9 +81,11 @@ func wantRule(t *testing.T, name string, err error, want string) {
 }
 
 func TestClusterBootstrapTemplate(t *testing.T) {
-	v := &ClusterBootstrapTemplate{SystemNamespace: tkg.SystemNamespace}
+	sys := "cbt-system"
+	create(t, namespace(sys), pkg(sys, "kapp-controller.tanzu.vmware.com", "0.50.1"), pkg(sys, "antrea.tanzu.vmware.com", "1.13.1"))
+	v := &ClusterBootstrapTemplate{Client: env.Client, SystemNamespace: sys}
 	good := func() *runv1alpha3.ClusterBootstrapTemplate {
-		return &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: tkg.SystemNamespace, Name: "v1.35.4---vmware.1-tkg.1"},
+		return &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "v1.35.4---vmware.1-tkg.1"},
 			Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
 				Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.1"},
 				CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1", ValuesFrom: provider("AntreaConfig", "cni.tanzu.vmware.com", "x")}}}
@@ -94,7 +96,12 @@ func TestClusterBootstrapTemplate(t *testing.T) {
 		want   string
 	}{
 		{"good", func(*runv1alpha3.ClusterBootstrapTemplate) {}, ""},
-		{"outside the system namespace", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Namespace = "default" }, "metadata.namespace: Forbidden: ClusterBootstrapTemplates belong in the system namespace tkg-system"},
+		{"outside the system namespace", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Namespace = "default" }, "metadata.namespace: Forbidden: ClusterBootstrapTemplates belong in the system namespace cbt-system"},
+		{"unknown package", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Spec.Kapp.RefName = "nosuch.1.0" },
+			"spec.kapp.refName: Invalid value: \"nosuch.1.0\": no Package of this name in namespace cbt-system"},
+		{"unknown additional package", func(c *runv1alpha3.ClusterBootstrapTemplate) {
+			c.Spec.AdditionalPackages = []*runv1alpha3.ClusterBootstrapPackage{{RefName: "metrics-server.tanzu.vmware.com.9.9.9"}}
+		}, "spec.additionalPackages[0].refName: Invalid value: \"metrics-server.tanzu.vmware.com.9.9.9\""},
 		{"no kapp", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Spec.Kapp = nil }, "spec.kapp: Required value"},
 		{"no cni", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Spec.CNI = nil }, "spec.cni: Required value"},
 		{"two values sources", func(c *runv1alpha3.ClusterBootstrapTemplate) { c.Spec.CNI.ValuesFrom.SecretRef = "s" },

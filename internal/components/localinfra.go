@@ -36,10 +36,14 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 		return err
 	}
 	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe, Home: os.Getenv(podenv.EnvLocalCluster)}
-	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
+	recorder := mgr.GetEventRecorder("local-infrastructure-controller")
+	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, Recorder: recorder, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	if err := (&infrastructure.MachineReconciler{Client: mgr.GetClient(), Runtime: rt, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&infrastructure.MachineReconciler{Client: mgr.GetClient(), Runtime: rt, Recorder: recorder, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(infrastructure.HomeSupervisor{Runtime: rt}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -235,6 +235,9 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// The release's add-ons, through the ClusterBootstrap.
 	checkAddons(t, lc, wc, "v1.34.3---vmware.1-tkg.1")
 
+	// Every kind of process the runtime runs, killed with SIGKILL, is repaired, and nothing is lost.
+	t.Run("faults", func(t *testing.T) { checkFaults(t, lc, wc, "v1.34.3+vmware.1", 2) })
+
 	// Scale the workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, lc, wc, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })

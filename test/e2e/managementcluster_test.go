@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -327,28 +327,12 @@ func TestManagementClusterCreate(t *testing.T) {
 			worker = n.Name
 		}
 	}
-	pid := proc.ReadPID(dirs.NodePID(worker))
-	if pid <= 0 {
-		t.Fatalf("no agent pid for node %s", worker)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	restartsBefore := localMachineOf(t, mc, "tkg-system", worker).Status.AgentRestarts
 	killed := time.Now()
-	eventually(t, 3*time.Minute, "the killed agent started again", func() error {
-		if p := proc.ReadPID(dirs.NodePID(worker)); p == pid || p <= 0 || len(proc.Cmdline(p)) == 0 {
-			return fmt.Errorf("node %s's agent has not been started again", worker)
-		}
-		node := &corev1.Node{}
-		if err := mc.Get(ctx, client.ObjectKey{Name: worker}, node); err != nil {
-			return err
-		}
-		if !nodeReady(node) {
-			return fmt.Errorf("node %s is not Ready", worker)
-		}
-		return nil
-	})
-	t.Logf("the killed agent of %s was repaired in %s", worker, time.Since(killed).Round(100*time.Millisecond))
+	restarted := killAndWaitRestart(t, dirs.NodePID(worker))
+	eventually(t, 3*time.Minute, "a heartbeat of the restarted agent of "+worker, func() error { return heartbeatSince(t, mc, worker, killed) })
+	t.Logf("the killed agent of %s was started again in %s, its node Ready in %s", worker, restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	checkRestartCounted(t, mc, "tkg-system", worker, restartsBefore)
 
 	// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
 	wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
@@ -378,11 +362,33 @@ func TestManagementClusterCreate(t *testing.T) {
 		l["plan"] != "dev" || l["tkr"] != "v1.34.3---vmware.1-tkg.1" || l["kubernetes"] != "v1.34.3+vmware.1" {
 		t.Errorf("cluster list: %v", l)
 	}
+	// The workload cluster's load balancer, killed, is started again by the provider and its API
+	// server answers through it.
+	wc := &clusterv1.Cluster{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-wc"}, wc); err != nil {
+		t.Fatal(err)
+	}
+	wcDir, err := store.Dirs("e2e-wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed = time.Now()
+	restarted = killAndWaitRestart(t, wcDir.LoadBalancerPID())
+	wcc := workloadClient(t, mgmt, wc)
+	eventually(t, 30*time.Second, "the workload cluster's API server through its restarted load balancer", func() error {
+		return wcc.List(ctx, &corev1.NodeList{})
+	})
+	t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	checkRestartEvent(t, mc, "default", wc.Spec.InfrastructureRef.Name, "LoadBalancerRestarted")
+	lc := &infrav1.LocalCluster{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: wc.Spec.InfrastructureRef.Name}, lc); err != nil {
+		t.Fatal(err)
+	} else if lc.Status.LoadBalancerRestarts != 1 {
+		t.Errorf("LocalCluster %s counts %d load balancer restarts, want 1", lc.Name, lc.Status.LoadBalancerRestarts)
+	}
 	if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "2"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
 		t.Fatalf("cluster scale: %v\n%s", err, out)
 	}
-	wc := &clusterv1.Cluster{}
-	wc.Namespace, wc.Name = "default", "e2e-wc"
 	eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
 	// Upgrade to the newer release: every machine and the add-ons move to it.
 	upgraded := time.Now()
@@ -420,10 +426,6 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Errorf("cluster kubeconfig get: %v\n%s", err, out)
 	} else if cfg, err := clientcmd.LoadFromFile(wcKubeconfig); err != nil || cfg.Contexts["e2e-wc-admin@e2e-wc"] == nil {
 		t.Errorf("the exported kubeconfig lacks the workload cluster's context: %v", err)
-	}
-	wcDir, err := store.Dirs("e2e-wc")
-	if err != nil {
-		t.Fatal(err)
 	}
 	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
 		t.Fatalf("cluster delete: %v\n%s", err, out)

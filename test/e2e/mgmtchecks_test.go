@@ -118,35 +118,46 @@ func checkCapability(t *testing.T, c client.Client) {
 	})
 }
 
-// checkStill samples the resourceVersion of every Cluster API object in namespace (the kinds
-// of the CRDs clusterctl installed) for d and fails on any that changed: a converged
-// management cluster does not write to its objects, as Cluster API's own e2e checks.
-func checkStill(t *testing.T, c client.Client, namespace string, d time.Duration) {
+// clusterAPIObjects lists every Cluster API object in namespace: the objects of the kinds of
+// the CRDs clusterctl installed.
+func clusterAPIObjects(t *testing.T, c client.Client, namespace string) []*unstructured.UnstructuredList {
 	t.Helper()
 	ctx := context.Background()
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := c.List(ctx, crds, client.HasLabels{"clusterctl.cluster.x-k8s.io"}); err != nil {
 		t.Fatal(err)
 	}
+	var lists []*unstructured.UnstructuredList
+	for _, crd := range crds.Items {
+		if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+			continue
+		}
+		var storage string
+		for _, v := range crd.Spec.Versions {
+			if v.Storage {
+				storage = v.Name
+			}
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(crd.Spec.Group + "/" + storage)
+		list.SetKind(crd.Spec.Names.ListKind)
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			t.Errorf("list %s: %v", crd.Name, err)
+			continue
+		}
+		lists = append(lists, list)
+	}
+	return lists
+}
+
+// checkStill samples the resourceVersion of every Cluster API object in namespace for d and
+// fails on any that changed: a converged management cluster does not write to its objects, as
+// Cluster API's own e2e checks.
+func checkStill(t *testing.T, c client.Client, namespace string, d time.Duration) {
+	t.Helper()
 	versions := func() map[string]string {
 		out := map[string]string{}
-		for _, crd := range crds.Items {
-			if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
-				continue
-			}
-			var storage string
-			for _, v := range crd.Spec.Versions {
-				if v.Storage {
-					storage = v.Name
-				}
-			}
-			list := &unstructured.UnstructuredList{}
-			list.SetAPIVersion(crd.Spec.Group + "/" + storage)
-			list.SetKind(crd.Spec.Names.ListKind)
-			if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-				t.Errorf("list %s: %v", crd.Name, err)
-				continue
-			}
+		for _, list := range clusterAPIObjects(t, c, namespace) {
 			for _, o := range list.Items {
 				out[o.GetKind()+" "+o.GetName()] = o.GetResourceVersion()
 			}

@@ -71,6 +71,10 @@ type LocalClusterStatus struct {
 	// index is the loopback block 127.<index>.0.0/16 the cluster's nodes take.
 	// +optional
 	Index int32 `json:"index,omitempty"`
+	// loadBalancerRestarts counts how often the provider found the cluster's load balancer
+	// not running and started it again (each time with a LoadBalancerRestarted Event).
+	// +optional
+	LoadBalancerRestarts int32 `json:"loadBalancerRestarts,omitempty"`
 }
 
 // LocalCluster is the infrastructure of a Cluster API cluster on the local runtime.
@@ -82,6 +86,7 @@ type LocalClusterStatus struct {
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
 // +kubebuilder:printcolumn:name="Provisioned",type="boolean",JSONPath=".status.initialization.provisioned"
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.controlPlaneEndpoint.host"
+// +kubebuilder:printcolumn:name="LB Restarts",type="integer",JSONPath=".status.loadBalancerRestarts"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type LocalCluster struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -174,6 +179,10 @@ type LocalMachineStatus struct {
 	// nodeIP is the loopback address the node's processes listen on.
 	// +optional
 	NodeIP string `json:"nodeIP,omitempty"`
+	// agentRestarts counts how often the provider found the node's agent not running and
+	// started it again (each time with a NodeAgentRestarted Event).
+	// +optional
+	AgentRestarts int32 `json:"agentRestarts,omitempty"`
 }
 
 // LocalMachine is a machine of a Cluster API cluster on the local runtime: a node agent process
@@ -186,6 +195,7 @@ type LocalMachineStatus struct {
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
 // +kubebuilder:printcolumn:name="Provisioned",type="boolean",JSONPath=".status.initialization.provisioned"
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID"
+// +kubebuilder:printcolumn:name="Agent Restarts",type="integer",JSONPath=".status.agentRestarts"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type LocalMachine struct {
 	metav1.TypeMeta   `json:",inline"`

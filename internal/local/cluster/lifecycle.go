@@ -32,7 +32,7 @@ func agentAlive(dirs Dirs, node string) bool {
 // the nodes it started.
 func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
 	if spec.LoadBalancerIP != "" {
-		if err := s.StartLoadBalancer(spec.Name, exe); err != nil {
+		if _, err := s.StartLoadBalancer(spec.Name, exe); err != nil {
 			return nil, err
 		}
 	}
@@ -159,13 +159,19 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if agentAlive(dirs, node.Name) {
-		return false, nil
-	}
-	if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
-		return false, fmt.Errorf("failed to start node %s: %w", node.Name, err)
-	}
-	return true, nil
+	// The provider of the cluster and the provider running in it may both look at an agent.
+	started := false
+	err = proc.WithLock(dirs.NodePID(node.Name)+".lock", func() error {
+		if agentAlive(dirs, node.Name) {
+			return nil
+		}
+		if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
+			return fmt.Errorf("failed to start node %s: %w", node.Name, err)
+		}
+		started = true
+		return nil
+	})
+	return started, err
 }
 
 // NodeRunning says whether a node's agent runs.
@@ -202,17 +208,25 @@ func (s Store) StopNode(name, node string) error {
 	return errors.Join(errs...)
 }
 
-// StartLoadBalancer starts the cluster's load balancer unless it runs.
-func (s Store) StartLoadBalancer(name, exe string) error {
+// StartLoadBalancer starts the cluster's load balancer unless it runs, and says whether it
+// started it.
+func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 	dirs, err := s.Dirs(name)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs)) {
+	started := false
+	err = proc.WithLock(dirs.LoadBalancerPID()+".lock", func() error {
+		if proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs)) {
+			return nil
+		}
+		if _, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
+			return fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
+		}
+		started = true
 		return nil
-	}
-	_, err = proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID())
-	return err
+	})
+	return started, err
 }
 
 // nodeDirs returns the directories of a cluster after checking the node's name too.

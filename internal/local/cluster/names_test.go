@@ -75,7 +75,7 @@ func TestBadNamesTouchNothing(t *testing.T) {
 		"start":       func(name string) error { return s.Start(t.Context(), name, "/bin/false", time.Second) },
 		"stop node":   func(name string) error { return s.StopNode("kept", name) },
 		"node of":     func(name string) error { return s.StopNode(name, "kept-control-plane") },
-		"start lb":    func(name string) error { return s.StartLoadBalancer(name, "/bin/false") },
+		"start lb":    func(name string) error { _, err := s.StartLoadBalancer(name, "/bin/false"); return err },
 		"create":      func(name string) error { return s.Create(t.Context(), CreateOptions{Name: name, ControlPlaneNodes: 1}) },
 		"create node": func(name string) error { _, err := s.StartNode("kept", NodeSpec{Name: name}, "/bin/false"); return err },
 	}

@@ -12,6 +12,9 @@ type State struct {
 	Spec *Spec
 	// NodesRunning counts the nodes whose agent runs.
 	NodesRunning int
+	// Orphaned names the nodes whose agent does not run while processes of theirs still do: an
+	// agent killed with SIGKILL leaves its API server, etcd and pods running.
+	Orphaned []string
 	// LoadBalancerRunning is true when the cluster needs no load balancer or it runs.
 	LoadBalancerRunning bool
 }
@@ -22,12 +25,15 @@ func (s State) Status() string {
 	switch {
 	case s.NodesRunning == total && s.LoadBalancerRunning:
 		return "Running"
-	case s.NodesRunning == 0:
+	case s.NodesRunning == 0 && len(s.Orphaned) == 0:
 		return "Stopped"
 	default:
 		var down []string
 		if s.NodesRunning < total {
 			down = append(down, fmt.Sprintf("%d/%d nodes running", s.NodesRunning, total))
+		}
+		if len(s.Orphaned) > 0 {
+			down = append(down, "agent down on "+strings.Join(s.Orphaned, ", ")+", its processes still run")
 		}
 		if !s.LoadBalancerRunning {
 			down = append(down, "load balancer stopped")
@@ -45,8 +51,11 @@ func (s Store) Inspect(spec *Spec) State {
 	}
 	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs))
 	for _, n := range spec.Nodes {
-		if agentAlive(dirs, n.Name) {
+		switch {
+		case agentAlive(dirs, n.Name):
 			st.NodesRunning++
+		case len(proc.Using(dirs.Node(n.Name))) > 0:
+			st.Orphaned = append(st.Orphaned, n.Name)
 		}
 	}
 	return st

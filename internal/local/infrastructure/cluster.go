@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -93,10 +96,16 @@ func (r *Runtime) update(c *clusterv1.Cluster, uid string, change func(*cluster.
 	return spec, cluster.WriteSpec(dirs, spec)
 }
 
+// superviseEvery is how often the provider looks at each process it runs for its clusters (load
+// balancers and node agents) and starts a dead one again.
+const superviseEvery = 3 * time.Second
+
 // ClusterReconciler reconciles LocalClusters.
 type ClusterReconciler struct {
 	Client  client.Client
 	Runtime *Runtime
+	// Recorder records an Event for each restarted load balancer.
+	Recorder events.EventRecorder
 	// WatchFilterValue is Cluster API's --watch-filter label value; empty reconciles all.
 	WatchFilterValue string
 }
@@ -148,8 +157,15 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "EndpointAllocationFailed", Message: err.Error()})
 		return ctrl.Result{}, err
 	}
-	if err := r.Runtime.Store.StartLoadBalancer(owner.Name, r.Runtime.Executable); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to start the load balancer of %s: %w", owner.Name, err)
+	started, err := r.Runtime.Store.StartLoadBalancer(owner.Name, r.Runtime.Executable)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if started && ptr.Deref(lc.Status.Initialization.Provisioned, false) {
+		lc.Status.LoadBalancerRestarts++
+		r.Recorder.Eventf(lc, nil, corev1.EventTypeWarning, "LoadBalancerRestarted", "Restart",
+			"The load balancer of %s on %s was not running: started it again (restart %d)", owner.Name, spec.Endpoint(), lc.Status.LoadBalancerRestarts)
+		ctrl.LoggerFrom(ctx).Info("Restarted the load balancer", "cluster", owner.Name, "restarts", lc.Status.LoadBalancerRestarts)
 	}
 	// The LocalCluster keeps the UID its local cluster was made for, so that ownership follows
 	// the Cluster through clusterctl move.
@@ -164,7 +180,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	lc.Status.Initialization.Provisioned = ptr.To(true)
 	conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReasonEndpointAllocated,
 		Message: fmt.Sprintf("endpoint %s, nodes in 127.%d.0.0/16", spec.Endpoint(), spec.Index)})
-	return ctrl.Result{}, nil
+	// The load balancer is looked at again within superviseEvery, so that a dead one is back
+	// within seconds.
+	return ctrl.Result{RequeueAfter: superviseEvery}, nil
 }
 
 // ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block;

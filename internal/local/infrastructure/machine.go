@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -33,6 +34,8 @@ import (
 type MachineReconciler struct {
 	Client  client.Client
 	Runtime *Runtime
+	// Recorder records an Event for each restarted node agent.
+	Recorder events.EventRecorder
 	// WatchFilterValue is Cluster API's --watch-filter label value; empty reconciles all.
 	WatchFilterValue string
 }
@@ -120,7 +123,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	node, err := r.ensureNode(ctx, owner, uid, machine)
+	node, err := r.ensureNode(ctx, owner, uid, machine, lm)
 	if err != nil {
 		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonNodeStartFailed, err.Error())
 		return ctrl.Result{}, err
@@ -134,13 +137,14 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	lm.Status.Initialization.Provisioned = ptr.To(true)
 	setNodeConditions(lm, metav1.ConditionTrue, infrav1.ReasonNodeStarted,
 		fmt.Sprintf("node %s runs on %s (Kubernetes %s)", node.Name, node.IP, node.KubernetesVersion))
-	// The agent is checked again now and then, so that a node stopped by a host restart comes back.
-	return ctrl.Result{RequeueAfter: time.Minute}, nil
+	// The agent is looked at again within superviseEvery, so that a killed one, or a node
+	// stopped by a host restart, is back within seconds.
+	return ctrl.Result{RequeueAfter: superviseEvery}, nil
 }
 
 // ensureNode adds the machine's node to the cluster from its bootstrap data and starts it, or
-// restarts the agent of a node that exists and does not run.
-func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, uid string, machine *clusterv1.Machine) (cluster.NodeSpec, error) {
+// restarts the agent of a node that exists and does not run, counting the restart in lm.
+func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, uid string, machine *clusterv1.Machine, lm *infrav1.LocalMachine) (cluster.NodeSpec, error) {
 	r.Runtime.mu.Lock()
 	spec, err := r.Runtime.ownedSpec(owner, uid)
 	r.Runtime.mu.Unlock()
@@ -149,8 +153,11 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	}
 	if node, ok := spec.Node(machine.Name); ok {
 		restarted, err := r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
-		if restarted {
-			ctrl.LoggerFrom(ctx).Info("Restarted the node's agent", "node", node.Name)
+		if restarted && ptr.Deref(lm.Status.Initialization.Provisioned, false) {
+			lm.Status.AgentRestarts++
+			r.Recorder.Eventf(lm, nil, corev1.EventTypeWarning, "NodeAgentRestarted", "Restart",
+				"The agent of node %s was not running: started it again (restart %d)", node.Name, lm.Status.AgentRestarts)
+			ctrl.LoggerFrom(ctx).Info("Restarted the node's agent", "node", node.Name, "restarts", lm.Status.AgentRestarts)
 		}
 		return node, err
 	}

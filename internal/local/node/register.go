@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,8 +102,14 @@ func (a *Agent) register(ctx context.Context) error {
 	return a.updateNodeStatus(ctx)
 }
 
-// updateNodeStatus reports the node Ready with its addresses, capacity and versions.
+// updateNodeStatus reports the node Ready with its addresses, capacity and versions. Others write
+// to the Node too (Cluster API's labels and annotations, the node lifecycle controller), so a
+// conflict is read again and retried, as the kubelet does.
 func (a *Agent) updateNodeStatus(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return a.writeNodeStatus(ctx) })
+}
+
+func (a *Agent) writeNodeStatus(ctx context.Context) error {
 	node := &corev1.Node{}
 	if err := a.client.Get(ctx, client.ObjectKey{Name: a.node.Name}, node); err != nil {
 		return err

@@ -41,6 +41,24 @@ func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
 	return pid, nil
 }
 
+// WithLock runs f holding an exclusive lock on lockPath (created if missing), so that processes
+// that check and then start the same thing (a node agent, a load balancer) do it one at a time.
+func WithLock(lockPath string, f func() error) error {
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return err
+	}
+	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("failed to lock %s: %w", lockPath, err)
+	}
+	defer func() { _ = syscall.Flock(int(l.Fd()), syscall.LOCK_UN) }()
+	return f()
+}
+
 // ReadPID returns the pid in a pid file, or 0.
 func ReadPID(pidPath string) int {
 	data, err := os.ReadFile(pidPath)

@@ -1,0 +1,60 @@
+package infrastructure
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// HomeSupervisor keeps the node agents of the local cluster the provider runs in going when that
+// cluster is not one of a Cluster's (a bootstrap or cleanup cluster, made by the CLI; the
+// machines of a management cluster are its own LocalMachines, which the MachineReconciler
+// supervises). An agent killed with SIGKILL leaves its pods, this provider among them, running:
+// the provider starts it again within superviseEvery, and the new agent restarts what the old
+// one ran.
+type HomeSupervisor struct {
+	Runtime *Runtime
+}
+
+// NeedLeaderElection is false: a provider that has just restarted waits for the lease of its
+// killed predecessor to expire, and the home cluster's agents must not wait with it. The store
+// starts an agent under a lock, so two providers never start two.
+func (HomeSupervisor) NeedLeaderElection() bool { return false }
+
+// Start supervises until ctx ends.
+func (h HomeSupervisor) Start(ctx context.Context) error {
+	r := h.Runtime
+	if r.Home == "" {
+		<-ctx.Done()
+		return nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", r.Home)
+	restarts := 0
+	tick := time.NewTicker(superviseEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		// A cluster being deleted has no spec left, and its agents stop their pods (this
+		// provider first) before they exit.
+		spec, err := r.Store.Get(r.Home)
+		if err != nil || spec.Owner != nil {
+			continue
+		}
+		for _, n := range spec.Nodes {
+			started, err := r.Store.StartNode(spec.Name, n, r.Executable)
+			if err != nil {
+				log.Error(err, "Failed to start the agent of a node of the home cluster", "node", n.Name)
+				continue
+			}
+			if started {
+				restarts++
+				log.Info("The agent of a node of the home cluster was not running: started it again", "node", n.Name, "restarts", restarts)
+			}
+		}
+	}
+}

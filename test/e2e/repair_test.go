@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/test/clitest"
+)
+
+// restartBound is how soon the local provider starts again a process of its clusters that died.
+const restartBound = 10 * time.Second
+
+// killAndWaitRestart kills the process of pidPath with SIGKILL, as a crash would, and returns
+// how long the local provider took to start it again; beyond restartBound the test fails.
+func killAndWaitRestart(t *testing.T, pidPath string) time.Duration {
+	t.Helper()
+	pid := proc.ReadPID(pidPath)
+	if pid <= 0 {
+		t.Fatalf("no process in %s to kill", pidPath)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for {
+		if p := proc.ReadPID(pidPath); p > 0 && p != pid && len(proc.Cmdline(p)) > 0 {
+			return time.Since(killed)
+		}
+		if time.Since(killed) > restartBound {
+			t.Fatalf("the process of %s (pid %d) was killed and not started again within %s", pidPath, pid, restartBound)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkRestartEvent waits for the provider's Event of reason about the object namespace/name, a
+// warning that names the restart.
+func checkRestartEvent(t *testing.T, c client.Client, namespace, name, reason string) {
+	t.Helper()
+	eventually(t, 30*time.Second, reason+" Event of "+name, func() error {
+		events := &corev1.EventList{}
+		if err := c.List(t.Context(), events, client.InNamespace(namespace)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason && e.Type == corev1.EventTypeWarning {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s Event about %s/%s", reason, namespace, name)
+	})
+}
+
+// localMachineOf finds the LocalMachine of a node by the hostname the provider reports.
+func localMachineOf(t *testing.T, c client.Client, namespace, node string) *infrav1.LocalMachine {
+	t.Helper()
+	list := &infrav1.LocalMachineList{}
+	if err := c.List(t.Context(), list, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for i, lm := range list.Items {
+		for _, a := range lm.Status.Addresses {
+			if a.Address == node {
+				return &list.Items[i]
+			}
+		}
+	}
+	t.Fatalf("no LocalMachine in %s runs node %s", namespace, node)
+	return nil
+}
+
+// nodeName is the name of a one-node local cluster's node.
+func (lc *localCluster) nodeName(t *testing.T) string {
+	t.Helper()
+	spec, err := cluster.ReadSpec(lc.dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec.Nodes[0].Name
+}
+
+// checkHomeAgentRepaired kills the node agent of a bootstrap cluster, which no Cluster owns: the
+// local provider running on it (the agent's pods outlive it) starts it again within
+// restartBound, and the new agent brings the node back with every pod it ran. It returns how
+// long until the agent ran again and until the node and its pods were back.
+func checkHomeAgentRepaired(t *testing.T, lc *localCluster) (restarted, back time.Duration) {
+	t.Helper()
+	node := lc.nodeName(t)
+	ctx := t.Context()
+	before := &corev1.PodList{}
+	if err := lc.client.List(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	restarted = killAndWaitRestart(t, lc.dirs.NodePID(node))
+	eventually(t, 3*time.Minute, "the bootstrap node back with every pod restarted by the new agent", func() error {
+		n := &corev1.Node{}
+		if err := lc.client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+			return err
+		}
+		if !nodeReady(n) {
+			return fmt.Errorf("node %s is not Ready", node)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && !c.LastHeartbeatTime.After(killed) {
+				return fmt.Errorf("node %s has had no heartbeat from the new agent", node)
+			}
+		}
+		pods := &corev1.PodList{}
+		if err := lc.client.List(ctx, pods); err != nil {
+			return err
+		}
+		if len(pods.Items) != len(before.Items) {
+			return fmt.Errorf("%d pods, %d before the agent was killed", len(pods.Items), len(before.Items))
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			for _, s := range p.Status.ContainerStatuses {
+				if s.State.Running == nil || !s.State.Running.StartedAt.After(killed) || !s.Ready {
+					return fmt.Errorf("container %s of pod %s/%s is not running again", s.Name, p.Namespace, p.Name)
+				}
+			}
+		}
+		return nil
+	})
+	back = time.Since(killed)
+	if out, err := runSlipway(t, "local", "cluster", "list"); err != nil || !clitest.LineHas(out, lc.name, "Running") {
+		t.Errorf("local cluster list after the repair: %v\n%s", err, out)
+	}
+	return restarted, back
+}
+
+// checkRestartCounted checks that the LocalMachine of node counts one agent restart more than
+// before, with its Event.
+func checkRestartCounted(t *testing.T, c client.Client, namespace, node string, before int32) {
+	t.Helper()
+	lm := localMachineOf(t, c, namespace, node)
+	checkRestartEvent(t, c, namespace, lm.Name, "NodeAgentRestarted")
+	eventually(t, 10*time.Second, "the restart counted", func() error {
+		lm = localMachineOf(t, c, namespace, node)
+		if lm.Status.AgentRestarts != before+1 {
+			return fmt.Errorf("LocalMachine %s counts %d agent restarts, %d before the kill", lm.Name, lm.Status.AgentRestarts, before)
+		}
+		return nil
+	})
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ import (
 	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
-	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -238,6 +237,16 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// Every kind of process the runtime runs, killed with SIGKILL, is repaired, and nothing is lost.
 	t.Run("faults", func(t *testing.T) { checkFaults(t, lc, wc, "v1.34.3+vmware.1", 2) })
 
+	// The CLI on a cluster the provider owns: start returns once its endpoint answers; kubeconfig
+	// says where the kubeconfig is.
+	if out, err := runSlipway(t, "local", "cluster", "start", wc.Name); err != nil || !strings.Contains(out, `Cluster "wc" is Ready`) {
+		t.Errorf("local cluster start of a provider-owned cluster: %v\n%s", err, out)
+	}
+	if out, err := runSlipway(t, "local", "cluster", "kubeconfig", wc.Name); err == nil ||
+		!strings.Contains(out, `local cluster "wc" belongs to Cluster default/wc: its kubeconfig is on management cluster e2e-capi`) {
+		t.Errorf("local cluster kubeconfig of a provider-owned cluster: want where its kubeconfig is, got %v\n%s", err, out)
+	}
+
 	// Scale the workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, lc, wc, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
@@ -253,6 +262,8 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	checkAddons(t, lc, wc, "v1.35.4---vmware.1-tkg.1")
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
+	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
+	nodes := nodeNames(t, store, wc.Name)
 	deleted := time.Now()
 	if err := lc.client.Delete(ctx, wc); err != nil {
 		t.Fatal(err)
@@ -264,13 +275,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		return nil
 	})
 	t.Logf("deleted in %s", time.Since(deleted).Round(100*time.Millisecond))
-	wcDir := filepath.Join(filepath.Dir(lc.dirs.Root), wc.Name)
-	if pids := proc.Using(wcDir); len(pids) > 0 {
-		t.Errorf("processes of the deleted cluster still run: %v", pids)
-	}
-	if _, err := os.Stat(wcDir); err == nil {
-		t.Errorf("the deleted cluster's state %s is left", wcDir)
-	}
+	checkNothingLeft(t, lc.client, store, lc.name, wc.Namespace, wc.Name, nodes)
 }
 
 // clusterAvailable checks the Cluster is Available with every machine at the version, Ready,

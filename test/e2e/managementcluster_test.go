@@ -427,25 +427,11 @@ func TestManagementClusterCreate(t *testing.T) {
 	} else if cfg, err := clientcmd.LoadFromFile(wcKubeconfig); err != nil || cfg.Contexts["e2e-wc-admin@e2e-wc"] == nil {
 		t.Errorf("the exported kubeconfig lacks the workload cluster's context: %v", err)
 	}
+	wcNodes := nodeNames(t, store, "e2e-wc")
 	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
 		t.Fatalf("cluster delete: %v\n%s", err, out)
 	}
-	if pids := proc.Using(wcDir.Root); len(pids) > 0 {
-		t.Errorf("processes of the deleted workload cluster still run: %v", pids)
-	}
-	// The garbage collector deletes what the Cluster owned.
-	eventually(t, time.Minute, "no Secret of the deleted workload cluster", func() error {
-		secrets := &corev1.SecretList{}
-		if err := mc.List(ctx, secrets, client.InNamespace("default")); err != nil {
-			return err
-		}
-		for _, s := range secrets.Items {
-			if strings.HasPrefix(s.Name, "e2e-wc-") {
-				return fmt.Errorf("Secret %s of the deleted workload cluster is left", s.Name)
-			}
-		}
-		return nil
-	})
+	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
 
 	// get shows it running, with its objects and providers.
 	out, err = runSlipway(t, "management-cluster", "get")

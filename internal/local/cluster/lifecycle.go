@@ -159,14 +159,24 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// The provider of the cluster and the provider running in it may both look at an agent.
+	started, err := startUnlessAlive(agentArgs(exe, dirs, node.Name), dirs.NodePID(node.Name), dirs.NodeLogs(node.Name)+"/agent.log")
+	if err != nil {
+		return false, fmt.Errorf("failed to start node %s: %w", node.Name, err)
+	}
+	return started, nil
+}
+
+// startUnlessAlive starts args detached unless the process of pidPath runs them (proc.Alive),
+// and says whether it started it. The check and the start hold a lock: the provider of a
+// cluster and the provider running in it may both look at the same process.
+func startUnlessAlive(args []string, pidPath, logPath string) (bool, error) {
 	started := false
-	err = proc.WithLock(dirs.NodePID(node.Name)+".lock", func() error {
-		if agentAlive(dirs, node.Name) {
+	err := proc.WithLock(pidPath+".lock", func() error {
+		if proc.Alive(pidPath, args) {
 			return nil
 		}
-		if _, err := proc.SpawnDetached(agentArgs(exe, dirs, node.Name), dirs.NodeLogs(node.Name)+"/agent.log", dirs.NodePID(node.Name)); err != nil {
-			return fmt.Errorf("failed to start node %s: %w", node.Name, err)
+		if _, err := proc.SpawnDetached(args, logPath, pidPath); err != nil {
+			return err
 		}
 		started = true
 		return nil
@@ -215,18 +225,11 @@ func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	started := false
-	err = proc.WithLock(dirs.LoadBalancerPID()+".lock", func() error {
-		if proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs)) {
-			return nil
-		}
-		if _, err := proc.SpawnDetached(lbArgs(exe, dirs), dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
-			return fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
-		}
-		started = true
-		return nil
-	})
-	return started, err
+	started, err := startUnlessAlive(lbArgs(exe, dirs), dirs.LoadBalancerPID(), dirs.LoadBalancerLog())
+	if err != nil {
+		return false, fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
+	}
+	return started, nil
 }
 
 // nodeDirs returns the directories of a cluster after checking the node's name too.

@@ -5,9 +5,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
 // TestDeleteTakesTheClustersItsProviderMade checks that deleting a management cluster deletes
@@ -132,5 +139,48 @@ func TestOwnedClustersKubeconfigNamesWhereItIs(t *testing.T) {
 	_, err = s.Kubeconfig("wc")
 	if err == nil || !strings.Contains(err.Error(), "`slipway cluster kubeconfig get wc -n default --admin`") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestStartUnlessAliveStartsOnce checks that callers racing to start the same process (the
+// provider of a cluster and the provider running in it) start one, and that a dead one is
+// started again.
+func TestStartUnlessAliveStartsOnce(t *testing.T) {
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{sleep, "300"}
+	pidPath, logPath := filepath.Join(dir, "x.pid"), filepath.Join(dir, "x.log")
+	t.Cleanup(func() { _ = proc.Terminate([]int{proc.ReadPID(pidPath)}, time.Second) })
+	var started atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := startUnlessAlive(args, pidPath, logPath)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				started.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := started.Load(); n != 1 {
+		t.Fatalf("8 racing callers started %d processes, want 1", n)
+	}
+	first := proc.ReadPID(pidPath)
+	if err := proc.Terminate([]int{first}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := startUnlessAlive(args, pidPath, logPath); err != nil || !ok {
+		t.Fatalf("a dead process was not started again: %v, %v", ok, err)
+	}
+	if again := proc.ReadPID(pidPath); again == first || !proc.Alive(pidPath, args) {
+		t.Errorf("pid %d after the restart, %d before", again, first)
 	}
 }

@@ -1,5 +1,6 @@
 // Package cluster holds `slipway cluster`, tanzu's workload-cluster noun, run against a
-// management cluster: create, list, scale and delete.
+// management cluster: create, list, get, scale, node-pool, upgrade, available-upgrades,
+// kubeconfig and delete.
 package cluster
 
 import (
@@ -50,10 +51,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	t := &target{}
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Create, list, scale and delete workload clusters of the management cluster",
+		Short: "Create, list, scale, upgrade and delete workload clusters of the management cluster",
 	}
 	t.k.AddPersistent(cmd)
-	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newUpgrade(t, streams), newKubeconfig(t, streams), newDelete(t, streams))
+	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newNodePool(t, streams),
+		newUpgrade(t, streams), newAvailableUpgrades(t, streams), newKubeconfig(t, streams), newDelete(t, streams))
 	return cmd
 }
 

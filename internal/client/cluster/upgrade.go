@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,9 +31,9 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr
 	if err := c.Get(ctx, key, cl); err != nil {
 		return nil, err
 	}
-	updates := strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
-	if !conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) || len(updates) == 0 {
-		return nil, fmt.Errorf("no available upgrades for cluster '%s', namespace '%s'", key.Name, key.Namespace)
+	updates := updatesOf(cl)
+	if len(updates) == 0 {
+		return nil, noUpgrades(key)
 	}
 	chosen := updates[len(updates)-1]
 	if tkr != "" {
@@ -53,6 +54,53 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr
 		return nil, fmt.Errorf("the release %s: %w", name, err)
 	}
 	return &Upgrade{TKR: name, Version: chosen, Kubernetes: release.Spec.Kubernetes.Version}, nil
+}
+
+// updatesOf is the release versions the TKR service offers a cluster, oldest first, from its
+// UpdatesAvailable condition ("[v1.35.4+vmware.1-tkg.1 …]").
+func updatesOf(cl *clusterv1.Cluster) []string {
+	if !conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) {
+		return nil
+	}
+	return strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
+}
+
+// noUpgradesError is TKG's answer for a cluster that has no newer release.
+type noUpgradesError struct{ key client.ObjectKey }
+
+func (e noUpgradesError) Error() string {
+	return fmt.Sprintf("no available upgrades for cluster '%s', namespace '%s'", e.key.Name, e.key.Namespace)
+}
+
+func noUpgrades(key client.ObjectKey) error { return noUpgradesError{key} }
+
+// IsNoUpgrades says whether err is the answer for a cluster that has no newer release.
+func IsNoUpgrades(err error) bool { return errors.As(err, new(noUpgradesError)) }
+
+// AvailableUpgrades returns the releases a cluster can upgrade to, as `tanzu cluster
+// available-upgrades get` lists them; none is the error TKG prints.
+func AvailableUpgrades(ctx context.Context, c client.Client, key client.ObjectKey) ([]runv1alpha3.TanzuKubernetesRelease, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return nil, err
+	}
+	updates := updatesOf(cl)
+	if len(updates) == 0 {
+		return nil, noUpgrades(key)
+	}
+	releases := &runv1alpha3.TanzuKubernetesReleaseList{}
+	if err := c.List(ctx, releases); err != nil {
+		return nil, err
+	}
+	var out []runv1alpha3.TanzuKubernetesRelease
+	for _, v := range updates {
+		for _, r := range releases.Items {
+			if r.Spec.Version == v {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
 }
 
 // RunUpgrade moves the cluster's topology to the release's Kubernetes version (the TKR resolver

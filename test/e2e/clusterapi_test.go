@@ -369,19 +369,28 @@ func checkAddons(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, tkr stri
 	if cb.Status.ResolvedTKR != tkr {
 		t.Errorf("ClusterBootstrap resolvedTKR %q, want %s", cb.Status.ResolvedTKR, tkr)
 	}
+	if cb.Spec.CPI != nil || cb.Spec.CSI != nil {
+		t.Errorf("the ClusterBootstrap of local cluster %s names the CPI %v and CSI %v of another infrastructure", wc.Name, cb.Spec.CPI, cb.Spec.CSI)
+	}
 	wcc := workloadClient(t, lc, wc)
 	eventually(t, 2*time.Minute, "the add-on packages on the workload cluster", func() error {
 		list := &pkgingv1alpha1.PackageInstallList{}
 		if err := wcc.List(t.Context(), list, client.InNamespace("tkg-system")); err != nil {
 			return err
 		}
-		for _, name := range []string{"antrea", "vsphere-cpi", "vsphere-csi", "metrics-server", "secretgen-controller", "pinniped", "tkg-storageclass"} {
+		for _, name := range []string{"antrea", "metrics-server", "secretgen-controller", "pinniped", "tkg-storageclass"} {
 			found := false
 			for _, pi := range list.Items {
 				found = found || pi.Name == wc.Name+"-"+name && pi.Status.FriendlyDescription == "Reconcile succeeded"
 			}
 			if !found {
 				return fmt.Errorf("PackageInstall tkg-system/%s-%s has not reconciled", wc.Name, name)
+			}
+		}
+		// The release's template also names vSphere's CPI and CSI: a local cluster gets neither.
+		for _, pi := range list.Items {
+			if strings.HasPrefix(pi.Name, wc.Name+"-vsphere-") {
+				return fmt.Errorf("PackageInstall tkg-system/%s is of another infrastructure than the cluster's", pi.Name)
 			}
 		}
 		return nil

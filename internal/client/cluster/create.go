@@ -99,15 +99,14 @@ func Create(ctx context.Context, o CreateOptions) error {
 			"If you wish to set up Pinniped after the cluster is created, please refer to the documentation.")
 	}
 	c := cfg.Object()
-	objs := []client.Object{}
-	var cb *runv1alpha3.ClusterBootstrap
+	// The Cluster goes first: the ClusterBootstrap's defaulting reads its infrastructure to keep
+	// the CPI and CSI of its provider only.
+	objs := []client.Object{c}
 	if cfg.CNI != "antrea" {
 		// The CNI the file asks for, as TKG's yttcb writes it; the release fills the rest.
-		cb = cfg.WorkloadClusterBootstrap(tkr.Name)
 		c.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap] = ""
-		objs = append(objs, cb)
+		objs = append(objs, cfg.WorkloadClusterBootstrap(tkr.Name))
 	}
-	objs = append(objs, c)
 	path := filepath.Join(o.Home, "clusterconfigs", cfg.Name+".yaml")
 	data, err := Manifests(objs...)
 	if err != nil {

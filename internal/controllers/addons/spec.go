@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
@@ -123,4 +124,57 @@ func LookupPackage(ctx context.Context, c client.Reader, namespace, systemNamesp
 		}
 	}
 	return nil, nil
+}
+
+// configInfrastructure names, for the CPI and CSI configuration kinds of TKG's providers, the
+// Cluster API infrastructure kind each configures.
+var configInfrastructure = map[string]string{
+	"VSphereCPIConfig":   "VSphereCluster",
+	"VSphereCSIConfig":   "VSphereCluster",
+	"OracleCPIConfig":    "OCICluster",
+	"AwsEbsCSIConfig":    "AWSCluster",
+	"AzureDiskCSIConfig": "AzureCluster",
+	"AzureFileCSIConfig": "AzureCluster",
+}
+
+// DropForeignProviders removes the cpi and csi packages whose values are the configuration of
+// another infrastructure than infraKind, the kind of the cluster's infrastructure (LocalCluster,
+// VSphereCluster): a release's template serves every provider, and TKG's CLI writes a cluster's
+// ClusterBootstrap with its own provider's CPI and CSI only. It returns the refNames it dropped.
+func DropForeignProviders(spec *runv1alpha3.ClusterBootstrapTemplateSpec, infraKind string) []string {
+	if spec == nil {
+		return nil
+	}
+	var dropped []string
+	for _, p := range []**runv1alpha3.ClusterBootstrapPackage{&spec.CPI, &spec.CSI} {
+		if *p == nil || (*p).ValuesFrom == nil || (*p).ValuesFrom.ProviderRef == nil {
+			continue
+		}
+		if want, known := configInfrastructure[(*p).ValuesFrom.ProviderRef.Kind]; known && want != infraKind {
+			dropped = append(dropped, (*p).RefName)
+			*p = nil
+		}
+	}
+	return dropped
+}
+
+// InfrastructureKind is the kind of a Cluster's infrastructure: its infrastructureRef's, or, for
+// a ClusterClass cluster that the topology controller has not reconciled yet, its class's
+// infrastructure template's without "Template". It is "" when neither is known yet.
+func InfrastructureKind(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster) (string, error) {
+	if kind := cluster.Spec.InfrastructureRef.Kind; kind != "" {
+		return kind, nil
+	}
+	if cluster.Spec.Topology.ClassRef.Name == "" {
+		return "", nil
+	}
+	cc := &clusterv1.ClusterClass{}
+	ns := cluster.Spec.Topology.ClassRef.Namespace
+	if ns == "" {
+		ns = cluster.Namespace
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster.Spec.Topology.ClassRef.Name}, cc); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return strings.TrimSuffix(cc.Spec.Infrastructure.TemplateRef.Kind, "Template"), nil
 }

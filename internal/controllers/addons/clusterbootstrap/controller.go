@@ -270,6 +270,9 @@ func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.
 	}
 	cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name,
 		OwnerReferences: []metav1.OwnerReference{clusterController(cluster)}}, Spec: cbt.Spec.DeepCopy()}
+	if err := r.dropForeignProviders(ctx, cluster, cb.Spec); err != nil {
+		return nil, err
+	}
 	var cloned []client.Object
 	for _, pkg := range addons.Packages(cb.Spec) {
 		objs, err := r.cloneReferences(ctx, cluster, pkg, cbt.Namespace)
@@ -282,6 +285,19 @@ func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.
 		return nil, fmt.Errorf("failed to create ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
 	}
 	return cb, r.resolved(ctx, cb, tkrName, cloned)
+}
+
+// dropForeignProviders leaves out of spec the CPI and CSI of another infrastructure than the
+// cluster's (addons.DropForeignProviders); a cluster whose infrastructure is not known keeps them.
+func (r *Reconciler) dropForeignProviders(ctx context.Context, cluster *clusterv1.Cluster, spec *runv1alpha3.ClusterBootstrapTemplateSpec) error {
+	infra, err := addons.InfrastructureKind(ctx, r.Client, cluster)
+	if err != nil || infra == "" {
+		return err
+	}
+	if dropped := addons.DropForeignProviders(spec, infra); len(dropped) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Left out the packages of another infrastructure", "infrastructure", infra, "packages", dropped)
+	}
+	return nil
 }
 
 // resolved records the release the ClusterBootstrap now follows and owns what was cloned for it.
@@ -372,7 +388,11 @@ func (r *Reconciler) upgrade(ctx context.Context, cluster *clusterv1.Cluster, cb
 	ctrl.LoggerFrom(ctx).Info("upgrading ClusterBootstrap", "from", cb.Status.ResolvedTKR, "to", tkrName)
 	patch := client.MergeFrom(cb.DeepCopy())
 	var added []*runv1alpha3.ClusterBootstrapPackage
-	core, templateCore := addons.Core(cb.Spec), addons.Core(cbt.Spec)
+	template := cbt.Spec.DeepCopy()
+	if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
+		return nil, err
+	}
+	core, templateCore := addons.Core(cb.Spec), addons.Core(template)
 	for _, name := range addons.CorePackages {
 		p, t := core[name], *templateCore[name]
 		switch {
@@ -384,7 +404,7 @@ func (r *Reconciler) upgrade(ctx context.Context, cluster *clusterv1.Cluster, cb
 			(*p).RefName = t.RefName
 		}
 	}
-	for _, t := range cbt.Spec.AdditionalPackages {
+	for _, t := range template.AdditionalPackages {
 		found := false
 		for _, p := range cb.Spec.AdditionalPackages {
 			if addons.ShortName(p.RefName) == addons.ShortName(t.RefName) {

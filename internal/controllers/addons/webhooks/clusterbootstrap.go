@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/version"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -223,6 +224,22 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 		return err
 	}
 	addons.AddMissingFields(cbt.Spec, cb.Spec)
+	// The release's template serves every provider: a cluster that exists already (the CLI
+	// creates it first) keeps its own provider's CPI and CSI only.
+	cluster := &clusterv1.Cluster{}
+	switch err := w.Client.Get(ctx, client.ObjectKeyFromObject(cb), cluster); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		infra, err := addons.InfrastructureKind(ctx, w.Client, cluster)
+		if err != nil {
+			return err
+		}
+		if infra != "" {
+			addons.DropForeignProviders(cb.Spec, infra)
+		}
+	}
 	return nil
 }
 

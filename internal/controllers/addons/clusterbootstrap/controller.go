@@ -329,7 +329,11 @@ func (r *Reconciler) adoptUsers(ctx context.Context, cluster *clusterv1.Cluster,
 			return nil, err
 		}
 		tkrName = from
-		addons.AddMissingFields(cbt.Spec, cb.Spec)
+		template := cbt.Spec.DeepCopy()
+		if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
+			return nil, err
+		}
+		addons.AddMissingFields(template, cb.Spec)
 	}
 	var cloned []client.Object
 	for _, p := range addons.Packages(cb.Spec) {
@@ -388,19 +392,21 @@ func (r *Reconciler) upgrade(ctx context.Context, cluster *clusterv1.Cluster, cb
 	ctrl.LoggerFrom(ctx).Info("upgrading ClusterBootstrap", "from", cb.Status.ResolvedTKR, "to", tkrName)
 	patch := client.MergeFrom(cb.DeepCopy())
 	var added []*runv1alpha3.ClusterBootstrapPackage
+	// A package the cluster has follows the new template; of those it lacks, another
+	// infrastructure's CPI and CSI are not added.
 	template := cbt.Spec.DeepCopy()
 	if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
 		return nil, err
 	}
-	core, templateCore := addons.Core(cb.Spec), addons.Core(template)
+	core, templateCore, addable := addons.Core(cb.Spec), addons.Core(cbt.Spec), addons.Core(template)
 	for _, name := range addons.CorePackages {
 		p, t := core[name], *templateCore[name]
 		switch {
 		case t == nil:
-		case *p == nil:
+		case *p == nil && *addable[name] != nil:
 			*p = t.DeepCopy()
 			added = append(added, *p)
-		default:
+		case *p != nil:
 			(*p).RefName = t.RefName
 		}
 	}

@@ -223,9 +223,10 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 		}
 		return err
 	}
-	addons.AddMissingFields(cbt.Spec, cb.Spec)
-	// The release's template serves every provider: a cluster that exists already (the CLI
-	// creates it first) keeps its own provider's CPI and CSI only.
+	// The release's template serves every provider: of its CPI and CSI, a cluster that exists
+	// already (the CLI creates it first) is given its own provider's only. Nothing the
+	// ClusterBootstrap names is taken away.
+	template := cbt.Spec.DeepCopy()
 	cluster := &clusterv1.Cluster{}
 	switch err := w.Client.Get(ctx, client.ObjectKeyFromObject(cb), cluster); {
 	case apierrors.IsNotFound(err):
@@ -237,9 +238,10 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 			return err
 		}
 		if infra != "" {
-			addons.DropForeignProviders(cb.Spec, infra)
+			addons.DropForeignProviders(template, infra)
 		}
 	}
+	addons.AddMissingFields(template, cb.Spec)
 	return nil
 }
 

@@ -27,13 +27,9 @@ type Upgrade struct {
 // PlanUpgrade chooses the release a cluster upgrades to from its UpdatesAvailable condition:
 // the newest, or the one a name or prefix (--tkr) selects, as TKG does.
 func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr string) (*Upgrade, error) {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	updates, err := availableVersions(ctx, c, key)
+	if err != nil {
 		return nil, err
-	}
-	updates := updatesOf(cl)
-	if len(updates) == 0 {
-		return nil, noUpgrades(key)
 	}
 	chosen := updates[len(updates)-1]
 	if tkr != "" {
@@ -56,13 +52,21 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr
 	return &Upgrade{TKR: name, Version: chosen, Kubernetes: release.Spec.Kubernetes.Version}, nil
 }
 
-// updatesOf is the release versions the TKR service offers a cluster, oldest first, from its
-// UpdatesAvailable condition ("[v1.35.4+vmware.1-tkg.1 …]").
-func updatesOf(cl *clusterv1.Cluster) []string {
-	if !conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) {
-		return nil
+// availableVersions reads the release versions the TKR service offers a cluster, oldest first,
+// from its UpdatesAvailable condition ("[v1.35.4+vmware.1-tkg.1 …]"); none is TKG's error.
+func availableVersions(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return nil, err
 	}
-	return strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
+	var versions []string
+	if conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) {
+		versions = strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
+	}
+	if len(versions) == 0 {
+		return nil, noUpgradesError{key}
+	}
+	return versions, nil
 }
 
 // noUpgradesError is TKG's answer for a cluster that has no newer release.
@@ -72,21 +76,15 @@ func (e noUpgradesError) Error() string {
 	return fmt.Sprintf("no available upgrades for cluster '%s', namespace '%s'", e.key.Name, e.key.Namespace)
 }
 
-func noUpgrades(key client.ObjectKey) error { return noUpgradesError{key} }
-
 // IsNoUpgrades says whether err is the answer for a cluster that has no newer release.
 func IsNoUpgrades(err error) bool { return errors.As(err, new(noUpgradesError)) }
 
 // AvailableUpgrades returns the releases a cluster can upgrade to, as `tanzu cluster
 // available-upgrades get` lists them; none is the error TKG prints.
 func AvailableUpgrades(ctx context.Context, c client.Client, key client.ObjectKey) ([]runv1alpha3.TanzuKubernetesRelease, error) {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	updates, err := availableVersions(ctx, c, key)
+	if err != nil {
 		return nil, err
-	}
-	updates := updatesOf(cl)
-	if len(updates) == 0 {
-		return nil, noUpgrades(key)
 	}
 	releases := &runv1alpha3.TanzuKubernetesReleaseList{}
 	if err := c.List(ctx, releases); err != nil {

@@ -102,17 +102,8 @@ func checkHomeAgentRepaired(t *testing.T, lc *localCluster) (restarted, back tim
 	killed := time.Now()
 	restarted = killAndWaitRestart(t, lc.dirs.NodePID(node))
 	eventually(t, 3*time.Minute, "the bootstrap node back with every pod restarted by the new agent", func() error {
-		n := &corev1.Node{}
-		if err := lc.client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		if err := heartbeatSince(t, lc.client, node, killed); err != nil {
 			return err
-		}
-		if !nodeReady(n) {
-			return fmt.Errorf("node %s is not Ready", node)
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && !c.LastHeartbeatTime.After(killed) {
-				return fmt.Errorf("node %s has had no heartbeat from the new agent", node)
-			}
 		}
 		pods := &corev1.PodList{}
 		if err := lc.client.List(ctx, pods); err != nil {

@@ -137,11 +137,22 @@ var configInfrastructure = map[string]string{
 	"AzureFileCSIConfig": "AzureCluster",
 }
 
-// DropForeignProviders removes the cpi and csi packages whose values are the configuration of
-// another infrastructure than infraKind, the kind of the cluster's infrastructure (LocalCluster,
+// DropForeignProviders removes from spec the cpi and csi packages whose values are the
+// configuration of another infrastructure than the cluster's (InfrastructureKind: LocalCluster,
 // VSphereCluster): a release's template serves every provider, and TKG's CLI writes a cluster's
-// ClusterBootstrap with its own provider's CPI and CSI only. It returns the refNames it dropped.
-func DropForeignProviders(spec *runv1alpha3.ClusterBootstrapTemplateSpec, infraKind string) []string {
+// ClusterBootstrap with its own provider's CPI and CSI only. A cluster whose infrastructure is not
+// known yet keeps them. It returns the refNames it dropped.
+func DropForeignProviders(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster, spec *runv1alpha3.ClusterBootstrapTemplateSpec) ([]string, error) {
+	infra, err := InfrastructureKind(ctx, c, cluster)
+	if err != nil || infra == "" {
+		return nil, err
+	}
+	return dropForeign(spec, infra), nil
+}
+
+// dropForeign removes the cpi and csi packages of spec that configure another infrastructure
+// than infraKind.
+func dropForeign(spec *runv1alpha3.ClusterBootstrapTemplateSpec, infraKind string) []string {
 	if spec == nil {
 		return nil
 	}

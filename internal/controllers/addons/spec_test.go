@@ -19,7 +19,7 @@ func providerPackage(refName, kind string) *runv1alpha3.ClusterBootstrapPackage 
 		ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To("cpi.tanzu.vmware.com"), Kind: kind, Name: "x"}}}
 }
 
-func TestDropForeignProviders(t *testing.T) {
+func TestDropForeign(t *testing.T) {
 	spec := func() *runv1alpha3.ClusterBootstrapTemplateSpec {
 		return &runv1alpha3.ClusterBootstrapTemplateSpec{
 			CNI: providerPackage("antrea.tanzu.vmware.com.1.13.1", "AntreaConfig"),
@@ -28,18 +28,18 @@ func TestDropForeignProviders(t *testing.T) {
 		}
 	}
 	local := spec()
-	if dropped := DropForeignProviders(local, "LocalCluster"); !slices.Equal(dropped, []string{"vsphere-cpi.tanzu.vmware.com.1.27.0", "vsphere-csi.tanzu.vmware.com.3.1.2"}) ||
+	if dropped := dropForeign(local, "LocalCluster"); !slices.Equal(dropped, []string{"vsphere-cpi.tanzu.vmware.com.1.27.0", "vsphere-csi.tanzu.vmware.com.3.1.2"}) ||
 		local.CPI != nil || local.CSI != nil || local.CNI == nil {
 		t.Errorf("a local cluster: dropped %v, left %+v", dropped, local)
 	}
 	vsphere := spec()
-	if dropped := DropForeignProviders(vsphere, "VSphereCluster"); len(dropped) != 0 || vsphere.CPI == nil || vsphere.CSI == nil {
+	if dropped := dropForeign(vsphere, "VSphereCluster"); len(dropped) != 0 || vsphere.CPI == nil || vsphere.CSI == nil {
 		t.Errorf("a vSphere cluster keeps its CPI and CSI: dropped %v", dropped)
 	}
 	// A CPI whose configuration kind is not a known provider's is kept.
 	other := spec()
 	other.CPI = providerPackage("kube-vip-cloud-provider.tanzu.vmware.com.0.0.5", "KubevipCPIConfig")
-	if DropForeignProviders(other, "LocalCluster"); other.CPI == nil {
+	if dropForeign(other, "LocalCluster"); other.CPI == nil {
 		t.Error("a CPI of no known infrastructure was dropped")
 	}
 }

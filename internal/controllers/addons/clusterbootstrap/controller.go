@@ -288,16 +288,13 @@ func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.
 }
 
 // dropForeignProviders leaves out of spec the CPI and CSI of another infrastructure than the
-// cluster's (addons.DropForeignProviders); a cluster whose infrastructure is not known keeps them.
+// cluster's, and logs what it left out.
 func (r *Reconciler) dropForeignProviders(ctx context.Context, cluster *clusterv1.Cluster, spec *runv1alpha3.ClusterBootstrapTemplateSpec) error {
-	infra, err := addons.InfrastructureKind(ctx, r.Client, cluster)
-	if err != nil || infra == "" {
-		return err
+	dropped, err := addons.DropForeignProviders(ctx, r.Client, cluster, spec)
+	if len(dropped) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Left out the packages of another infrastructure", "packages", dropped)
 	}
-	if dropped := addons.DropForeignProviders(spec, infra); len(dropped) > 0 {
-		ctrl.LoggerFrom(ctx).Info("Left out the packages of another infrastructure", "infrastructure", infra, "packages", dropped)
-	}
-	return nil
+	return err
 }
 
 // resolved records the release the ClusterBootstrap now follows and owns what was cloned for it.

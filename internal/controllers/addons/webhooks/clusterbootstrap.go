@@ -233,12 +233,8 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 	case err != nil:
 		return err
 	default:
-		infra, err := addons.InfrastructureKind(ctx, w.Client, cluster)
-		if err != nil {
+		if _, err := addons.DropForeignProviders(ctx, w.Client, cluster, template); err != nil {
 			return err
-		}
-		if infra != "" {
-			addons.DropForeignProviders(template, infra)
 		}
 	}
 	addons.AddMissingFields(template, cb.Spec)

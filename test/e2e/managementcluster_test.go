@@ -523,16 +523,6 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 }
 
-// nodeReady says whether a node's Ready condition is true.
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // runSlipwayTimeout runs the binary with a longer bound than runSlipway's, for whole flows.
 func runSlipwayTimeout(t *testing.T, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()

@@ -33,7 +33,12 @@ func runAddonsManager(ctx context.Context, args []string) error {
 		return err
 	}
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
-		if err := (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), SystemNamespace: *systemNamespace, DeleteTimeout: *deleteTimeout}).SetupWithManager(mgr); err != nil {
+		clusterCache, _, err := setupClusterCache(ctx, mgr, "tanzu-addons-manager", "")
+		if err != nil {
+			return fmt.Errorf("failed to set up the cluster cache: %w", err)
+		}
+		if err := (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, SystemNamespace: *systemNamespace,
+			DeleteTimeout: *deleteTimeout}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("failed to set up the ClusterBootstrap controller: %w", err)
 		}
 		if err := configs.SetupAll(mgr); err != nil {

@@ -9,13 +9,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -58,7 +61,12 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		e.StartManager(func(mgr ctrl.Manager) error {
-			return (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), StatusPeriod: 300 * time.Millisecond, DeleteTimeout: deleteTimeout}).SetupWithManager(mgr)
+			cc, err := clustercache.SetupWithManager(context.Background(), mgr, clustercache.Options{SecretClient: mgr.GetClient(), Client: clustercache.ClientOptions{UserAgent: "clusterbootstrap-test"}}, controller.Options{})
+			if err != nil {
+				return err
+			}
+			return (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), ClusterCache: cc, StatusPeriod: 300 * time.Millisecond,
+				DeleteTimeout: deleteTimeout}).SetupWithManager(mgr)
 		}, configs.SetupAll)
 	}))
 }
@@ -144,6 +152,7 @@ func newCluster(t *testing.T, name, tkr string, annotations map[string]string, l
 		Labels: map[string]string{clusterv1.ClusterNameLabel: name}}, Data: map[string][]byte{"value": kubeconfig}}); err != nil {
 		t.Fatal(err)
 	}
+	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 	if err := mgmt.Client.Status().Update(ctx, cluster); err != nil {
 		t.Fatal(err)
@@ -281,6 +290,62 @@ func TestClusterLifecycle(t *testing.T) {
 		values(t, workload.Client, sys, "wl-antrea-data-values", "trafficEncapMode: noEncap")
 	})
 
+	t.Run("a converged cluster's objects stay still", func(t *testing.T) {
+		// The controller looks again every StatusPeriod (300 ms) while the workload packages
+		// have not succeeded, which nothing reconciles here: ten passes that must write nothing.
+		mgmtObjects := []client.Object{
+			&runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}},
+			&pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-kapp-controller"}},
+			&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-antrea-package"}},
+			&runv1alpha3.KappControllerConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-kapp-controller-package"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-antrea-data-values"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-secretgen-controller-package"}},
+			&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}},
+		}
+		var workloadObjects []client.Object
+		for _, name := range []string{"wl-antrea", "wl-metrics-server", "wl-secretgen-controller"} {
+			workloadObjects = append(workloadObjects,
+				&pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: name}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: name + "-data-values"}})
+		}
+		envtest.ExpectStill(t, 3*time.Second, envtest.On(mgmt.Client, mgmtObjects...), envtest.On(workload.Client, workloadObjects...))
+	})
+
+	t.Run("a ClusterBootstrap whose status was lost, as clusterctl move loses it, is not adopted again", func(t *testing.T) {
+		if err := mgmt.Client.Get(ctx, key(ns, "wl"), cb); err != nil {
+			t.Fatal(err)
+		}
+		generation := cb.Generation
+		patch := client.MergeFrom(cb.DeepCopy())
+		cb.Status.ResolvedTKR = ""
+		if err := mgmt.Client.Status().Patch(ctx, cb, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, mgmt.Client, key(ns, "wl"), cb, func(cb *runv1alpha3.ClusterBootstrap) error {
+			if cb.Status.ResolvedTKR != tkr134 {
+				return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
+			}
+			return nil
+		})
+		if cb.Generation != generation {
+			t.Errorf("the spec changed (generation %d → %d) when only the status was to be restored", generation, cb.Generation)
+		}
+		if n := countEvents(t, "ClusterBootstrap", "wl", clusterbootstrap.ReasonAdopted); n != 0 {
+			t.Errorf("%d %s Events: the controller's own ClusterBootstrap was adopted as a user's", n, clusterbootstrap.ReasonAdopted)
+		}
+	})
+
+	t.Run("what users should see is recorded as Events", func(t *testing.T) {
+		for _, reason := range []string{clusterbootstrap.ReasonCloned, clusterbootstrap.ReasonPackageFailed} {
+			envtest.Eventually(t, 10*time.Second, "Event "+reason, func() error {
+				if countEvents(t, "ClusterBootstrap", "wl", reason) == 0 {
+					return fmt.Errorf("no %s Event on ClusterBootstrap %s/wl", reason, ns)
+				}
+				return nil
+			})
+		}
+	})
+
 	t.Run("upgrade moves every package to the new release and keeps the values", func(t *testing.T) {
 		cluster := &clusterv1.Cluster{}
 		if err := mgmt.Client.Get(ctx, key(ns, "wl"), cluster); err != nil {
@@ -330,6 +395,22 @@ func TestClusterLifecycle(t *testing.T) {
 			t.Errorf("the core packages stay with the cluster's nodes: %v", err)
 		}
 	})
+}
+
+// countEvents counts the events.k8s.io Events of a reason about an object of the test namespace.
+func countEvents(t *testing.T, kind, name, reason string) int {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := mgmt.Client.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
+			n++
+		}
+	}
+	return n
 }
 
 func setState(t *testing.T, name string, typ kappctrlv1alpha1.ConditionType, message string) {

@@ -4,26 +4,36 @@
 // then the cluster's core and additional packages on the workload cluster, reports their state
 // on the ClusterBootstrap, moves them to a new release on upgrade and removes the additional
 // ones on deletion.
+//
+// It is written as Cluster API's controllers are: one pass reads the Cluster and its
+// ClusterBootstrap, runs its phases in order, each returning an error, and writes the
+// ClusterBootstrap once, with a patch helper, when the pass ends.
 package clusterbootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
@@ -39,9 +49,24 @@ const (
 	DefaultStatusPeriod  = 10 * time.Second
 )
 
+// Reasons of the Events the controller records on ClusterBootstraps and Clusters.
+const (
+	ReasonCloned            = "Cloned"
+	ReasonAdopted           = "Adopted"
+	ReasonUpgraded          = "Upgraded"
+	ReasonPackageFailed     = "PackageReconcileFailed"
+	ReasonPackagesSucceeded = "PackagesReconciled"
+	ReasonUnpaused          = "Unpaused"
+	ReasonInvalid           = "InvalidClusterBootstrap"
+)
+
 // Reconciler reconciles the ClusterBootstrap of each Cluster labelled with a TKR.
 type Reconciler struct {
 	Client client.Client
+	// ClusterCache is Cluster API's connection to the workload clusters.
+	ClusterCache clustercache.ClusterCache
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 	// SystemNamespace holds the ClusterBootstrapTemplates and release Packages; it also
 	// receives the packages on workload clusters.
 	SystemNamespace string
@@ -51,12 +76,32 @@ type Reconciler struct {
 	// StatusPeriod is how often the packages' state is read back while any has not succeeded.
 	StatusPeriod time.Duration
 
-	remotes remoteClients
+	controller controller.Controller
+}
+
+// scope is what one pass over a Cluster works with.
+type scope struct {
+	cluster *clusterv1.Cluster
+	tkrName string
+	cb      *runv1alpha3.ClusterBootstrap
+	// remote is a client of the workload cluster, from the cluster cache.
+	remote client.Client
+	// settled says every package's PackageInstall reports ReconcileSucceeded.
+	settled bool
+}
+
+func (s *scope) management() bool {
+	_, ok := s.cluster.Labels[tkg.LabelManagementCluster]
+	return ok
 }
 
 // SetupWithManager registers the controller. It looks again at a Cluster when its release,
-// ClusterBootstrap, values Secrets, kubeconfig or *Config objects change.
+// ClusterBootstrap, values Secrets, *Config objects or PackageInstalls change, and when the
+// cluster cache connects to it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.ClusterCache == nil {
+		return errors.New("the ClusterBootstrap controller needs a ClusterCache")
+	}
 	if r.SystemNamespace == "" {
 		r.SystemNamespace = tkg.SystemNamespace
 	}
@@ -66,7 +111,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.StatusPeriod == 0 {
 		r.StatusPeriod = DefaultStatusPeriod
 	}
-	r.remotes.scheme = mgr.GetScheme()
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("clusterbootstrap-controller")
+	}
 	hasTKR := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[runv1alpha3.LabelTKR]
 		return ok
@@ -76,12 +123,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&clusterv1.Cluster{}, builder.WithPredicates(hasTKR)).
 		Watches(&runv1alpha3.TanzuKubernetesRelease{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfTKR)).
 		Watches(&runv1alpha3.ClusterBootstrap{}, handler.EnqueueRequestsFromMapFunc(sameName)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretCluster))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(labelledCluster)).
+		Watches(&pkgingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(annotatedCluster)).
+		WatchesRawSource(r.ClusterCache.GetClusterSource("clusterbootstrap", sameName))
 	for _, provider := range []client.Object{&runv1alpha3.KappControllerConfig{}, &cniv1alpha1.AntreaConfig{},
 		&cniv1alpha1.CalicoConfig{}, &cpiv1alpha1.VSphereCPIConfig{}, &csiv1alpha1.VSphereCSIConfig{}} {
 		b = b.Watches(provider, handler.EnqueueRequestsFromMapFunc(labelledCluster))
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	r.controller = c
+	return err
 }
 
 func (r *Reconciler) clustersOfTKR(ctx context.Context, o client.Object) []ctrl.Request {
@@ -101,6 +152,7 @@ func sameName(_ context.Context, o client.Object) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
 }
 
+// labelledCluster maps a values Secret or *Config, labelled with its cluster, to the Cluster.
 func labelledCluster(_ context.Context, o client.Object) []ctrl.Request {
 	if name := o.GetLabels()[addons.LabelClusterName]; name != "" {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
@@ -108,23 +160,26 @@ func labelledCluster(_ context.Context, o client.Object) []ctrl.Request {
 	return nil
 }
 
-// secretCluster maps a values Secret (labelled with its cluster) or a kubeconfig Secret
-// (labelled by Cluster API) to its Cluster.
-func secretCluster(ctx context.Context, o client.Object) []ctrl.Request {
-	if name := o.GetLabels()[clusterv1.ClusterNameLabel]; name != "" && o.GetName() == secret.Name(name, secret.Kubeconfig) {
-		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+// annotatedCluster maps a PackageInstall the controller made, on the management or the workload
+// cluster, to its Cluster.
+func annotatedCluster(_ context.Context, o client.Object) []ctrl.Request {
+	name, namespace := o.GetAnnotations()[addons.AnnotationClusterName], o.GetAnnotations()[addons.AnnotationClusterNamespace]
+	if name == "" || namespace == "" {
+		return nil
 	}
-	return labelledCluster(ctx, o)
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
 }
 
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Reconcile brings one Cluster's packages to what its ClusterBootstrap says.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	tkrName := cluster.Labels[runv1alpha3.LabelTKR]
-	if tkrName == "" {
+	s := &scope{cluster: cluster, tkrName: cluster.Labels[runv1alpha3.LabelTKR]}
+	if s.tkrName == "" {
 		return ctrl.Result{}, nil
 	}
 	if !cluster.DeletionTimestamp.IsZero() {
@@ -136,69 +191,116 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	tkr := &runv1alpha3.TanzuKubernetesRelease{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: tkrName}, tkr); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.tkrName}, tkr); err != nil {
 		// The release watch brings the Cluster back when it appears.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cb, err := r.clusterBootstrap(ctx, cluster, tkrName)
-	if err != nil {
-		return r.retry(ctx, err)
+	cb, err := r.getOrCreate(ctx, s)
+	if err != nil || cb == nil {
+		return r.retry(ctx, cb, err)
 	}
-	if cb == nil || cb.Spec.Paused {
+	if cb.Spec == nil {
+		return r.retry(ctx, cb, reconcile.TerminalError(fmt.Errorf("ClusterBootstrap %s/%s has no spec: give it one, or delete it to have it cloned from release %s",
+			cb.Namespace, cb.Name, s.tkrName)))
+	}
+	if cb.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
-	if !ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false) {
+	s.cb = cb
+	helper, err := patch.NewHelper(cb, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := helper.Patch(ctx, cb); err != nil {
+			reterr = kerrors.NewAggregate([]error{reterr, fmt.Errorf("failed to patch ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)})
+		}
+	}()
+	return r.reconcileNormal(ctx, s)
+}
+
+// reconcileNormal runs the phases of a Cluster that is not being deleted, in order: the
+// ClusterBootstrap follows the release; once the control plane is up, kapp-controller and the
+// packages are installed, the finalizers set, the packages' state read back and the pause of
+// an upgrade lifted.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if err := r.reconcileRelease(ctx, s); err != nil {
+		return r.retry(ctx, s.cb, err)
+	}
+	if !ptr.Deref(s.cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		// The Cluster's status change brings it back.
 		return ctrl.Result{}, nil
 	}
-	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management {
-		if err := r.installKappController(ctx, cluster, cb); err != nil {
-			return r.retry(ctx, err)
-		}
+	remote, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(s.cluster))
+	if errors.Is(err, clustercache.ErrClusterNotConnected) {
+		// The cluster cache's source brings the Cluster back when it connects.
+		ctrl.LoggerFrom(ctx).V(2).Info("waiting for the cluster cache to connect to the workload cluster")
+		return ctrl.Result{RequeueAfter: r.StatusPeriod}, nil
 	}
-	// An error is retried with the controller's backoff: controller-runtime ignores a
-	// RequeueAfter returned with one.
-	remote, err := r.remotes.get(ctx, r.Client, cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.prepareRemote(ctx, remote); err != nil {
-		return ctrl.Result{}, fmt.Errorf("cluster %s: %w", req.NamespacedName, err)
-	}
-	for _, pkg := range packagesOnRemote(cb) {
-		if err := r.installRemote(ctx, cluster, pkg, remote); err != nil {
-			return r.retry(ctx, err)
+	s.remote = remote
+	for _, phase := range []func(context.Context, *scope) error{
+		r.reconcileKappController,
+		r.reconcileRemote,
+		r.reconcileFinalizers,
+		r.reconcileStatus,
+		r.reconcileUnpause,
+	} {
+		if err := phase(ctx, s); err != nil {
+			return r.retry(ctx, s.cb, err)
 		}
 	}
-	// A workload cluster's additional packages are removed before it goes; a management
-	// cluster's are not, as TKG's: it gets no finalizer, which a cleanup cluster without the
-	// addons manager could not remove.
-	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management && len(cb.Spec.AdditionalPackages) > 0 {
-		if err := r.addFinalizers(ctx, cluster, cb); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	settled, err := r.updateStatus(ctx, cluster, cb, remote)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.unpause(ctx, cluster, cb); err != nil {
-		return ctrl.Result{}, err
-	}
-	if !settled {
+	if !s.settled {
 		return ctrl.Result{RequeueAfter: r.StatusPeriod}, nil
 	}
 	return ctrl.Result{RequeueAfter: addons.PackageInstallSyncPeriod}, nil
 }
 
-// retry looks again later: soon and quietly when a package only waits for its values, with
-// the controller's backoff on an error.
-func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) {
-	if isWaiting(err) {
+// retry looks again later: soon and quietly when a package only waits for its values, never
+// for what will not fix itself (said on the ClusterBootstrap as an Event), with the
+// controller's backoff on any other error. controller-runtime ignores a RequeueAfter returned
+// with an error, so none is.
+func (r *Reconciler) retry(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, err error) (ctrl.Result, error) {
+	switch {
+	case err == nil:
+		return ctrl.Result{}, nil
+	case isWaiting(err):
 		ctrl.LoggerFrom(ctx).Info(err.Error())
 		return ctrl.Result{RequeueAfter: r.StatusPeriod}, nil
+	case errors.Is(err, reconcile.TerminalError(nil)) && cb != nil:
+		r.Recorder.Eventf(cb, nil, corev1.EventTypeWarning, ReasonInvalid, "Reconcile", "%v", err)
 	}
 	return ctrl.Result{}, err
+}
+
+// reconcileKappController makes, on the management cluster, the PackageInstall of a workload
+// cluster's kapp-controller.
+func (r *Reconciler) reconcileKappController(ctx context.Context, s *scope) error {
+	if s.management() {
+		return nil
+	}
+	return r.installKappController(ctx, s.cluster, s.cb)
+}
+
+// reconcileRemote installs the CNI, CPI, CSI and additional packages on the workload cluster.
+func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
+	if err := r.prepareRemote(ctx, s.remote); err != nil {
+		return fmt.Errorf("cluster %s/%s: %w", s.cluster.Namespace, s.cluster.Name, err)
+	}
+	for _, pkg := range packagesOnRemote(s.cb) {
+		if err := r.installRemote(ctx, s.cluster, pkg, s.remote); err != nil {
+			return err
+		}
+	}
+	// The PackageInstalls on the workload cluster bring the Cluster back when they change.
+	return r.ClusterCache.Watch(ctx, client.ObjectKeyFromObject(s.cluster), clustercache.NewWatcher(clustercache.WatcherOptions{
+		Name:         "clusterbootstrap-watchPackageInstalls",
+		Watcher:      r.controller,
+		Kind:         &pkgingv1alpha1.PackageInstall{},
+		EventHandler: handler.EnqueueRequestsFromMapFunc(annotatedCluster),
+	}))
 }
 
 // packagesOnRemote lists what the controller installs on the workload cluster, in order: CNI,
@@ -214,251 +316,19 @@ func packagesOnRemote(cb *runv1alpha3.ClusterBootstrap) []*runv1alpha3.ClusterBo
 	return out
 }
 
-// clusterBootstrap returns the Cluster's ClusterBootstrap, cloning it from the release's
-// template, completing a user's, or moving it to a new release. It returns nil while the
-// Cluster waits for a user's ClusterBootstrap.
-func (r *Reconciler) clusterBootstrap(ctx context.Context, cluster *clusterv1.Cluster, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
-	cb := &runv1alpha3.ClusterBootstrap{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(cluster), cb)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	found := err == nil
-	if found && cb.Spec != nil && cb.Spec.Paused {
-		return cb, nil
-	}
-	if found && cb.Status.ResolvedTKR == tkrName {
-		// The release is unchanged: the ClusterBootstrap, user edits included, is the truth.
-		return cb, nil
-	}
-	if !found {
-		if _, custom := cluster.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap]; custom {
-			ctrl.LoggerFrom(ctx).Info("waiting for the user's ClusterBootstrap", "annotation", runv1alpha3.AnnotationCustomClusterBootstrap)
-			return nil, nil
-		}
-		return r.createFromTemplate(ctx, cluster, tkrName)
-	}
-	if cb.Status.ResolvedTKR == "" {
-		return r.adoptUsers(ctx, cluster, cb, tkrName)
-	}
-	return r.upgrade(ctx, cluster, cb, tkrName)
-}
-
-func (r *Reconciler) template(ctx context.Context, name string) (*runv1alpha3.ClusterBootstrapTemplate, error) {
-	cbt := &runv1alpha3.ClusterBootstrapTemplate{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: name}, cbt); err != nil {
-		return nil, fmt.Errorf("ClusterBootstrapTemplate %s/%s: %w", r.SystemNamespace, name, err)
-	}
-	if cbt.Spec == nil {
-		return nil, fmt.Errorf("ClusterBootstrapTemplate %s/%s has no spec", r.SystemNamespace, name)
-	}
-	return cbt, nil
-}
-
-func clusterController(cluster *clusterv1.Cluster) metav1.OwnerReference {
-	ref := clusterOwner(cluster)
-	ref.Controller, ref.BlockOwnerDeletion = ptr.To(true), ptr.To(true)
-	return ref
-}
-
-// createFromTemplate clones the release's ClusterBootstrapTemplate, and what its packages'
-// values come from, into the cluster's namespace.
-func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.Cluster, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
-	cbt, err := r.template(ctx, tkrName)
-	if err != nil {
-		return nil, err
-	}
-	cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name,
-		OwnerReferences: []metav1.OwnerReference{clusterController(cluster)}}, Spec: cbt.Spec.DeepCopy()}
-	if err := r.dropForeignProviders(ctx, cluster, cb.Spec); err != nil {
-		return nil, err
-	}
-	var cloned []client.Object
-	for _, pkg := range addons.Packages(cb.Spec) {
-		objs, err := r.cloneReferences(ctx, cluster, pkg, cbt.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		cloned = append(cloned, objs...)
-	}
-	if err := r.Client.Create(ctx, cb); err != nil {
-		return nil, fmt.Errorf("failed to create ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
-	}
-	return cb, r.resolved(ctx, cb, tkrName, cloned)
-}
-
-// dropForeignProviders leaves out of spec the CPI and CSI of another infrastructure than the
-// cluster's, and logs what it left out.
-func (r *Reconciler) dropForeignProviders(ctx context.Context, cluster *clusterv1.Cluster, spec *runv1alpha3.ClusterBootstrapTemplateSpec) error {
-	dropped, err := addons.DropForeignProviders(ctx, r.Client, cluster, spec)
-	if len(dropped) > 0 {
-		ctrl.LoggerFrom(ctx).Info("Left out the packages of another infrastructure", "packages", dropped)
-	}
-	return err
-}
-
-// resolved records the release the ClusterBootstrap now follows and owns what was cloned for it.
-func (r *Reconciler) resolved(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, tkrName string, cloned []client.Object) error {
-	if err := r.ownByClusterBootstrap(ctx, cb, cloned); err != nil {
-		return err
-	}
-	patch := client.MergeFrom(cb.DeepCopy())
-	cb.Status.ResolvedTKR = tkrName
-	if err := r.Client.Status().Patch(ctx, cb, patch); err != nil {
-		return fmt.Errorf("failed to set the resolved TKR of ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "tkr", tkrName)
-	return nil
-}
-
-// adoptUsers takes over a ClusterBootstrap the user made. With the add-missing-fields
-// annotation, what it leaves out comes from that release's template. Inline values become
-// Secrets; a Secret or provider the user made in the cluster's namespace is used and becomes the
-// Cluster's; one that exists only in the system namespace (named by the template) is cloned.
-func (r *Reconciler) adoptUsers(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
-	if cb.Spec == nil {
-		return nil, fmt.Errorf("ClusterBootstrap %s/%s has no spec", cb.Namespace, cb.Name)
-	}
-	from := cb.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR]
-	if from != "" {
-		cbt, err := r.template(ctx, from)
-		if err != nil {
-			return nil, err
-		}
-		tkrName = from
-		template := cbt.Spec.DeepCopy()
-		if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
-			return nil, err
-		}
-		addons.AddMissingFields(template, cb.Spec)
-	}
-	var cloned []client.Object
-	for _, p := range addons.Packages(cb.Spec) {
-		vf := p.ValuesFrom
-		if vf == nil {
-			continue
-		}
-		var own client.Object
-		switch {
-		case vf.Inline != nil:
-		case vf.SecretRef != "":
-			s := &corev1.Secret{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.SecretRef}, s); err == nil {
-				own = s
-			}
-		case vf.ProviderRef != nil:
-			provider, err := r.providerObject(vf.ProviderRef)
-			if err != nil {
-				return nil, err
-			}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil {
-				own = provider
-			}
-		}
-		if own == nil && vf.Inline == nil && from == "" {
-			return nil, &errWaiting{fmt.Sprintf("the values of package %s, named by ClusterBootstrap %s/%s, to be made in namespace %s",
-				p.RefName, cb.Namespace, cb.Name, cb.Namespace)}
-		}
-		if own == nil {
-			objs, err := r.cloneReferences(ctx, cluster, p, r.SystemNamespace)
-			if err != nil {
-				return nil, err
-			}
-			cloned = append(cloned, objs...)
-			continue
-		}
-		if err := r.adopt(ctx, cluster, p, own); err != nil {
-			return nil, err
-		}
-	}
-	cb.OwnerReferences = util.EnsureOwnerRef(cb.OwnerReferences, clusterController(cluster))
-	if err := r.Client.Update(ctx, cb); err != nil {
-		return nil, fmt.Errorf("failed to adopt ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
-	}
-	return cb, r.resolved(ctx, cb, tkrName, cloned)
-}
-
-// upgrade moves a ClusterBootstrap to a new release: every package takes the new template's
-// version of the same package and keeps its valuesFrom; packages new in the template are added
-// with their values cloned; packages the template dropped stay.
-func (r *Reconciler) upgrade(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
-	cbt, err := r.template(ctx, tkrName)
-	if err != nil {
-		return nil, err
-	}
-	ctrl.LoggerFrom(ctx).Info("upgrading ClusterBootstrap", "from", cb.Status.ResolvedTKR, "to", tkrName)
-	patch := client.MergeFrom(cb.DeepCopy())
-	var added []*runv1alpha3.ClusterBootstrapPackage
-	// A package the cluster has follows the new template; of those it lacks, another
-	// infrastructure's CPI and CSI are not added.
-	template := cbt.Spec.DeepCopy()
-	if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
-		return nil, err
-	}
-	core, templateCore, addable := addons.Core(cb.Spec), addons.Core(cbt.Spec), addons.Core(template)
-	for _, name := range addons.CorePackages {
-		p, t := core[name], *templateCore[name]
-		switch {
-		case t == nil:
-		case *p == nil && *addable[name] != nil:
-			*p = t.DeepCopy()
-			added = append(added, *p)
-		case *p != nil:
-			(*p).RefName = t.RefName
-		}
-	}
-	for _, t := range template.AdditionalPackages {
-		found := false
-		for _, p := range cb.Spec.AdditionalPackages {
-			if addons.ShortName(p.RefName) == addons.ShortName(t.RefName) {
-				p.RefName, found = t.RefName, true
-			}
-		}
-		if !found {
-			p := t.DeepCopy()
-			cb.Spec.AdditionalPackages = append(cb.Spec.AdditionalPackages, p)
-			added = append(added, p)
-		}
-	}
-	var cloned []client.Object
-	for _, p := range added {
-		objs, err := r.cloneReferences(ctx, cluster, p, cbt.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		cloned = append(cloned, objs...)
-	}
-	if err := r.Client.Patch(ctx, cb, patch); err != nil {
-		return nil, fmt.Errorf("failed to update ClusterBootstrap %s/%s to %s: %w", cb.Namespace, cb.Name, tkrName, err)
-	}
-	return cb, r.resolved(ctx, cb, tkrName, cloned)
-}
-
-// unpause lifts the pause the upgrade webhook set, once the ClusterBootstrap follows the release
-// the Cluster was paused for.
-func (r *Reconciler) unpause(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap) error {
-	want, ok := cluster.Annotations[addons.AnnotationPaused]
-	if !ok || want != cb.Status.ResolvedTKR {
+// reconcileFinalizers holds a workload cluster, its kubeconfig Secret and its ClusterBootstrap
+// until its additional packages are removed. A management cluster's are not removed, as TKG's:
+// it gets no finalizer, which a cleanup cluster without the addons manager could not remove.
+// The ClusterBootstrap's finalizer is written with the pass's patch.
+func (r *Reconciler) reconcileFinalizers(ctx context.Context, s *scope) error {
+	if s.management() || len(s.cb.Spec.AdditionalPackages) == 0 {
 		return nil
 	}
-	patch := client.MergeFrom(cluster.DeepCopy())
-	delete(cluster.Annotations, addons.AnnotationPaused)
-	cluster.Spec.Paused = ptr.To(false)
-	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
-		return fmt.Errorf("failed to unpause cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("unpaused the cluster: its packages follow the new release", "tkr", want)
-	return nil
-}
-
-// addFinalizers holds the Cluster, its kubeconfig Secret and its ClusterBootstrap until the
-// additional packages are removed from the workload cluster.
-func (r *Reconciler) addFinalizers(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap) error {
 	kubeconfig := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, kubeconfig); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: secret.Name(s.cluster.Name, secret.Kubeconfig)}, kubeconfig); err != nil {
 		return err
 	}
-	for _, o := range []client.Object{cluster, kubeconfig, cb} {
+	for _, o := range []client.Object{s.cluster, kubeconfig} {
 		if controllerutil.ContainsFinalizer(o, addons.Finalizer) {
 			continue
 		}
@@ -468,5 +338,25 @@ func (r *Reconciler) addFinalizers(ctx context.Context, cluster *clusterv1.Clust
 			return fmt.Errorf("failed to add finalizer to %s: %w", o.GetName(), err)
 		}
 	}
+	controllerutil.AddFinalizer(s.cb, addons.Finalizer)
+	return nil
+}
+
+// reconcileUnpause lifts the pause the upgrade webhook set, once the ClusterBootstrap follows
+// the release the Cluster was paused for.
+func (r *Reconciler) reconcileUnpause(ctx context.Context, s *scope) error {
+	cluster := s.cluster
+	want, ok := cluster.Annotations[addons.AnnotationPaused]
+	if !ok || want != s.cb.Status.ResolvedTKR {
+		return nil
+	}
+	patch := client.MergeFrom(cluster.DeepCopy())
+	delete(cluster.Annotations, addons.AnnotationPaused)
+	cluster.Spec.Paused = ptr.To(false)
+	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
+		return fmt.Errorf("failed to unpause cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+	}
+	r.Recorder.Eventf(cluster, s.cb, corev1.EventTypeNormal, ReasonUnpaused, "Unpause", "Unpaused: the cluster's packages follow release %s", want)
+	ctrl.LoggerFrom(ctx).Info("unpaused the cluster: its packages follow the new release", "tkr", want)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
-	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Condition of a deleting cluster's ClusterBootstrap and its reasons.
@@ -44,30 +42,34 @@ func summary(conds []kappctrlv1alpha1.Condition) *kappctrlv1alpha1.Condition {
 	return nil
 }
 
-// updateStatus copies the state of each package's PackageInstall into the ClusterBootstrap as
-// one condition per package, <Short>-<kapp condition> (Antrea-ReconcileSucceeded), with kapp's
-// useful error message. It reports whether every package has succeeded.
-func (r *Reconciler) updateStatus(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap, remote client.Client) (bool, error) {
+// reconcileStatus copies the state of each package's PackageInstall into the ClusterBootstrap
+// as one condition per package, <Short>-<kapp condition> (Antrea-ReconcileSucceeded), with
+// kapp's useful error message, and records whether every package has succeeded. A package that
+// starts failing, and the moment all have succeeded, are recorded as Events.
+func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) error {
+	cluster, cb := s.cluster, s.cb
 	type source struct {
 		pkg       *runv1alpha3.ClusterBootstrapPackage
 		c         client.Client
 		namespace string
 	}
 	var sources []source
-	if _, management := cluster.Labels[tkg.LabelManagementCluster]; !management && cb.Spec.Kapp != nil {
+	if !s.management() && cb.Spec.Kapp != nil {
 		sources = append(sources, source{cb.Spec.Kapp, r.Client, cluster.Namespace})
 	}
 	for _, p := range packagesOnRemote(cb) {
-		sources = append(sources, source{p, remote, r.SystemNamespace})
+		sources = append(sources, source{p, s.remote, r.SystemNamespace})
 	}
-	before := cb.DeepCopy()
-	settled := true
-	for _, s := range sources {
-		prefix := addons.ConditionPrefix(s.pkg.RefName) + "-"
+	wasSettled, settled := true, true
+	for _, src := range sources {
+		prefix := addons.ConditionPrefix(src.pkg.RefName) + "-"
+		if c := cb.Status.Conditions.Get(prefix + string(kappctrlv1alpha1.ReconcileSucceeded)); c == nil || c.Status != corev1.ConditionTrue {
+			wasSettled = false
+		}
 		pi := &pkgingv1alpha1.PackageInstall{}
-		err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: addons.PackageInstallName(cluster.Name, s.pkg.RefName)}, pi)
+		err := src.c.Get(ctx, client.ObjectKey{Namespace: src.namespace, Name: addons.PackageInstallName(cluster.Name, src.pkg.RefName)}, pi)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return false, err
+			return err
 		}
 		var c *kappctrlv1alpha1.Condition
 		if err == nil {
@@ -80,6 +82,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, cluster *clusterv1.Cluste
 			continue
 		}
 		typ := prefix + string(c.Type)
+		if c.Type == kappctrlv1alpha1.ReconcileFailed && cb.Status.Conditions.Get(typ) == nil {
+			r.Recorder.Eventf(cb, nil, corev1.EventTypeWarning, ReasonPackageFailed, "Reconcile", "Package %s failed to reconcile on cluster %s: %s",
+				src.pkg.RefName, cluster.Name, pi.Status.UsefulErrorMessage)
+		}
 		kept := cb.Status.Conditions[:0]
 		for _, old := range cb.Status.Conditions {
 			if !strings.HasPrefix(old.Type, prefix) || old.Type == typ {
@@ -89,13 +95,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, cluster *clusterv1.Cluste
 		cb.Status.Conditions = kept
 		cb.Status.Conditions.Set(runv1alpha3.Condition{Type: typ, Status: c.Status, Reason: c.Reason, Message: pi.Status.UsefulErrorMessage})
 	}
-	if reflect.DeepEqual(before.Status, cb.Status) {
-		return settled, nil
+	s.settled = settled
+	if settled && !wasSettled {
+		r.Recorder.Eventf(cb, nil, corev1.EventTypeNormal, ReasonPackagesSucceeded, "Reconcile", "All %d packages of release %s reconciled on cluster %s",
+			len(sources), cb.Status.ResolvedTKR, cluster.Name)
 	}
-	if err := r.Client.Status().Patch(ctx, cb, client.MergeFrom(before)); err != nil {
-		return false, fmt.Errorf("failed to update the status of ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
-	}
-	return settled, nil
+	return nil
 }
 
 // reconcileDelete removes the cluster's additional packages from the workload cluster, then
@@ -103,7 +108,6 @@ func (r *Reconciler) updateStatus(ctx context.Context, cluster *clusterv1.Cluste
 // lets them go anyway, saying so on the ClusterBootstrap.
 func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Cluster) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cluster, addons.Finalizer) {
-		r.remotes.forget(cluster)
 		return ctrl.Result{}, nil
 	}
 	cb := &runv1alpha3.ClusterBootstrap{}
@@ -129,8 +133,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 				r.setDeleteCondition(ctx, cb, ReasonRemovingAdditionalPackages, why)
 				return ctrl.Result{RequeueAfter: min(left, 2*time.Second)}, nil
 			}
-			r.setDeleteCondition(ctx, cb, ReasonDeletionTimedOut, fmt.Sprintf(
-				"gave up after %s: %s; the packages may remain on the workload cluster", r.DeleteTimeout, why))
+			message := fmt.Sprintf("gave up after %s: %s; the packages may remain on the workload cluster", r.DeleteTimeout, why)
+			r.setDeleteCondition(ctx, cb, ReasonDeletionTimedOut, message)
+			r.Recorder.Eventf(cb, cluster, corev1.EventTypeWarning, ReasonDeletionTimedOut, "Delete", "%s", message)
 			ctrl.LoggerFrom(ctx).Info("deletion timed out; releasing the cluster", "timeout", r.DeleteTimeout, "reason", why)
 		}
 	}
@@ -152,7 +157,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 			return ctrl.Result{}, fmt.Errorf("failed to remove the finalizer of %s: %w", o.GetName(), err)
 		}
 	}
-	r.remotes.forget(cluster)
 	return ctrl.Result{}, nil
 }
 
@@ -168,7 +172,7 @@ func (r *Reconciler) machinesGone(ctx context.Context, cluster *clusterv1.Cluste
 // removeAdditional deletes the additional packages' PackageInstalls on the workload cluster and
 // returns those still there.
 func (r *Reconciler) removeAdditional(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap) ([]string, error) {
-	remote, err := r.remotes.get(ctx, r.Client, cluster)
+	remote, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(cluster))
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the workload cluster to remove its additional packages: %w", err)
 	}

@@ -1,0 +1,270 @@
+package clusterbootstrap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
+)
+
+// getOrCreate returns the Cluster's ClusterBootstrap, cloning it from the release's template
+// when there is none. It returns nil while the Cluster waits for a user's ClusterBootstrap.
+func (r *Reconciler) getOrCreate(ctx context.Context, s *scope) (*runv1alpha3.ClusterBootstrap, error) {
+	cb := &runv1alpha3.ClusterBootstrap{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.cluster), cb)
+	switch {
+	case err == nil:
+		return cb, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	if _, custom := s.cluster.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap]; custom {
+		ctrl.LoggerFrom(ctx).Info("waiting for the user's ClusterBootstrap", "annotation", runv1alpha3.AnnotationCustomClusterBootstrap)
+		return nil, nil
+	}
+	return r.createFromTemplate(ctx, s.cluster, s.tkrName)
+}
+
+// reconcileRelease makes the ClusterBootstrap follow the Cluster's release: one the user (or the
+// CLI) wrote is completed and adopted; one this controller made or adopted moves to a new
+// release. status.resolvedTKR names the release followed, but it is not the only witness:
+// `clusterctl move` does not carry status, so a moved ClusterBootstrap, still controlled by its
+// Cluster, is compared with the release's template and only its status is restored when it
+// already follows it, user edits kept.
+func (r *Reconciler) reconcileRelease(ctx context.Context, s *scope) error {
+	switch {
+	case s.cb.Status.ResolvedTKR == s.tkrName:
+		// The release is unchanged: the ClusterBootstrap, user edits included, is the truth.
+		return nil
+	case !controlledBy(s.cb, s.cluster):
+		return r.adoptUsers(ctx, s)
+	}
+	return r.moveToRelease(ctx, s)
+}
+
+// controlledBy says whether the Cluster is the ClusterBootstrap's controller, which only this
+// controller makes it. The UID is not compared: `clusterctl move` gives the Cluster a new one.
+func controlledBy(cb *runv1alpha3.ClusterBootstrap, cluster *clusterv1.Cluster) bool {
+	ref := metav1.GetControllerOf(cb)
+	return ref != nil && ref.Kind == "Cluster" && ref.Name == cluster.Name && strings.HasPrefix(ref.APIVersion, clusterv1.GroupVersion.Group+"/")
+}
+
+func (r *Reconciler) template(ctx context.Context, name string) (*runv1alpha3.ClusterBootstrapTemplate, error) {
+	cbt := &runv1alpha3.ClusterBootstrapTemplate{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: name}, cbt); err != nil {
+		return nil, fmt.Errorf("ClusterBootstrapTemplate %s/%s: %w", r.SystemNamespace, name, err)
+	}
+	if cbt.Spec == nil {
+		return nil, reconcile.TerminalError(fmt.Errorf("ClusterBootstrapTemplate %s/%s has no spec: the release's TKR package writes it; reinstall the release", r.SystemNamespace, name))
+	}
+	return cbt, nil
+}
+
+func clusterController(cluster *clusterv1.Cluster) metav1.OwnerReference {
+	ref := clusterOwner(cluster)
+	ref.Controller, ref.BlockOwnerDeletion = ptr.To(true), ptr.To(true)
+	return ref
+}
+
+// createFromTemplate clones the release's ClusterBootstrapTemplate, and what its packages'
+// values come from, into the cluster's namespace.
+func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.Cluster, tkrName string) (*runv1alpha3.ClusterBootstrap, error) {
+	cbt, err := r.template(ctx, tkrName)
+	if err != nil {
+		return nil, err
+	}
+	cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name,
+		OwnerReferences: []metav1.OwnerReference{clusterController(cluster)}}, Spec: cbt.Spec.DeepCopy()}
+	if err := r.dropForeignProviders(ctx, cluster, cb.Spec); err != nil {
+		return nil, err
+	}
+	var cloned []client.Object
+	for _, pkg := range addons.Packages(cb.Spec) {
+		objs, err := r.cloneReferences(ctx, cluster, pkg, cbt.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		cloned = append(cloned, objs...)
+	}
+	if err := r.Client.Create(ctx, cb); err != nil {
+		return nil, fmt.Errorf("failed to create ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
+	}
+	if err := r.ownByClusterBootstrap(ctx, cb, cloned); err != nil {
+		return nil, err
+	}
+	r.Recorder.Eventf(cb, cluster, corev1.EventTypeNormal, ReasonCloned, "Clone", "Cloned from ClusterBootstrapTemplate %s/%s", cbt.Namespace, cbt.Name)
+	// Its status is set by reconcileRelease: it is the Cluster's and follows the template.
+	return cb, nil
+}
+
+// dropForeignProviders leaves out of spec the CPI and CSI of another infrastructure than the
+// cluster's, and logs what it left out.
+func (r *Reconciler) dropForeignProviders(ctx context.Context, cluster *clusterv1.Cluster, spec *runv1alpha3.ClusterBootstrapTemplateSpec) error {
+	dropped, err := addons.DropForeignProviders(ctx, r.Client, cluster, spec)
+	if len(dropped) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Left out the packages of another infrastructure", "packages", dropped)
+	}
+	return err
+}
+
+// resolved records the release the ClusterBootstrap now follows, written with the pass's patch.
+func resolved(ctx context.Context, s *scope, tkrName string) {
+	if s.cb.Status.ResolvedTKR != tkrName {
+		ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "tkr", tkrName)
+	}
+	s.cb.Status.ResolvedTKR = tkrName
+}
+
+// adoptUsers takes over a ClusterBootstrap the user made. With the add-missing-fields
+// annotation, what it leaves out comes from that release's template. Inline values become
+// Secrets; a Secret or provider the user made in the cluster's namespace is used and becomes the
+// Cluster's; one that exists only in the system namespace (named by the template) is cloned.
+func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) error {
+	cluster, cb, tkrName := s.cluster, s.cb, s.tkrName
+	from := cb.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR]
+	if from != "" {
+		cbt, err := r.template(ctx, from)
+		if err != nil {
+			return err
+		}
+		tkrName = from
+		template := cbt.Spec.DeepCopy()
+		if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
+			return err
+		}
+		addons.AddMissingFields(template, cb.Spec)
+	}
+	var cloned []client.Object
+	for _, p := range addons.Packages(cb.Spec) {
+		vf := p.ValuesFrom
+		if vf == nil {
+			continue
+		}
+		var own client.Object
+		switch {
+		case vf.Inline != nil:
+		case vf.SecretRef != "":
+			s := &corev1.Secret{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.SecretRef}, s); err == nil {
+				own = s
+			}
+		case vf.ProviderRef != nil:
+			provider, err := r.providerObject(vf.ProviderRef)
+			if err != nil {
+				return err
+			}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil {
+				own = provider
+			}
+		}
+		if own == nil && vf.Inline == nil && from == "" {
+			return &errWaiting{fmt.Sprintf("the values of package %s, named by ClusterBootstrap %s/%s, to be made in namespace %s",
+				p.RefName, cb.Namespace, cb.Name, cb.Namespace)}
+		}
+		if own == nil {
+			objs, err := r.cloneReferences(ctx, cluster, p, r.SystemNamespace)
+			if err != nil {
+				return err
+			}
+			cloned = append(cloned, objs...)
+			continue
+		}
+		if err := r.adopt(ctx, cluster, p, own); err != nil {
+			return err
+		}
+	}
+	if err := r.ownByClusterBootstrap(ctx, cb, cloned); err != nil {
+		return err
+	}
+	cb.OwnerReferences = util.EnsureOwnerRef(cb.OwnerReferences, clusterController(cluster))
+	r.Recorder.Eventf(cb, cluster, corev1.EventTypeNormal, ReasonAdopted, "Adopt", "Adopted for cluster %s, following release %s", cluster.Name, tkrName)
+	resolved(ctx, s, tkrName)
+	return nil
+}
+
+// moveToRelease moves a ClusterBootstrap to its Cluster's release: every package takes the
+// new template's version of the same package and keeps its valuesFrom; packages new in the
+// template are added with their values cloned; packages the template dropped stay. A
+// ClusterBootstrap that already follows the template is left as it is.
+func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
+	cbt, err := r.template(ctx, s.tkrName)
+	if err != nil {
+		return err
+	}
+	// A package the cluster has follows the new template; of those it lacks, another
+	// infrastructure's CPI and CSI are not added.
+	addable := cbt.Spec.DeepCopy()
+	if err := r.dropForeignProviders(ctx, s.cluster, addable); err != nil {
+		return err
+	}
+	before := s.cb.Spec.DeepCopy()
+	added := followTemplate(s.cb.Spec, cbt.Spec, addable)
+	if apiequality.Semantic.DeepEqual(before, s.cb.Spec) {
+		resolved(ctx, s, s.tkrName)
+		return nil
+	}
+	from := s.cb.Status.ResolvedTKR
+	ctrl.LoggerFrom(ctx).Info("upgrading ClusterBootstrap", "from", from, "to", s.tkrName)
+	var cloned []client.Object
+	for _, p := range added {
+		objs, err := r.cloneReferences(ctx, s.cluster, p, cbt.Namespace)
+		if err != nil {
+			return err
+		}
+		cloned = append(cloned, objs...)
+	}
+	if err := r.ownByClusterBootstrap(ctx, s.cb, cloned); err != nil {
+		return err
+	}
+	if from == "" {
+		from = "an unrecorded release"
+	}
+	r.Recorder.Eventf(s.cb, s.cluster, corev1.EventTypeNormal, ReasonUpgraded, "Upgrade", "Packages moved from %s to release %s", from, s.tkrName)
+	resolved(ctx, s, s.tkrName)
+	return nil
+}
+
+// followTemplate points spec's packages at the template's versions of them and adds the
+// template's packages spec lacks, of those addable has. It returns the packages it added.
+func followTemplate(spec *runv1alpha3.ClusterBootstrapTemplateSpec, template, addable *runv1alpha3.ClusterBootstrapTemplateSpec) []*runv1alpha3.ClusterBootstrapPackage {
+	var added []*runv1alpha3.ClusterBootstrapPackage
+	core, templateCore, addableCore := addons.Core(spec), addons.Core(template), addons.Core(addable)
+	for _, name := range addons.CorePackages {
+		p, t := core[name], *templateCore[name]
+		switch {
+		case t == nil:
+		case *p == nil && *addableCore[name] != nil:
+			*p = t.DeepCopy()
+			added = append(added, *p)
+		case *p != nil:
+			(*p).RefName = t.RefName
+		}
+	}
+	for _, t := range addable.AdditionalPackages {
+		found := false
+		for _, p := range spec.AdditionalPackages {
+			if addons.ShortName(p.RefName) == addons.ShortName(t.RefName) {
+				p.RefName, found = t.RefName, true
+			}
+		}
+		if !found {
+			p := t.DeepCopy()
+			spec.AdditionalPackages = append(spec.AdditionalPackages, p)
+			added = append(added, p)
+		}
+	}
+	return added
+}

@@ -1,0 +1,58 @@
+package envtest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Objects are objects read through one client, for ExpectStill.
+type Objects struct {
+	Reader  client.Reader
+	Objects []client.Object
+}
+
+// On names objects to read through r.
+func On(r client.Reader, objs ...client.Object) Objects { return Objects{Reader: r, Objects: objs} }
+
+// ExpectStill fails the test when any of the objects is written within d: a converged object's
+// resourceVersion stays still while its controllers look at it again and again. Each object is
+// read first (it must exist); a changed one is reported with what changed.
+func ExpectStill(t testing.TB, d time.Duration, sets ...Objects) {
+	t.Helper()
+	type read struct {
+		r      client.Reader
+		before client.Object
+	}
+	var reads []read
+	for _, set := range sets {
+		for _, o := range set.Objects {
+			if err := set.Reader.Get(t.Context(), client.ObjectKeyFromObject(o), o); err != nil {
+				t.Fatalf("%T %s: %v", o, client.ObjectKeyFromObject(o), err)
+			}
+			reads = append(reads, read{set.Reader, o.DeepCopyObject().(client.Object)})
+		}
+	}
+	time.Sleep(d)
+	var changed []string
+	for _, rd := range reads {
+		after := rd.before.DeepCopyObject().(client.Object)
+		if err := rd.r.Get(t.Context(), client.ObjectKeyFromObject(rd.before), after); err != nil {
+			t.Fatalf("%T %s: %v", after, client.ObjectKeyFromObject(after), err)
+		}
+		if after.GetResourceVersion() == rd.before.GetResourceVersion() {
+			continue
+		}
+		changed = append(changed, fmt.Sprintf("%T %s (resourceVersion %s → %s):\n%s", after, client.ObjectKeyFromObject(after),
+			rd.before.GetResourceVersion(), after.GetResourceVersion(), cmp.Diff(rd.before, after)))
+	}
+	for _, c := range changed {
+		t.Errorf("written within %s although nothing changed: %s", d, c)
+	}
+	if len(changed) == 0 {
+		t.Logf("%d objects still for %s", len(reads), d)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
@@ -57,13 +58,7 @@ func (r *TKRReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("osimage_labels").For(&runv1alpha3.OSImage{}).Complete(reconcileFunc(r.reconcileOSImage))
-}
-
-type reconcileFunc func(context.Context, ctrl.Request) (ctrl.Result, error)
-
-func (f reconcileFunc) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return f(ctx, req)
+	return ctrl.NewControllerManagedBy(mgr).Named("osimage_labels").For(&runv1alpha3.OSImage{}).Complete(reconcile.Func(r.reconcileOSImage))
 }
 
 // Reconcile sets the release's conditions, then its labels from them.

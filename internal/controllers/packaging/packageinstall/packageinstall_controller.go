@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/cluster-api/util/finalizers"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,9 +41,17 @@ const (
 	defaultSyncPeriod = 10 * time.Minute
 )
 
+// Reasons of the Events recorded on PackageInstalls.
+const (
+	ReasonReconcileSucceeded = "ReconcileSucceeded"
+	ReasonReconcileFailed    = "ReconcileFailed"
+)
+
 // Reconciler reconciles PackageInstalls.
 type Reconciler struct {
 	Client client.Client
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 	// GlobalNamespace holds Packages visible from every namespace.
 	GlobalNamespace string
 }
@@ -52,6 +61,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.GlobalNamespace == "" {
 		r.GlobalNamespace = tkg.PackageRepoGlobalNamespace
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("kapp-controller")
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&pkgingv1alpha1.PackageInstall{}, builder.WithPredicates(predicate.Or(
@@ -102,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if reflect.DeepEqual(status, pi.Status) {
 			return
 		}
+		r.recordTransition(pi, pi.Status, status)
 		patch := client.MergeFrom(pi.DeepCopy())
 		pi.Status = status
 		if err := r.Client.Status().Patch(ctx, pi, patch); err != nil && !apierrors.IsNotFound(err) {
@@ -133,6 +146,30 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, pi *pkgingv1alpha1.Pac
 	}
 	reportApp(status, app, pkg)
 	return ctrl.Result{}, nil
+}
+
+// recordTransition records an Event when the PackageInstall starts to succeed, with the version
+// installed, or to fail, with kapp-controller's useful error message.
+func (r *Reconciler) recordTransition(pi *pkgingv1alpha1.PackageInstall, before, after pkgingv1alpha1.PackageInstallStatus) {
+	was, is := trueCondition(before.Conditions), trueCondition(after.Conditions)
+	switch {
+	case is == was && (is != kappctrlv1alpha1.ReconcileSucceeded || before.Version == after.Version):
+	case is == kappctrlv1alpha1.ReconcileSucceeded:
+		r.Recorder.Eventf(pi, nil, corev1.EventTypeNormal, ReasonReconcileSucceeded, "Reconcile", "Installed package %s version %s",
+			pi.Spec.PackageRef.RefName, after.Version)
+	case is == kappctrlv1alpha1.ReconcileFailed:
+		r.Recorder.Eventf(pi, nil, corev1.EventTypeWarning, ReasonReconcileFailed, "Reconcile", "%s", after.UsefulErrorMessage)
+	}
+}
+
+// trueCondition is the type of the first condition that holds, or "".
+func trueCondition(conds []kappctrlv1alpha1.Condition) kappctrlv1alpha1.ConditionType {
+	for _, c := range conds {
+		if c.Status == corev1.ConditionTrue {
+			return c.Type
+		}
+	}
+	return ""
 }
 
 func fail(status *pkgingv1alpha1.PackageInstallStatus, err error) {

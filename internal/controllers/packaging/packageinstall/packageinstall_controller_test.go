@@ -13,6 +13,7 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	vendirversions "github.com/vmware-tanzu/carvel-vendir/pkg/vendir/versions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,6 +150,34 @@ func TestPackageInstallLifecycle(t *testing.T) {
 	if a.Annotations[packageinstall.AnnotationPackageVersion] != "1.1.0" || !metav1.IsControlledBy(a, pi) {
 		t.Errorf("App %s is not the install's: %v %v", a.Name, a.Annotations, a.OwnerReferences)
 	}
+
+	t.Run("a converged install stays still and said so in an Event", func(t *testing.T) {
+		envtest.Eventually(t, 10*time.Second, "Event "+packageinstall.ReasonReconcileSucceeded, func() error {
+			list := &eventsv1.EventList{}
+			if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, e := range list.Items {
+				if e.Regarding.Kind == "PackageInstall" && e.Regarding.Name == pi.Name && e.Reason == packageinstall.ReasonReconcileSucceeded &&
+					strings.Contains(e.Note, "version 1.1.0") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no %s Event naming version 1.1.0 among %d", packageinstall.ReasonReconcileSucceeded, len(list.Items))
+		})
+		// A Package of the same refName changing brings the install back: the pass must write
+		// nothing.
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			p := &datapkgingv1alpha1.Package{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tkg.PackageRepoGlobalNamespace, Name: "greeter.example.com.1.0.0"}, p); err == nil {
+				p.Labels = map[string]string{"touched": "yes"}
+				_ = env.Client.Update(ctx, p)
+			}
+		}()
+		envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, pi.DeepCopy(), a.DeepCopy(),
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: a.Name + ".app"}}))
+	})
 
 	t.Run("values change", func(t *testing.T) {
 		s := &corev1.Secret{}

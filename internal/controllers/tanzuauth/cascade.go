@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
@@ -111,7 +112,8 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	values, err := workloadValues(secret.Data[addons.ValuesKey], cluster, info)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("pinniped values Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+		// Only an edit of the Secret, which brings it back, can mend its values.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("pinniped values Secret %s/%s: %w", secret.Namespace, secret.Name, err))
 	}
 	if bytes.Equal(values, secret.Data[addons.ValuesKey]) {
 		return ctrl.Result{}, nil

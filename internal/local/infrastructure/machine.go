@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -126,6 +127,9 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	node, err := r.ensureNode(ctx, owner, uid, machine, lm)
 	if err != nil {
 		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonNodeStartFailed, err.Error())
+		if errors.Is(err, reconcile.TerminalError(nil)) {
+			r.Recorder.Eventf(lm, machine, corev1.EventTypeWarning, infrav1.ReasonNodeStartFailed, "Start", "%v", err)
+		}
 		return ctrl.Result{}, err
 	}
 	lm.Spec.ProviderID = node.ProviderID
@@ -214,7 +218,8 @@ func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.
 	}
 	b, err := parseBootstrap(data.Data["value"], string(data.Data["format"]))
 	if err != nil {
-		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
+		// Bootstrap data is written once: retrying cannot help.
+		return nil, nil, reconcile.TerminalError(fmt.Errorf("bootstrap data %s: %w", key, err))
 	}
 	secrets := map[secret.Purpose]map[string][]byte{}
 	for purpose := range caFiles {

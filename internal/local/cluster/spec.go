@@ -100,6 +100,8 @@ type NodeSpec struct {
 	// Taints the node registers with, as kubeadm's nodeRegistration.taints; nil gives the default
 	// (control-plane nodes tainted when the cluster has workers).
 	Taints *[]corev1.Taint `json:"taints,omitempty"`
+	// Labels the node registers with besides the kubelet's own, as its --node-labels.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // NodeVersion returns the Kubernetes version a node runs.

@@ -3,6 +3,7 @@ package infrastructure
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,8 @@ type bootstrap struct {
 	KubernetesVersion string
 	// Taints are nodeRegistration.taints when the configuration sets them.
 	Taints *[]corev1.Taint
+	// Labels are the kubelet's --node-labels from nodeRegistration.kubeletExtraArgs.
+	Labels map[string]string
 	// Files are the files the data writes, by path.
 	Files map[string][]byte
 }
@@ -105,7 +108,8 @@ func (b *bootstrap) readConfig(path string) error {
 			Kind              string `json:"kind"`
 			KubernetesVersion string `json:"kubernetesVersion"`
 			NodeRegistration  struct {
-				Taints *[]corev1.Taint `json:"taints"`
+				Taints           *[]corev1.Taint `json:"taints"`
+				KubeletExtraArgs json.RawMessage `json:"kubeletExtraArgs"`
 			} `json:"nodeRegistration"`
 			ControlPlane *struct{} `json:"controlPlane"`
 		}
@@ -118,13 +122,58 @@ func (b *bootstrap) readConfig(path string) error {
 		switch doc.Kind {
 		case "ClusterConfiguration":
 			b.KubernetesVersion = doc.KubernetesVersion
+			continue
 		case "InitConfiguration":
-			b.Taints = doc.NodeRegistration.Taints
 		case "JoinConfiguration":
-			b.Taints = doc.NodeRegistration.Taints
 			b.ControlPlane = doc.ControlPlane != nil
+		default:
+			continue
+		}
+		b.Taints = doc.NodeRegistration.Taints
+		labels, err := nodeLabels(doc.NodeRegistration.KubeletExtraArgs)
+		if err != nil {
+			return fmt.Errorf("%s: %s nodeRegistration.kubeletExtraArgs: %w", path, doc.Kind, err)
+		}
+		b.Labels = labels
+	}
+}
+
+// nodeLabels reads the kubelet's node-labels argument ("k1=v1,k2=v2") from kubeletExtraArgs,
+// a list of {name, value} in kubeadm v1beta4 and a map in v1beta3.
+func nodeLabels(raw json.RawMessage) (map[string]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var args []struct{ Name, Value string }
+	if err := json.Unmarshal(raw, &args); err != nil {
+		byName := map[string]string{}
+		if err := json.Unmarshal(raw, &byName); err != nil {
+			return nil, errors.New("neither a list of {name, value} (kubeadm v1beta4) nor a map (v1beta3)")
+		}
+		for name, value := range byName {
+			args = append(args, struct{ Name, Value string }{name, value})
 		}
 	}
+	labels := map[string]string{}
+	for _, a := range args {
+		if a.Name != "node-labels" {
+			continue
+		}
+		for _, pair := range strings.Split(a.Value, ",") {
+			if pair = strings.TrimSpace(pair); pair == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(pair, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("node-labels %q: %q is not key=value", a.Value, pair)
+			}
+			labels[k] = v
+		}
+	}
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	return labels, nil
 }
 
 // caFiles maps Cluster API's certificate secrets to the files kubeadm reads them from.

@@ -194,6 +194,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		node.Init = b.Init
 		node.Join = b.ControlPlane && !b.Init
 		node.Taints = b.Taints
+		node.Labels = b.Labels
 		spec.Nodes[len(spec.Nodes)-1] = node
 		dirs, err := r.Runtime.Store.Dirs(spec.Name)
 		if err != nil {

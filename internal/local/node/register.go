@@ -41,6 +41,9 @@ func (a *Agent) desiredNode() *corev1.Node {
 		corev1.LabelOSStable:   "linux",
 		corev1.LabelArchStable: runtime.GOARCH,
 	}
+	for k, v := range a.node.Labels {
+		labels[k] = v
+	}
 	var taints []corev1.Taint
 	if a.node.Role == cluster.RoleControlPlane {
 		labels[LabelControlPlane] = ""

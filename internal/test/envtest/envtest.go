@@ -39,24 +39,30 @@ func (e *Environment) OnStop(f func()) { e.onStop = append(e.onStop, f) }
 // Run starts the environment, hands it to setup, runs the package's tests and stops it. It
 // returns the exit code for os.Exit. When the upstream binaries are missing it prints how to
 // build them and fails. What setup starts (a manager) is stopped through Environment.OnStop.
-func Run(m *testing.M, setup func(*Environment)) int {
+func Run(m *testing.M, setup func(*Environment)) (code int) {
 	env, err := Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "envtest: %v\n", err)
 		return 1
 	}
-	setup(env)
-	code := m.Run()
-	for _, stop := range env.onStop {
-		stop()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "envtest: failed to stop: %v\n", err)
-		if code == 0 {
+	defer func() {
+		// A setup that panics must not leave its API servers running.
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "envtest: setup failed: %v\n", r)
 			code = 1
 		}
-	}
-	return code
+		for _, stop := range env.onStop {
+			stop()
+		}
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "envtest: failed to stop: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	setup(env)
+	return m.Run()
 }
 
 // Start starts kube-apiserver and etcd of the default Kubernetes version and installs the CRDs.

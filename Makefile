@@ -54,8 +54,16 @@ packages: build ## Build packages/ into imgpkg bundles and a repository bundle, 
 management-cluster: $(ASSET_STAMPS) providers packages ## Build what is needed, then create a local management cluster (MC_FLAGS="-f FILE --name NAME ..." passes flags).
 	$(BIN)/slipway management-cluster create $(MC_FLAGS)
 
+# rbac ROLE,FILE,PACKAGES generates the ClusterRole ROLE into FILE from the +kubebuilder:rbac
+# markers of the Go PACKAGES a component runs.
+rbac = $(CONTROLLER_GEN) rbac:roleName=$(1),fileName=$(notdir $(2)),headerFile=hack/boilerplate.yaml.txt \
+	$(foreach p,$(3),paths=$(p)) output:rbac:artifacts:config=$(dir $(2))
+PKG_CONFIG = packages/$(1).tanzu.vmware.com/0.1.0/bundle/config
+# What make generate writes, as git pathspecs, for make verify (a quoted * matches across /).
+GENERATED := api config 'packages/*.generated.yml'
+
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types (slipway's and kapp-controller's).
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API types (slipway's and kapp-controller's), and the components' ClusterRoles from their RBAC markers.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 $(foreach g,run cni cpi csi,paths=./api/$(g)/...) output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/infrastructure/... output:crd:artifacts:config=config/crd/infrastructure
@@ -65,11 +73,23 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API
 	rm -rf config/crd/carvel
 	$(CONTROLLER_GEN) crd:crdVersions=v1 $(foreach p,$(KAPP_CONTROLLER_APIS),paths=$(p)) output:crd:artifacts:config=config/crd/carvel
 	go run ./hack/carvel-crds config/crd/carvel
+	$(call rbac,tanzu-addons-manager-sa,$(call PKG_CONFIG,addons-manager)/tanzu-addons-manager.role.generated.yml,./internal/controllers/addons/...)
+	$(call rbac,tkr-status-controller-manager-sa,$(call PKG_CONFIG,tkr-service)/tkr-status-controller.role.generated.yml,./internal/controllers/tkr/status)
+	$(call rbac,tkr-resolver-cluster-webhook-manager-sa,$(call PKG_CONFIG,tkr-service)/tkr-resolver-cluster-webhook.role.generated.yml,./internal/controllers/tkr/resolver)
+	$(call rbac,tkr-conversion-webhook-manager-sa,$(call PKG_CONFIG,tkr-service)/tkr-conversion-webhook.role.generated.yml,./internal/controllers/tkr/conversion)
+	$(call rbac,tkr-source-controller-manager-sa,$(call PKG_CONFIG,tkr-source-controller)/tkr-source-controller.role.generated.yml,./internal/controllers/tkr/source)
+	$(call rbac,tkr-vsphere-resolver-webhook-manager-clusterrole,$(call PKG_CONFIG,tkr-vsphere-resolver)/tkr-vsphere-resolver-webhook.role.generated.yml,./internal/controllers/tkr/vsphere)
+	$(call rbac,tanzu-featuregates-manager-clusterrole,$(call PKG_CONFIG,featuregates)/tanzu-featuregates.role.generated.yml,./internal/controllers/featuregates)
+	$(call rbac,tanzu-auth-controller-manager-clusterrole,$(call PKG_CONFIG,tanzu-auth)/tanzu-auth.role.generated.yml,./internal/controllers/tanzuauth)
+	$(call rbac,object-propagation-controller-manager-clusterrole,$(call PKG_CONFIG,tkg-clusterclass)/object-propagation-controller.role.generated.yml,./internal/controllers/propagation)
+	$(call rbac,tanzu-capabilities-manager-clusterrole,$(call PKG_CONFIG,framework)/tanzu-capabilities.role.generated.yml,./internal/controllers/capabilities)
+	$(call rbac,manager-role,config/infrastructure-local/role.generated.yaml,./internal/local/infrastructure)
+	$(call rbac,manager-role,config/ipam-in-cluster/role.generated.yaml,./internal/controllers/ipam)
 
 .PHONY: verify
 verify: generate ## Check that generated code is current, code is formatted, vetted and go.mod tidy.
-	@git diff --exit-code -- api config || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- api config; exit 1; }
+	@git diff --exit-code -- $(GENERATED) || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- $(GENERATED) | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); exit 1; }
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$bad" || { echo "not gofmt-formatted (run gofmt -w):"; echo "$$bad"; exit 1; }
 	go vet ./...
 	@for m in . hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \

@@ -7,7 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr/conversion"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
@@ -124,6 +124,6 @@ func runTKRConversionWebhook(ctx context.Context, args []string) error {
 		return err
 	}
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
-		return ctrl.NewWebhookManagedBy(mgr, &runv1alpha3.TanzuKubernetesRelease{}).Complete()
+		return conversion.SetupWebhookWithManager(mgr)
 	})
 }

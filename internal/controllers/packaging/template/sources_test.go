@@ -79,7 +79,31 @@ func TestPackageSourcesRender(t *testing.T) {
 					t.Errorf("image %s is not resolved by .imgpkg/images.yml", img)
 				}
 			}
+			checkRoleRefs(t, out)
 		})
+	}
+}
+
+// checkRoleRefs checks that every binding to a ClusterRole names one the package holds (a
+// component's is generated from its RBAC markers by make generate) or one Kubernetes defines.
+func checkRoleRefs(t *testing.T, manifests []byte) {
+	t.Helper()
+	objs, err := deploy.Parse(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]bool{"cluster-admin": true}
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" {
+			roles[o.GetName()] = true
+		}
+	}
+	for _, o := range objs {
+		kind, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+		if kind == "ClusterRole" && !roles[name] && !strings.HasPrefix(name, "system:") {
+			t.Errorf("%s %s binds ClusterRole %s, which the package does not hold", o.GetKind(), o.GetName(), name)
+		}
 	}
 }
 

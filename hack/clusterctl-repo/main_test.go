@@ -1,0 +1,51 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+)
+
+// TestSlipwayProvidersHoldTheirRoles builds slipway's providers from config/ and checks that
+// every ClusterRoleBinding names a ClusterRole the components hold: the role make generate
+// writes from the provider's RBAC markers.
+func TestSlipwayProvidersHoldTheirRoles(t *testing.T) {
+	for _, p := range clusterctl.Providers() {
+		if !p.Slipway {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", p.KustomizeDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles := map[string]bool{}
+			for _, r := range resources.Resources() {
+				if r.GetKind() == "ClusterRole" {
+					roles[r.GetName()] = true
+				}
+			}
+			bindings := 0
+			for _, r := range resources.Resources() {
+				if r.GetKind() != "ClusterRoleBinding" {
+					continue
+				}
+				bindings++
+				name, err := r.GetString("roleRef.name")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !roles[name] {
+					t.Errorf("ClusterRoleBinding %s binds ClusterRole %s, which the components do not hold", r.GetName(), name)
+				}
+			}
+			if bindings == 0 {
+				t.Error("no ClusterRoleBinding")
+			}
+		})
+	}
+}

@@ -6,8 +6,9 @@
 // ones on deletion.
 //
 // It is written as Cluster API's controllers are: one pass reads the Cluster and its
-// ClusterBootstrap, runs its phases in order, each returning an error, and writes the
-// ClusterBootstrap once, with a patch helper, when the pass ends.
+// ClusterBootstrap, moves its spec to the Cluster's release when it must (one write), then runs
+// its phases in order, each returning an error, and writes the ClusterBootstrap's finalizer and
+// status once, with a patch helper, when the pass ends.
 package clusterbootstrap
 
 import (
@@ -207,6 +208,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	s.cb = cb
+	// The ClusterBootstrap's spec follows the release first, written on its own; the release
+	// is recorded in status.resolvedTKR, with the rest of the status, only once it does.
+	followed, err := r.reconcileRelease(ctx, s)
+	if err != nil {
+		return r.retry(ctx, cb, err)
+	}
 	helper, err := patch.NewHelper(cb, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -216,17 +223,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			reterr = kerrors.NewAggregate([]error{reterr, fmt.Errorf("failed to patch ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)})
 		}
 	}()
+	if cb.Status.ResolvedTKR != followed {
+		ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "tkr", followed)
+		cb.Status.ResolvedTKR = followed
+	}
 	return r.reconcileNormal(ctx, s)
 }
 
-// reconcileNormal runs the phases of a Cluster that is not being deleted, in order: the
-// ClusterBootstrap follows the release; once the control plane is up, kapp-controller and the
-// packages are installed, the finalizers set, the packages' state read back and the pause of
-// an upgrade lifted.
+// reconcileNormal runs the phases of a Cluster that is not being deleted and whose
+// ClusterBootstrap follows its release, in order: once the control plane is up,
+// kapp-controller and the packages are installed, the finalizers set, the packages' state read
+// back and the pause of an upgrade lifted.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if err := r.reconcileRelease(ctx, s); err != nil {
-		return r.retry(ctx, s.cb, err)
-	}
 	if !ptr.Deref(s.cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		// The Cluster's status change brings it back.
 		return ctrl.Result{}, nil

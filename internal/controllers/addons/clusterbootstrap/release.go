@@ -38,21 +38,22 @@ func (r *Reconciler) getOrCreate(ctx context.Context, s *scope) (*runv1alpha3.Cl
 	return r.createFromTemplate(ctx, s.cluster, s.tkrName)
 }
 
-// reconcileRelease makes the ClusterBootstrap follow the Cluster's release: one the user (or the
-// CLI) wrote is completed and adopted; one this controller made or adopted moves to a new
-// release. status.resolvedTKR names the release followed, but it is not the only witness:
-// `clusterctl move` does not carry status, so a moved ClusterBootstrap, still controlled by its
-// Cluster, is compared with the release's template and only its status is restored when it
-// already follows it, user edits kept.
-func (r *Reconciler) reconcileRelease(ctx context.Context, s *scope) error {
+// reconcileRelease makes the ClusterBootstrap's spec follow the Cluster's release and returns
+// the release it follows: one the user (or the CLI) wrote is completed and adopted; one this
+// controller made or adopted moves to a new release. A change is written at once. The release
+// followed is recorded in status.resolvedTKR, but that is not the only witness: `clusterctl
+// move` does not carry status, so a moved ClusterBootstrap, still controlled by its Cluster, is
+// compared with the release's template, and left as it is, user edits kept, when it already
+// follows it.
+func (r *Reconciler) reconcileRelease(ctx context.Context, s *scope) (string, error) {
 	switch {
 	case s.cb.Status.ResolvedTKR == s.tkrName:
 		// The release is unchanged: the ClusterBootstrap, user edits included, is the truth.
-		return nil
+		return s.tkrName, nil
 	case !controlledBy(s.cb, s.cluster):
 		return r.adoptUsers(ctx, s)
 	}
-	return r.moveToRelease(ctx, s)
+	return s.tkrName, r.moveToRelease(ctx, s)
 }
 
 // controlledBy says whether the Cluster is the ClusterBootstrap's controller, which only this
@@ -120,30 +121,23 @@ func (r *Reconciler) dropForeignProviders(ctx context.Context, cluster *clusterv
 	return err
 }
 
-// resolved records the release the ClusterBootstrap now follows, written with the pass's patch.
-func resolved(ctx context.Context, s *scope, tkrName string) {
-	if s.cb.Status.ResolvedTKR != tkrName {
-		ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "tkr", tkrName)
-	}
-	s.cb.Status.ResolvedTKR = tkrName
-}
-
 // adoptUsers takes over a ClusterBootstrap the user made. With the add-missing-fields
 // annotation, what it leaves out comes from that release's template. Inline values become
 // Secrets; a Secret or provider the user made in the cluster's namespace is used and becomes the
 // Cluster's; one that exists only in the system namespace (named by the template) is cloned.
-func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) error {
+func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 	cluster, cb, tkrName := s.cluster, s.cb, s.tkrName
+	before := cb.DeepCopy()
 	from := cb.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR]
 	if from != "" {
 		cbt, err := r.template(ctx, from)
 		if err != nil {
-			return err
+			return "", err
 		}
 		tkrName = from
 		template := cbt.Spec.DeepCopy()
 		if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
-			return err
+			return "", err
 		}
 		addons.AddMissingFields(template, cb.Spec)
 	}
@@ -164,56 +158,63 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) error {
 		case vf.ProviderRef != nil:
 			provider, err := r.providerObject(vf.ProviderRef)
 			if err != nil {
-				return err
+				return "", err
 			}
 			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil {
 				own = provider
 			}
 		}
 		if own == nil && vf.Inline == nil && from == "" {
-			return &errWaiting{fmt.Sprintf("the values of package %s, named by ClusterBootstrap %s/%s, to be made in namespace %s",
+			return "", &errWaiting{fmt.Sprintf("the values of package %s, named by ClusterBootstrap %s/%s, to be made in namespace %s",
 				p.RefName, cb.Namespace, cb.Name, cb.Namespace)}
 		}
 		if own == nil {
 			objs, err := r.cloneReferences(ctx, cluster, p, r.SystemNamespace)
 			if err != nil {
-				return err
+				return "", err
 			}
 			cloned = append(cloned, objs...)
 			continue
 		}
 		if err := r.adopt(ctx, cluster, p, own); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := r.ownByClusterBootstrap(ctx, cb, cloned); err != nil {
-		return err
+		return "", err
 	}
 	cb.OwnerReferences = util.EnsureOwnerRef(cb.OwnerReferences, clusterController(cluster))
+	if err := r.Client.Patch(ctx, cb, client.MergeFrom(before)); err != nil {
+		return "", fmt.Errorf("failed to adopt ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
+	}
 	r.Recorder.Eventf(cb, cluster, corev1.EventTypeNormal, ReasonAdopted, "Adopt", "Adopted for cluster %s, following release %s", cluster.Name, tkrName)
-	resolved(ctx, s, tkrName)
-	return nil
+	return tkrName, nil
 }
 
 // moveToRelease moves a ClusterBootstrap to its Cluster's release: every package takes the
-// new template's version of the same package and keeps its valuesFrom; packages new in the
-// template are added with their values cloned; packages the template dropped stay. A
-// ClusterBootstrap that already follows the template is left as it is.
+// release's version of the same package (the template's, or for a package the template does
+// not name, such as calico where the release defaults to antrea, the release's bootstrap
+// package of that name) and keeps its valuesFrom; packages new in the template are added with
+// their values cloned; packages the release no longer has stay. A ClusterBootstrap that already
+// follows the release is left as it is.
 func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
 	cbt, err := r.template(ctx, s.tkrName)
 	if err != nil {
 		return err
 	}
-	// A package the cluster has follows the new template; of those it lacks, another
+	tkr := &runv1alpha3.TanzuKubernetesRelease{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.tkrName}, tkr); err != nil {
+		return err
+	}
+	// A package the cluster has follows the new release; of those it lacks, another
 	// infrastructure's CPI and CSI are not added.
 	addable := cbt.Spec.DeepCopy()
 	if err := r.dropForeignProviders(ctx, s.cluster, addable); err != nil {
 		return err
 	}
-	before := s.cb.Spec.DeepCopy()
-	added := followTemplate(s.cb.Spec, cbt.Spec, addable)
-	if apiequality.Semantic.DeepEqual(before, s.cb.Spec) {
-		resolved(ctx, s, s.tkrName)
+	before := s.cb.DeepCopy()
+	added := followRelease(s.cb.Spec, cbt.Spec, addable, tkr)
+	if apiequality.Semantic.DeepEqual(before.Spec, s.cb.Spec) {
 		return nil
 	}
 	from := s.cb.Status.ResolvedTKR
@@ -229,29 +230,45 @@ func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
 	if err := r.ownByClusterBootstrap(ctx, s.cb, cloned); err != nil {
 		return err
 	}
+	if err := r.Client.Patch(ctx, s.cb, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("failed to move ClusterBootstrap %s/%s to release %s: %w", s.cb.Namespace, s.cb.Name, s.tkrName, err)
+	}
 	if from == "" {
 		from = "an unrecorded release"
 	}
 	r.Recorder.Eventf(s.cb, s.cluster, corev1.EventTypeNormal, ReasonUpgraded, "Upgrade", "Packages moved from %s to release %s", from, s.tkrName)
-	resolved(ctx, s, s.tkrName)
 	return nil
 }
 
-// followTemplate points spec's packages at the template's versions of them and adds the
+// followRelease points spec's packages at the release's versions of them and adds the
 // template's packages spec lacks, of those addable has. It returns the packages it added.
-func followTemplate(spec *runv1alpha3.ClusterBootstrapTemplateSpec, template, addable *runv1alpha3.ClusterBootstrapTemplateSpec) []*runv1alpha3.ClusterBootstrapPackage {
+func followRelease(spec, template, addable *runv1alpha3.ClusterBootstrapTemplateSpec, tkr *runv1alpha3.TanzuKubernetesRelease) []*runv1alpha3.ClusterBootstrapPackage {
+	// released names the release's bootstrap package of each short name.
+	released := map[string]string{}
+	for _, bp := range tkr.Spec.BootstrapPackages {
+		released[addons.ShortName(bp.Name)] = bp.Name
+	}
+	follow := func(p *runv1alpha3.ClusterBootstrapPackage) {
+		if name, ok := released[addons.ShortName(p.RefName)]; ok {
+			p.RefName = name
+		}
+	}
 	var added []*runv1alpha3.ClusterBootstrapPackage
 	core, templateCore, addableCore := addons.Core(spec), addons.Core(template), addons.Core(addable)
 	for _, name := range addons.CorePackages {
 		p, t := core[name], *templateCore[name]
 		switch {
-		case t == nil:
-		case *p == nil && *addableCore[name] != nil:
+		case *p != nil && t != nil && addons.ShortName((*p).RefName) == addons.ShortName(t.RefName):
+			(*p).RefName = t.RefName
+		case *p != nil:
+			follow(*p)
+		case t != nil && *addableCore[name] != nil:
 			*p = t.DeepCopy()
 			added = append(added, *p)
-		case *p != nil:
-			(*p).RefName = t.RefName
 		}
+	}
+	for _, p := range spec.AdditionalPackages {
+		follow(p)
 	}
 	for _, t := range addable.AdditionalPackages {
 		found := false

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
@@ -343,6 +344,16 @@ func checkNodes(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version s
 // workloadClient reaches a workload cluster through the kubeconfig Secret Cluster API wrote.
 func workloadClient(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) client.Client {
 	t.Helper()
+	wcc, err := client.New(workloadConfig(t, lc, wc), client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wcc
+}
+
+// workloadConfig reaches a workload cluster through its kubeconfig Secret.
+func workloadConfig(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) *rest.Config {
+	t.Helper()
 	secret := &corev1.Secret{}
 	if err := lc.client.Get(t.Context(), client.ObjectKey{Namespace: wc.Namespace, Name: wc.Name + "-kubeconfig"}, secret); err != nil {
 		t.Fatal(err)
@@ -351,11 +362,7 @@ func workloadClient(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wcc
+	return cfg
 }
 
 // checkAddons waits for the release's packages, which the addons manager on the bootstrap

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -80,10 +83,10 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	// --dry-run prints the management Cluster and its ClusterBootstrap, and starts nothing.
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.35.4\n")
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
 	out, err = runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
 	if err != nil || !strings.Contains(out, "kind: Cluster\n") || !strings.Contains(out, "kind: ClusterBootstrap\n") ||
-		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.35.4---vmware.1-tkg.1") {
+		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.34.3---vmware.1-tkg.1") {
 		t.Fatalf("--dry-run: %v\n%s", err, out)
 	}
 	if after, _ := store.List(); len(after) != len(before) {
@@ -159,7 +162,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Installing providers on bootstrapper...",
 		"Bootstrapper created. Kubeconfig: ",
 		"Management cluster config file has been generated and stored at: '",
-		"Checking Tkr v1.35.4---vmware.1-tkg.1 in bootstrap cluster...",
+		"Checking Tkr v1.34.3---vmware.1-tkg.1 in bootstrap cluster...",
 		"Start creating management cluster...",
 		"Management cluster control plane is available, means API server is ready to receive requests",
 		"Saving management cluster kubeconfig into ",
@@ -292,7 +295,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err := mc.Get(ctx, client.ObjectKeyFromObject(c), cb); err != nil {
 			return err
 		}
-		if cb.Status.ResolvedTKR != "v1.35.4---vmware.1-tkg.1" {
+		if cb.Status.ResolvedTKR != "v1.34.3---vmware.1-tkg.1" {
 			return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
 		}
 		return nil
@@ -304,13 +307,57 @@ func TestManagementClusterCreate(t *testing.T) {
 	checkReleaseConversion(t, mc)
 	checkCapability(t, mc)
 
-	// Converged, the management cluster's Cluster API objects stay still.
-	checkStill(t, mc, "tkg-system", 2*time.Minute)
+	// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
+	wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nCNI: calico\nWORKER_MACHINE_COUNT: 2\nKUBERNETES_VERSION: v1.34.3\n")
+	wcStart := time.Now()
+	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
+	t.Logf("cluster create took %s:\n%s", time.Since(wcStart).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("cluster create: %v", err)
+	}
+	last = -1
+	for _, line := range []string{"Validating configuration...", "Legacy configuration file detected.", "Using this new Cluster configuration '",
+		"creating workload cluster 'e2e-wc'...", "waiting for cluster to be initialized...", "waiting for cluster nodes to be available...",
+		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-wc-calico' in namespace: 'tkg-system'",
+		"Workload cluster 'e2e-wc' created"} {
+		i := strings.Index(out, line)
+		if i < last || i < 0 {
+			t.Errorf("cluster create's output lacks %q, or has it out of order", line)
+		}
+		last = max(last, i)
+	}
+	out, err = runSlipway(t, "cluster", "list", "-o", "json")
+	var listed []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
+		t.Fatalf("cluster list -o json: %v\n%s", err, out)
+	}
+	if l := listed[0]; l["name"] != "e2e-wc" || l["status"] != "running" || l["controlplane"] != "1/1" || l["workers"] != "2/2" ||
+		l["plan"] != "dev" || l["tkr"] != "v1.34.3---vmware.1-tkg.1" || l["kubernetes"] != "v1.34.3+vmware.1" {
+		t.Errorf("cluster list: %v", l)
+	}
+	// Converged, the management cluster's Cluster API objects and the workload cluster's, its
+	// ClusterBootstrap, PackageInstalls and values, and every add-on object on the workload
+	// cluster stay still.
+	wc := &clusterv1.Cluster{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-wc"}, wc); err != nil {
+		t.Fatal(err)
+	}
+	wcc := workloadClient(t, mgmt, wc)
+	checkStill(t, 2*time.Minute,
+		clusterAPISample(t, mc, "tkg-system"),
+		clusterAPISample(t, mc, "default"),
+		kindsSample(t, "add-on objects of e2e-wc on the management cluster", mc, "default",
+			runv1alpha3.GroupVersion.WithKind("ClusterBootstrapList"), pkgingv1alpha1.SchemeGroupVersion.WithKind("PackageInstallList"),
+			cniv1alpha1.GroupVersion.WithKind("CalicoConfigList"), runv1alpha3.GroupVersion.WithKind("KappControllerConfigList"),
+			corev1.SchemeGroupVersion.WithKind("SecretList")),
+		deployedSample(t, "objects the packages deployed on e2e-wc", workloadConfig(t, mgmt, wc), wcc),
+		kindsSample(t, "package objects on e2e-wc", wcc, "tkg-system", pkgingv1alpha1.SchemeGroupVersion.WithKind("PackageInstallList"),
+			kappctrlv1alpha1.SchemeGroupVersion.WithKind("AppList"), corev1.SchemeGroupVersion.WithKind("SecretList")))
 
 	// The management cluster's own controllers scale its workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
-	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
+	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 3) })
 	t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
 
 	// A node agent killed with SIGKILL is started again by the management cluster's own provider.
@@ -335,51 +382,30 @@ func TestManagementClusterCreate(t *testing.T) {
 	t.Logf("the killed agent of %s was started again in %s, its node Ready in %s", worker, restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
 	checkRestartCounted(t, mc, "tkg-system", worker, restartsBefore)
 
-	// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
-	wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
-	wcStart := time.Now()
-	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
-	t.Logf("cluster create took %s:\n%s", time.Since(wcStart).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("cluster create: %v", err)
-	}
-	last = -1
-	for _, line := range []string{"Validating configuration...", "Legacy configuration file detected.", "Using this new Cluster configuration '",
-		"creating workload cluster 'e2e-wc'...", "waiting for cluster to be initialized...", "waiting for cluster nodes to be available...",
-		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-wc-antrea' in namespace: 'tkg-system'",
-		"Workload cluster 'e2e-wc' created"} {
-		i := strings.Index(out, line)
-		if i < last || i < 0 {
-			t.Errorf("cluster create's output lacks %q, or has it out of order", line)
-		}
-		last = max(last, i)
-	}
-	out, err = runSlipway(t, "cluster", "list", "-o", "json")
-	var listed []map[string]any
-	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
-		t.Fatalf("cluster list -o json: %v\n%s", err, out)
-	}
-	if l := listed[0]; l["name"] != "e2e-wc" || l["status"] != "running" || l["controlplane"] != "1/1" || l["workers"] != "1/1" ||
-		l["plan"] != "dev" || l["tkr"] != "v1.34.3---vmware.1-tkg.1" || l["kubernetes"] != "v1.34.3+vmware.1" {
-		t.Errorf("cluster list: %v", l)
-	}
 	// The workload cluster's load balancer, killed, is started again by the provider and its API
 	// server answers through it.
-	wc := &clusterv1.Cluster{}
-	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-wc"}, wc); err != nil {
-		t.Fatal(err)
-	}
 	wcDir, err := store.Dirs("e2e-wc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	killed = time.Now()
 	restarted = killAndWaitRestart(t, wcDir.LoadBalancerPID())
-	wcc := workloadClient(t, mgmt, wc)
 	eventually(t, 30*time.Second, "the workload cluster's API server through its restarted load balancer", func() error {
 		return wcc.List(ctx, &corev1.NodeList{})
 	})
 	t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	// CNI: calico means calico, not the release's default antrea, on the workload cluster.
+	pis := &pkgingv1alpha1.PackageInstallList{}
+	if err := wcc.List(ctx, pis, client.InNamespace("tkg-system")); err != nil {
+		t.Fatal(err)
+	}
+	var installed []string
+	for _, pi := range pis.Items {
+		installed = append(installed, pi.Name)
+	}
+	if !slices.Contains(installed, "e2e-wc-calico") || slices.Contains(installed, "e2e-wc-antrea") {
+		t.Errorf("the workload cluster's PackageInstalls %v: want e2e-wc-calico and no e2e-wc-antrea", installed)
+	}
 	checkRestartEvent(t, mc, "default", wc.Spec.InfrastructureRef.Name, "LoadBalancerRestarted")
 	lc := &infrav1.LocalCluster{}
 	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: wc.Spec.InfrastructureRef.Name}, lc); err != nil {
@@ -387,10 +413,10 @@ func TestManagementClusterCreate(t *testing.T) {
 	} else if lc.Status.LoadBalancerRestarts != 1 {
 		t.Errorf("LocalCluster %s counts %d load balancer restarts, want 1", lc.Name, lc.Status.LoadBalancerRestarts)
 	}
-	if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "2"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
+	if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "3"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
 		t.Fatalf("cluster scale: %v\n%s", err, out)
 	}
-	eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
+	eventually(t, 3*time.Minute, "the workload cluster's three workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
 
 	// A node pool added from md-0, listed, then deleted.
 	npFile := write("np.yaml", "name: np-1\nbaseMachineDeployment: md-0\nreplicas: 1\nlabels: {pool: np-1}\n")
@@ -398,10 +424,20 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Fatalf("node-pool set: %v\n%s", err, out)
 	}
 	pooled := time.Now()
-	eventually(t, 3*time.Minute, "the node pool's machine", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
+	eventually(t, 3*time.Minute, "the node pool's machine", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 5) })
 	t.Logf("node pool np-1 added in %s", time.Since(pooled).Round(100*time.Millisecond))
+	eventually(t, time.Minute, "the node pool's node labelled", func() error {
+		nodes := &corev1.NodeList{}
+		if err := wcc.List(ctx, nodes, client.MatchingLabels{"pool": "np-1"}); err != nil {
+			return err
+		}
+		if len(nodes.Items) != 1 {
+			return fmt.Errorf("%d nodes labelled pool=np-1, want 1", len(nodes.Items))
+		}
+		return nil
+	})
 	eventually(t, 30*time.Second, "node-pool list with both pools", func() error {
-		if out, err := runSlipway(t, "cluster", "node-pool", "list", "e2e-wc"); err != nil || !clitest.LineHas(out, "md-0", "default", "2", "2") || !clitest.LineHas(out, "np-1", "default", "1", "1") {
+		if out, err := runSlipway(t, "cluster", "node-pool", "list", "e2e-wc"); err != nil || !clitest.LineHas(out, "md-0", "default", "3", "3") || !clitest.LineHas(out, "np-1", "default", "1", "1") {
 			return fmt.Errorf("node-pool list: %v\n%s", err, out)
 		}
 		return nil
@@ -409,7 +445,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if out, err := runSlipway(t, "cluster", "node-pool", "delete", "e2e-wc", "-n", "np-1"); err != nil || !strings.Contains(out, "Node pool 'np-1' is being deleted") {
 		t.Fatalf("node-pool delete: %v\n%s", err, out)
 	}
-	eventually(t, 3*time.Minute, "the node pool gone", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
+	eventually(t, 3*time.Minute, "the node pool gone", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
 	if out, err := runSlipway(t, "cluster", "available-upgrades", "get", "e2e-wc"); err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True") {
 		t.Errorf("available-upgrades get: %v\n%s", err, out)
 	}
@@ -428,7 +464,7 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Errorf("cluster upgrade's output lacks %q", line)
 		}
 	}
-	eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 3) })
+	eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) })
 	if out, err := runSlipway(t, "cluster", "upgrade", "e2e-wc", "-y"); err == nil || !strings.Contains(out, "no available upgrades for cluster 'e2e-wc', namespace 'default'") {
 		t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
 	}
@@ -439,8 +475,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	// The rollout's conditions settle shortly after the last machine is Ready.
 	eventually(t, time.Minute, "cluster get showing the upgraded cluster running", func() error {
 		out, err := runSlipway(t, "cluster", "get", "e2e-wc")
-		for _, want := range []string{"e2e-wc default running 1/1 2/2 v1.35.4+vmware.1", "Details:", "/e2e-wc True", "├─ClusterInfrastructure - LocalCluster/",
-			"├─ControlPlane - KubeadmControlPlane/", "└─Workers", "Add-ons:", "TKR: v1.35.4---vmware.1-tkg.1", "antrea.tanzu.vmware.com.1.13.1--vmware.1-tkg.1 ReconcileSucceeded True"} {
+		for _, want := range []string{"e2e-wc default running 1/1 3/3 v1.35.4+vmware.1", "Details:", "/e2e-wc True", "├─ClusterInfrastructure - LocalCluster/",
+			"├─ControlPlane - KubeadmControlPlane/", "└─Workers", "Add-ons:", "TKR: v1.35.4---vmware.1-tkg.1", "calico.tanzu.vmware.com.3.26.3"} {
 			if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 				return fmt.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
 			}
@@ -459,6 +495,16 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Fatalf("cluster delete: %v\n%s", err, out)
 	}
 	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
+
+	// The management cluster upgrades itself to the newer release, as a workload cluster does:
+	// its own controllers replace every machine, including those they run on.
+	upgraded = time.Now()
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "upgrade", "-y", "-t", "10m")
+	t.Logf("management-cluster upgrade took %s:\n%s", time.Since(upgraded).Round(time.Second), out)
+	if err != nil || !strings.Contains(out, "Cluster 'e2e-mgmt' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'") {
+		t.Fatalf("management-cluster upgrade: %v", err)
+	}
+	eventually(t, 2*time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
 
 	// get shows it running, with its objects and providers.
 	out, err = runSlipway(t, "management-cluster", "get")

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +14,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
@@ -150,40 +155,107 @@ func clusterAPIObjects(t *testing.T, c client.Client, namespace string) []*unstr
 	return lists
 }
 
-// checkStill samples the resourceVersion of every Cluster API object in namespace for d and
-// fails on any that changed: a converged management cluster does not write to its objects, as
-// Cluster API's own e2e checks.
-func checkStill(t *testing.T, c client.Client, namespace string, d time.Duration) {
-	t.Helper()
-	versions := func() map[string]string {
-		out := map[string]string{}
-		for _, list := range clusterAPIObjects(t, c, namespace) {
-			for _, o := range list.Items {
-				out[o.GetKind()+" "+o.GetName()] = o.GetResourceVersion()
+// stillSample reads the resourceVersions of a set of objects, by "Kind namespace/name".
+type stillSample struct {
+	what string
+	read func() map[string]string
+}
+
+func versionsOf(lists ...*unstructured.UnstructuredList) map[string]string {
+	out := map[string]string{}
+	for _, list := range lists {
+		for _, o := range list.Items {
+			out[o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+// clusterAPISample is every Cluster API object in namespace.
+func clusterAPISample(t *testing.T, c client.Client, namespace string) stillSample {
+	return stillSample{"Cluster API objects of " + namespace, func() map[string]string {
+		return versionsOf(clusterAPIObjects(t, c, namespace)...)
+	}}
+}
+
+// kindsSample is every object of the kinds (given by their list kinds' group-version-kinds) in
+// namespace.
+func kindsSample(t *testing.T, what string, c client.Client, namespace string, listKinds ...schema.GroupVersionKind) stillSample {
+	return stillSample{what, func() map[string]string {
+		var lists []*unstructured.UnstructuredList
+		for _, gvk := range listKinds {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk)
+			if err := c.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+				t.Errorf("list %s: %v", gvk.Kind, err)
+				continue
+			}
+			lists = append(lists, list)
+		}
+		return versionsOf(lists...)
+	}}
+}
+
+// deployedSample is every object of a cluster that kapp deployed (labelled kapp.k14s.io/app),
+// of every kind the API server lists, found by discovery.
+func deployedSample(t *testing.T, what string, cfg *rest.Config, c client.Client) stillSample {
+	return stillSample{what, func() map[string]string {
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resources, err := dc.ServerPreferredResources()
+		if err != nil {
+			t.Errorf("discovery: %v", err)
+		}
+		var lists []*unstructured.UnstructuredList
+		for _, rl := range resources {
+			gv, _ := schema.ParseGroupVersion(rl.GroupVersion)
+			for _, r := range rl.APIResources {
+				if !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") || r.Kind == "Event" {
+					continue
+				}
+				list := &unstructured.UnstructuredList{}
+				list.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
+				if err := c.List(context.Background(), list, client.HasLabels{"kapp.k14s.io/app"}); err != nil {
+					continue
+				}
+				lists = append(lists, list)
 			}
 		}
-		return out
+		return versionsOf(lists...)
+	}}
+}
+
+// checkStill samples the resourceVersions of every set for d and fails on any object that
+// changed: converged clusters do not write to their objects, as Cluster API's own e2e checks.
+func checkStill(t *testing.T, d time.Duration, samples ...stillSample) {
+	t.Helper()
+	start := make([]map[string]string, len(samples))
+	for i, s := range samples {
+		if start[i] = s.read(); len(start[i]) == 0 {
+			t.Fatalf("no %s", s.what)
+		}
 	}
-	start := versions()
-	if len(start) == 0 {
-		t.Fatalf("no Cluster API objects in %s", namespace)
-	}
-	changed := map[string]bool{}
+	changed := make([]map[string]bool, len(samples))
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		time.Sleep(10 * time.Second)
-		for k, v := range versions() {
-			if start[k] != v {
-				changed[k] = true
+		for i, s := range samples {
+			for k, v := range s.read() {
+				if start[i][k] != v {
+					if changed[i] == nil {
+						changed[i] = map[string]bool{}
+					}
+					changed[i][k] = true
+				}
 			}
 		}
 	}
-	if len(changed) > 0 {
-		var names []string
-		for k := range changed {
-			names = append(names, k)
+	for i, s := range samples {
+		if len(changed[i]) > 0 {
+			names := slices.Sorted(maps.Keys(changed[i]))
+			t.Errorf("in %s, %d of %d converged %s changed: %s", d, len(names), len(start[i]), s.what, strings.Join(names, ", "))
 		}
-		sort.Strings(names)
-		t.Errorf("in %s of converged Cluster API objects of %s, %d of %d changed: %s", d, namespace, len(names), len(start), strings.Join(names, ", "))
+		t.Logf("%d %s still for %s", len(start[i]), s.what, d)
 	}
-	t.Logf("%d Cluster API objects of %s still for %s", len(start), namespace, d)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
@@ -18,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // NewCommand returns `slipway management-cluster`.
@@ -27,7 +29,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Aliases: []string{"mc"},
 		Short:   "Create and operate the management cluster",
 	}
-	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams))
+	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newUpgradeCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams))
 	return cmd
 }
 
@@ -212,6 +214,57 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	return cmd
+}
+
+func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		tkr, kubeconfig string
+		yes             bool
+		timeout         time.Duration
+		progress        cliutil.ProgressFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "upgrade [NAME]",
+		Short: "Upgrade the management cluster to a newer Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr), as a workload cluster",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			name, err := nameOrOnly(args, home)
+			if err != nil {
+				return err
+			}
+			k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
+			c, err := k.Client()
+			if err != nil {
+				return err
+			}
+			key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: name}
+			u, err := cluster.PlanUpgrade(cmd.Context(), c, key, tkr)
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Upgrading management cluster '%s' to kubernetes version '%s', tkr version '%s'. Are you sure?", name, u.Kubernetes, u.Version)); err != nil {
+					return err
+				}
+			}
+			p, err := progress.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			return cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p)
+		},
+	}
+	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "upgrade without asking")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	progress.Add(cmd)
 	return cmd
 }
 

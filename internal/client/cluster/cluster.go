@@ -5,9 +5,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -36,9 +38,10 @@ type Summary struct {
 // rolePrefix begins the labels that give a cluster its roles.
 const rolePrefix = "cluster-role.tkg.tanzu.vmware.com/"
 
-// Summarize is TKG's summary of a Cluster: its status (deleting, creating, running, updating),
-// ready over desired control-plane machines and workers, its roles from its labels.
-func Summarize(c *clusterv1.Cluster) Summary {
+// Summarize is TKG's summary of a Cluster at now: its status (deleting, creating, createStalled,
+// running, updating, updateStalled), ready over desired control-plane machines and workers, its
+// roles from its labels.
+func Summarize(c *clusterv1.Cluster, now time.Time) Summary {
 	s := Summary{Name: c.Name, Namespace: c.Namespace, Plan: c.Annotations[tkg.AnnotationPlan], Kubernetes: c.Spec.Topology.Version,
 		Roles: []string{}, TKR: c.Labels[runv1alpha3.LabelTKR], Labels: c.Labels}
 	for k := range c.Labels {
@@ -56,17 +59,59 @@ func Summarize(c *clusterv1.Cluster) Summary {
 	switch {
 	case !c.DeletionTimestamp.IsZero():
 		s.Status = "deleting"
+	case conditions.IsTrue(c, clusterv1.AvailableCondition) && s.ControlPlane != "" && !conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) &&
+		!conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) && !conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
+		s.Status = "running"
 	case !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || !conditions.IsTrue(c, clusterv1.AvailableCondition) && s.ControlPlane == "":
-		s.Status = "creating"
+		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
 	case conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) || conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) ||
 		conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
-		s.Status = "updating"
-	case conditions.IsTrue(c, clusterv1.AvailableCondition):
-		s.Status = "running"
+		s.Status = stalledAs(c, now, operationUpgrade, "updating", "updateStalled")
 	default:
-		s.Status = "creating"
+		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
 	}
 	return s
+}
+
+// The operations TKGOperationInfo records.
+const (
+	operationCreate  = "Create"
+	operationUpgrade = "Upgrade"
+)
+
+// operationInfo is TKG's TKGOperationInfo annotation: the operation the CLI started, when, and
+// how long it may take.
+type operationInfo struct {
+	Operation               string
+	OperationStartTimestamp string
+	OperationTimeout        int
+}
+
+// operationAnnotations are the annotations of an operation started at now that may take
+// timeout: TKGOperationInfo, and TKGOperationLastObservedTimestamp at its start.
+func operationAnnotations(operation string, now time.Time, timeout time.Duration) (map[string]string, error) {
+	info, err := json.Marshal(operationInfo{Operation: operation, OperationStartTimestamp: now.UTC().Format(timestampLayout), OperationTimeout: int(timeout.Seconds())})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{tkg.AnnotationOperationInfo: string(info), tkg.AnnotationOperationLastObservedTimestamp: now.UTC().Format(timestampLayout)}, nil
+}
+
+// stalledAs is stalled when the cluster's TKGOperationInfo is of the operation and its last
+// observed time is older than the operation's timeout, as TKG decides, else inProgress.
+func stalledAs(c *clusterv1.Cluster, now time.Time, operation, inProgress, stalled string) string {
+	var info operationInfo
+	if err := json.Unmarshal([]byte(c.Annotations[tkg.AnnotationOperationInfo]), &info); err != nil || info.Operation != operation || info.OperationTimeout <= 0 {
+		return inProgress
+	}
+	observed, err := time.Parse(timestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	if err != nil {
+		return inProgress
+	}
+	if now.Sub(observed) > time.Duration(info.OperationTimeout)*time.Second {
+		return stalled
+	}
+	return inProgress
 }
 
 // RolesColumn is the roles as the table shows them.
@@ -88,6 +133,7 @@ type ListOptions struct {
 
 // List returns the clusters, sorted by namespace and name.
 func List(ctx context.Context, c client.Client, o ListOptions) ([]Summary, error) {
+	now := time.Now()
 	list := &clusterv1.ClusterList{}
 	var opts []client.ListOption
 	if !o.AllNamespaces {
@@ -101,7 +147,7 @@ func List(ctx context.Context, c client.Client, o ListOptions) ([]Summary, error
 		if _, management := list.Items[i].Labels[tkg.LabelManagementCluster]; management && !o.IncludeManagementCluster {
 			continue
 		}
-		out = append(out, Summarize(&list.Items[i]))
+		out = append(out, Summarize(&list.Items[i], now))
 	}
 	slices.SortFunc(out, func(a, b Summary) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -35,21 +37,59 @@ func TestSummarize(t *testing.T) {
 	c.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
 	c.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: ptr.To[int32](2), ReadyReplicas: ptr.To[int32](1)}
 	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue}}
-	s := Summarize(c)
+	s := Summarize(c, time.Now())
 	if s.Status != "running" || s.ControlPlane != "1/1" || s.Workers != "1/2" || s.Plan != "prod" || s.RolesColumn() != "management" ||
 		s.TKR != "v1.35.4---vmware.1-tkg.1" || s.Kubernetes != "v1.35.4+vmware.1" {
 		t.Errorf("summary %+v", s)
 	}
 	c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: clusterv1.ClusterScalingUpCondition, Status: metav1.ConditionTrue})
-	if s := Summarize(c); s.Status != "updating" {
+	if s := Summarize(c, time.Now()); s.Status != "updating" {
 		t.Errorf("a cluster scaling up is %q, want updating", s.Status)
 	}
 	c.DeletionTimestamp = ptr.To(metav1.Now())
-	if s := Summarize(c); s.Status != "deleting" {
+	if s := Summarize(c, time.Now()); s.Status != "deleting" {
 		t.Errorf("a deleted cluster is %q, want deleting", s.Status)
 	}
-	if s := Summarize(topologyCluster(1)); s.Status != "creating" {
+	if s := Summarize(topologyCluster(1), time.Now()); s.Status != "creating" {
 		t.Errorf("a new cluster is %q, want creating", s.Status)
+	}
+}
+
+// TestStalled: a creation or an upgrade the CLI recorded and nothing observed for longer than
+// its timeout is stalled, as TKG's list says.
+func TestStalled(t *testing.T) {
+	start := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	record := func(c *clusterv1.Cluster, operation string) *clusterv1.Cluster {
+		annotations, err := operationAnnotations(operation, start, 30*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(c.Annotations, annotations)
+		return c
+	}
+	creating := record(topologyCluster(1), operationCreate)
+	updating := record(topologyCluster(1), operationUpgrade)
+	updating.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	updating.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
+	updating.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue},
+		{Type: clusterv1.ClusterRollingOutCondition, Status: metav1.ConditionTrue}}
+	upgradedLongAgo := record(topologyCluster(1), operationUpgrade)
+	for _, tc := range []struct {
+		name    string
+		c       *clusterv1.Cluster
+		elapsed time.Duration
+		want    string
+	}{
+		{"creating within its timeout", creating, 29 * time.Minute, "creating"},
+		{"creating past its timeout", creating, 31 * time.Minute, "createStalled"},
+		{"upgrading within its timeout", updating, 10 * time.Minute, "updating"},
+		{"upgrading past its timeout", updating, 31 * time.Minute, "updateStalled"},
+		{"a creation is not stalled by an upgrade's record", upgradedLongAgo, time.Hour, "creating"},
+		{"no record", topologyCluster(1), time.Hour, "creating"},
+	} {
+		if got := Summarize(tc.c, start.Add(tc.elapsed)).Status; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -2,9 +2,9 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,13 +130,11 @@ func Create(ctx context.Context, o CreateOptions) error {
 	p.Infof("Using this new Cluster configuration '%s' to create the cluster.", path)
 	p.Infof("")
 	p.Infof("creating workload cluster '%s'...", cfg.Name)
-	now := o.Now().UTC()
-	info, err := json.Marshal(map[string]any{"Operation": "Create", "OperationStartTimestamp": now.Format(timestampLayout), "OperationTimeout": int(o.Timeout.Seconds())})
+	annotations, err := operationAnnotations(operationCreate, o.Now(), o.Timeout)
 	if err != nil {
 		return err
 	}
-	c.Annotations[tkg.AnnotationOperationInfo] = string(info)
-	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = now.Format(timestampLayout)
+	maps.Copy(c.Annotations, annotations)
 	for _, obj := range objs {
 		if err := o.Client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)

@@ -30,7 +30,7 @@ func Get(ctx context.Context, c client.Client, key client.ObjectKey) (*Summary, 
 		}
 		return nil, nil, nil, err
 	}
-	s := Summarize(cl)
+	s := Summarize(cl, time.Now())
 	t, err := tree.Discovery(ctx, c, cl.Namespace, cl.Name, tree.DiscoverOptions{})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("discovering the objects of %s: %w", key.Name, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -112,6 +113,16 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	}
 	before := cl.DeepCopy()
 	cl.Spec.Topology.Version = u.Kubernetes
+	// Unlike TKG's ClusterClass upgrades, the upgrade is recorded, so that `cluster list` can
+	// say updateStalled when nothing waits on it any more.
+	annotations, err := operationAnnotations(operationUpgrade, time.Now(), timeout)
+	if err != nil {
+		return err
+	}
+	if cl.Annotations == nil {
+		cl.Annotations = map[string]string{}
+	}
+	maps.Copy(cl.Annotations, annotations)
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("the upgrade was refused: %w", err)
 	}

@@ -115,7 +115,7 @@ func fixtures(ctx context.Context, c client.Client) error {
 			Spec: runv1alpha3.KappControllerConfigSpec{Namespace: "tkg-system"}},
 		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-antrea", Annotations: templateConfig},
 			Spec: cniv1alpha1.AntreaConfigSpec{Antrea: cniv1alpha1.Antrea{AntreaConfigDataValue: cniv1alpha1.AntreaConfigDataValue{TrafficEncapMode: "encap"}}}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-secretgen"}, StringData: map[string]string{addons.ValuesKey: "logLevel: info\n"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "template-secretgen", Annotations: templateConfig}, StringData: map[string]string{addons.ValuesKey: "logLevel: info\n"}},
 	}
 	objs = append(objs, release(tkr134, "kapp-controller.tanzu.vmware.com.0.50.0", "antrea.tanzu.vmware.com.1.11.2",
 		"metrics-server.tanzu.vmware.com.0.6.4", "secretgen-controller.tanzu.vmware.com.0.14.2")...)
@@ -132,6 +132,12 @@ func fixtures(ctx context.Context, c client.Client) error {
 // newCluster makes a Cluster on a release whose control plane is up, with a kubeconfig Secret
 // pointing at the workload API server, as Cluster API would.
 func newCluster(t *testing.T, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
+	t.Helper()
+	return newClusterIn(t, ns, name, tkr, annotations, labels...)
+}
+
+// newClusterIn is newCluster in another namespace.
+func newClusterIn(t *testing.T, ns, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
 	t.Helper()
 	ctx := t.Context()
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,

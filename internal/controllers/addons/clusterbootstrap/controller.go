@@ -89,6 +89,23 @@ type scope struct {
 	remote client.Client
 	// settled says every package's PackageInstall reports ReconcileSucceeded.
 	settled bool
+	// foreign are the refNames of the CPI and CSI of another infrastructure than the
+	// cluster's, which a ClusterBootstrap written before its Cluster existed (a management
+	// cluster's, as TKG's CLI writes it) may name: they are neither cloned nor installed.
+	foreign map[string]bool
+}
+
+// packagesOnRemote lists what the controller installs on the workload cluster, in order: CNI,
+// CPI and CSI, then the additional packages. kapp-controller is installed from the management
+// cluster.
+func (s *scope) packagesOnRemote() []*runv1alpha3.ClusterBootstrapPackage {
+	var out []*runv1alpha3.ClusterBootstrapPackage
+	for _, p := range addons.Packages(s.cb.Spec) {
+		if p != s.cb.Spec.Kapp && !s.foreign[p.RefName] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (s *scope) management() bool {
@@ -208,6 +225,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	s.cb = cb
+	if s.foreign, err = foreignPackages(ctx, r.Client, cluster, cb); err != nil {
+		return ctrl.Result{}, err
+	}
 	// The ClusterBootstrap's spec follows the release first, written on its own; the release
 	// is recorded in status.resolvedTKR, with the rest of the status, only once it does.
 	followed, err := r.reconcileRelease(ctx, s)
@@ -235,6 +255,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // kapp-controller and the packages are installed, the finalizers set, the packages' state read
 // back and the pause of an upgrade lifted.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	// The pause the upgrade webhook set is lifted as soon as the spec follows the new release:
+	// the topology may roll out while the packages are installed.
+	if err := r.reconcileUnpause(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	if !ptr.Deref(s.cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		// The Cluster's status change brings it back.
 		return ctrl.Result{}, nil
@@ -254,7 +279,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		r.reconcileRemote,
 		r.reconcileFinalizers,
 		r.reconcileStatus,
-		r.reconcileUnpause,
 	} {
 		if err := phase(ctx, s); err != nil {
 			return r.retry(ctx, s.cb, err)
@@ -297,7 +321,7 @@ func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
 	if err := r.prepareRemote(ctx, s.remote); err != nil {
 		return fmt.Errorf("cluster %s/%s: %w", s.cluster.Namespace, s.cluster.Name, err)
 	}
-	for _, pkg := range packagesOnRemote(s.cb) {
+	for _, pkg := range s.packagesOnRemote() {
 		if err := r.installRemote(ctx, s.cluster, pkg, s.remote); err != nil {
 			return err
 		}
@@ -309,19 +333,6 @@ func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
 		Kind:         &pkgingv1alpha1.PackageInstall{},
 		EventHandler: handler.EnqueueRequestsFromMapFunc(annotatedCluster),
 	}))
-}
-
-// packagesOnRemote lists what the controller installs on the workload cluster, in order: CNI,
-// CPI and CSI, then the additional packages. kapp-controller is installed from the management
-// cluster.
-func packagesOnRemote(cb *runv1alpha3.ClusterBootstrap) []*runv1alpha3.ClusterBootstrapPackage {
-	var out []*runv1alpha3.ClusterBootstrapPackage
-	for _, p := range addons.Packages(cb.Spec) {
-		if p != cb.Spec.Kapp {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // reconcileFinalizers holds a workload cluster, its kubeconfig Secret and its ClusterBootstrap
@@ -348,6 +359,20 @@ func (r *Reconciler) reconcileFinalizers(ctx context.Context, s *scope) error {
 	}
 	controllerutil.AddFinalizer(s.cb, addons.Finalizer)
 	return nil
+}
+
+// foreignPackages returns the refNames of the ClusterBootstrap's CPI and CSI that configure
+// another infrastructure than the cluster's.
+func foreignPackages(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap) (map[string]bool, error) {
+	dropped, err := addons.DropForeignProviders(ctx, c, cluster, cb.Spec.DeepCopy())
+	if err != nil {
+		return nil, err
+	}
+	foreign := map[string]bool{}
+	for _, name := range dropped {
+		foreign[name] = true
+	}
+	return foreign, nil
 }
 
 // reconcileUnpause lifts the pause the upgrade webhook set, once the ClusterBootstrap follows

@@ -144,23 +144,25 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 	var cloned []client.Object
 	for _, p := range addons.Packages(cb.Spec) {
 		vf := p.ValuesFrom
-		if vf == nil {
+		if vf == nil || s.foreign[p.RefName] {
 			continue
 		}
+		// An object of the cluster's namespace is the user's, unless it is the release's
+		// template (a management cluster's namespace is the system namespace).
 		var own client.Object
 		switch {
 		case vf.Inline != nil:
 		case vf.SecretRef != "":
-			s := &corev1.Secret{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.SecretRef}, s); err == nil {
-				own = s
+			secret := &corev1.Secret{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.SecretRef}, secret); err == nil && !isTemplate(secret) {
+				own = secret
 			}
 		case vf.ProviderRef != nil:
 			provider, err := r.providerObject(vf.ProviderRef)
 			if err != nil {
 				return "", err
 			}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil {
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: vf.ProviderRef.Name}, provider); err == nil && !isTemplate(provider) {
 				own = provider
 			}
 		}
@@ -189,6 +191,13 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 	}
 	r.Recorder.Eventf(cb, cluster, corev1.EventTypeNormal, ReasonAdopted, "Adopt", "Adopted for cluster %s, following release %s", cluster.Name, tkrName)
 	return tkrName, nil
+}
+
+// isTemplate says whether an object is a release's template of package values, which is cloned
+// for a cluster, never adopted.
+func isTemplate(o client.Object) bool {
+	_, ok := o.GetAnnotations()[addons.AnnotationTemplateConfig]
+	return ok
 }
 
 // moveToRelease moves a ClusterBootstrap to its Cluster's release: every package takes the

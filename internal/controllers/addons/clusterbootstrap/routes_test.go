@@ -177,6 +177,50 @@ func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {
 	}
 }
 
+// TestManagementClusterInTheSystemNamespace: a management cluster lives in the system namespace,
+// beside the release's template values, and its ClusterBootstrap, written by the CLI before the
+// Cluster, names them: they are cloned for it, not adopted (the template stays the release's),
+// and its packages are installed.
+func TestManagementClusterInTheSystemNamespace(t *testing.T) {
+	ctx := t.Context()
+	cbt := &runv1alpha3.ClusterBootstrapTemplate{}
+	if err := mgmt.Client.Get(ctx, key(sys, tkr134), cbt); err != nil {
+		t.Fatal(err)
+	}
+	written := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "mgmt",
+		Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkr134}}, Spec: cbt.Spec.DeepCopy()}
+	if err := mgmt.Client.Create(ctx, written); err != nil {
+		t.Fatal(err)
+	}
+	newClusterIn(t, sys, "mgmt", tkr134, nil, tkg.LabelManagementCluster)
+	resolved := &runv1alpha3.ClusterBootstrap{}
+	eventually(t, mgmt.Client, key(sys, "mgmt"), resolved, func(cb *runv1alpha3.ClusterBootstrap) error {
+		if cb.Status.ResolvedTKR != tkr134 {
+			return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
+		}
+		return nil
+	})
+	if got := resolved.Spec.CNI.ValuesFrom.ProviderRef.Name; got != "mgmt-antrea-package" {
+		t.Errorf("the CNI's values come from %s, want the clone mgmt-antrea-package", got)
+	}
+	if got := resolved.Spec.AdditionalPackages[1].ValuesFrom.SecretRef; got != "mgmt-secretgen-controller-package" {
+		t.Errorf("secretgen-controller's values come from %s, want the clone mgmt-secretgen-controller-package", got)
+	}
+	for _, o := range []client.Object{&cniv1alpha1.AntreaConfig{}, &corev1.Secret{}} {
+		name := "template-antrea"
+		if _, isSecret := o.(*corev1.Secret); isSecret {
+			name = "template-secretgen"
+		}
+		if err := mgmt.Client.Get(ctx, key(sys, name), o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.GetOwnerReferences()) != 0 || o.GetLabels()[addons.LabelClusterName] != "" {
+			t.Errorf("the release's template %s was adopted: owners %v, labels %v", name, o.GetOwnerReferences(), o.GetLabels())
+		}
+	}
+	eventually(t, workload.Client, key(sys, "mgmt-antrea"), &pkgingv1alpha1.PackageInstall{}, ok)
+}
+
 // TestDeletionAfterTheMachinesAreGone checks that a cluster whose workload cluster can no longer
 // be reached is let go at once when Cluster API has deleted all its machines (the packages went
 // with the nodes), instead of waiting for the deletion timeout (TestDeletionTimesOut waits it).

@@ -57,7 +57,7 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) error {
 	if !s.management() && cb.Spec.Kapp != nil {
 		sources = append(sources, source{cb.Spec.Kapp, r.Client, cluster.Namespace})
 	}
-	for _, p := range packagesOnRemote(cb) {
+	for _, p := range s.packagesOnRemote() {
 		sources = append(sources, source{p, s.remote, r.SystemNamespace})
 	}
 	wasSettled, settled := true, true

@@ -185,3 +185,23 @@ func TestPrintTreeOrdersAndNamesAsClusterctl(t *testing.T) {
 		t.Errorf("tree:\n%s", out.String())
 	}
 }
+
+// TestPausedFor: an upgrade that waits on a cluster still paused by the upgrade webhook says so,
+// naming the release and where to look.
+func TestPausedFor(t *testing.T) {
+	c := topologyCluster(1)
+	c.Spec.Paused = ptr.To(true)
+	c.Annotations["tkg.tanzu.vmware.com/paused"] = "v1.35.4---vmware.1-tkg.1"
+	w := waiter{c: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build(), key: client.ObjectKeyFromObject(c)}
+	got := w.pausedFor(t.Context())
+	for _, want := range []string{"paused until its ClusterBootstrap follows release v1.35.4---vmware.1-tkg.1", "kubectl get clusterbootstrap -n default wc"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pausedFor: %q lacks %q", got, want)
+		}
+	}
+	c.Spec.Paused = ptr.To(false)
+	w.c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build()
+	if got := w.pausedFor(t.Context()); got != "" {
+		t.Errorf("an unpaused cluster: %q", got)
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
 
@@ -174,9 +176,29 @@ func (w waiter) machinesAt(ctx context.Context, version string, controlPlane boo
 		return n > 0 || !controlPlane, nil
 	})
 	if err != nil {
+		if paused := w.pausedFor(ctx); paused != "" {
+			why = paused
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("the %s machines did not reach %s: %s (after %s); `slipway cluster get %s -n %s` shows them", what, version, why, w.timeout, w.key.Name, w.key.Namespace)
 	}
 	return nil
+}
+
+// pausedFor says why a cluster's machines do not move when the upgrade webhook's pause is still
+// on it, or "".
+func (w waiter) pausedFor(ctx context.Context) string {
+	cl := &clusterv1.Cluster{}
+	if err := w.c.Get(ctx, w.key, cl); err != nil || !ptr.Deref(cl.Spec.Paused, false) {
+		return ""
+	}
+	tkr, ok := cl.Annotations[addons.AnnotationPaused]
+	if !ok {
+		return "the cluster is paused (spec.paused): unpause it for its machines to move"
+	}
+	return fmt.Sprintf("the cluster stays paused until its ClusterBootstrap follows release %s (annotation %s): "+
+		"`kubectl get clusterbootstrap -n %s %s -o yaml` and the tanzu-addons-manager's log say what it waits for", tkr, addons.AnnotationPaused, w.key.Namespace, w.key.Name)
 }
 
 // resolved waits until the cluster's ClusterBootstrap follows the new release.

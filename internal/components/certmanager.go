@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -30,20 +31,17 @@ func certManagerWebhook() Component {
 func runCertManagerController(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("cert-manager-controller", flag.ContinueOnError)
 	mf := addManagerFlags(flags, ":9403")
-	flags.String("cluster-resource-namespace", "cert-manager", "namespace of ClusterIssuers' Secrets (cert-manager's own namespace)")
+	clusterResourceNamespace := flags.String("cluster-resource-namespace", certmanager.DefaultClusterResourceNamespace, "namespace of ClusterIssuers' Secrets (cert-manager's own namespace)")
 	flags.Int("v", 2, "log verbosity")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	return runManager(ctx, mf, false, func(mgr ctrl.Manager) error {
-		if err := (&certmanager.CertificateReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		if err := (&certmanager.CertificateReconciler{Client: mgr.GetClient(), ClusterResourceNamespace: *clusterResourceNamespace}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		for _, gvk := range []string{certmanager.IssuerGVK.Kind, certmanager.ClusterIssuerGVK.Kind} {
-			r := &certmanager.IssuerReconciler{Client: mgr.GetClient(), GVK: certmanager.IssuerGVK}
-			if gvk == certmanager.ClusterIssuerGVK.Kind {
-				r.GVK = certmanager.ClusterIssuerGVK
-			}
+		for _, gvk := range []schema.GroupVersionKind{certmanager.IssuerGVK, certmanager.ClusterIssuerGVK} {
+			r := &certmanager.IssuerReconciler{Client: mgr.GetClient(), GVK: gvk, ClusterResourceNamespace: *clusterResourceNamespace}
 			if err := r.SetupWithManager(mgr); err != nil {
 				return err
 			}

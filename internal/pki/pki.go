@@ -81,11 +81,19 @@ type CertSpec struct {
 	DNSNames     []string
 	IPs          []net.IP
 	Usages       []x509.ExtKeyUsage
+	// NotBefore and NotAfter, when set, bound the certificate's validity; by default it is valid
+	// from five minutes ago for the issuer's validity.
+	NotBefore, NotAfter time.Time
 }
 
 // Issue signs a new leaf certificate with the CA.
 func (ca *KeyPair) Issue(spec CertSpec) (*KeyPair, error) {
 	return sign(spec, ca, leafValidity, false)
+}
+
+// IssueCA signs a new intermediate CA with the CA.
+func (ca *KeyPair) IssueCA(spec CertSpec) (*KeyPair, error) {
+	return sign(spec, ca, leafValidity, true)
 }
 
 // sign makes a certificate for a new key, signed by parent, or by the new key itself when parent
@@ -100,13 +108,20 @@ func sign(spec CertSpec, parent *KeyPair, validity time.Duration, isCA bool) (*K
 		return nil, err
 	}
 	now := time.Now()
+	notBefore, notAfter := now.Add(-5*time.Minute), now.Add(validity)
+	if !spec.NotBefore.IsZero() {
+		notBefore = spec.NotBefore
+	}
+	if !spec.NotAfter.IsZero() {
+		notAfter = spec.NotAfter
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
 		DNSNames:     spec.DNSNames,
 		IPAddresses:  spec.IPs,
-		NotBefore:    now.Add(-5 * time.Minute),
-		NotAfter:     now.Add(validity),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  spec.Usages,
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/cluster-api/util/secret"
@@ -103,5 +104,28 @@ func TestCAsFromSecretData(t *testing.T) {
 	delete(data, secret.EtcdCA)
 	if _, err := CAsFromSecretData(data); err == nil || !strings.Contains(err.Error(), "<cluster>-etcd is missing") {
 		t.Fatalf("a missing secret is reported as %v", err)
+	}
+}
+
+func TestValidityFromSpec(t *testing.T) {
+	ca, err := NewCA("ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBefore := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	notAfter := notBefore.Add(time.Hour)
+	spec := CertSpec{CommonName: "leaf", NotBefore: notBefore, NotAfter: notAfter}
+	leaf, err := ca.Issue(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := SelfSign(spec, true, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, kp := range map[string]*KeyPair{"issued": leaf, "self-signed": self} {
+		if !kp.Cert.NotBefore.Equal(notBefore) || !kp.Cert.NotAfter.Equal(notAfter) {
+			t.Errorf("%s certificate valid from %s to %s, want %s to %s", name, kp.Cert.NotBefore, kp.Cert.NotAfter, notBefore, notAfter)
+		}
 	}
 }

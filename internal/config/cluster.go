@@ -5,47 +5,13 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
-	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
-
-// The variables slipway reads, by TKG's names.
-const (
-	ClusterName              = "CLUSTER_NAME"
-	ClusterPlan              = "CLUSTER_PLAN"
-	InfrastructureProvider   = "INFRASTRUCTURE_PROVIDER"
-	Namespace                = "NAMESPACE"
-	ControlPlaneMachineCount = "CONTROL_PLANE_MACHINE_COUNT"
-	WorkerMachineCount       = "WORKER_MACHINE_COUNT"
-	CNI                      = "CNI"
-	ClusterCIDR              = "CLUSTER_CIDR"
-	ServiceCIDR              = "SERVICE_CIDR"
-	IPFamily                 = "TKG_IP_FAMILY"
-	KubernetesVersion        = "KUBERNETES_VERSION"
-	OSName                   = "OS_NAME"
-	OSVersion                = "OS_VERSION"
-	OSArch                   = "OS_ARCH"
-	// CustomImageRepository is a registry path holding a copy of every image and bundle, where
-	// the package repository and the TKR catalogue are read.
-	CustomImageRepository = "TKG_CUSTOM_IMAGE_REPOSITORY"
-)
-
-// knownVariables are the variables above: the environment overrides only these, and any other
-// variable of a file is reported as unknown.
-var knownVariables = []string{ClusterName, ClusterPlan, InfrastructureProvider, Namespace, ControlPlaneMachineCount,
-	WorkerMachineCount, CNI, ClusterCIDR, ServiceCIDR, IPFamily, KubernetesVersion, OSName, OSVersion, OSArch, CustomImageRepository}
-
-func known(name string) bool { return slices.Contains(knownVariables, name) }
 
 // Role is what a cluster is for: the management cluster or a workload cluster.
 type Role string
@@ -73,15 +39,33 @@ type Cluster struct {
 	Plan                     string
 	InfrastructureProvider   string
 	ControlPlaneMachineCount int
-	WorkerMachineCount       int
-	CNI                      string
-	ClusterCIDR              string
-	ServiceCIDR              string
-	IPFamily                 string
+	// WorkerMachineCount is the cluster's workers, WorkerMachineCounts those of each of its
+	// machine deployments: md-0 on the dev plan, md-0, md-1 and md-2 on prod.
+	WorkerMachineCount  int
+	WorkerMachineCounts []int
+	CNI                 string
+	ClusterCIDR         string
+	ServiceCIDR         string
+	IPFamily            string
 	// KubernetesVersion is the version asked for (v1.35.4 or v1.35.4+vmware.1): the TKR
 	// resolver turns it into the release's.
 	KubernetesVersion         string
 	OSName, OSVersion, OSArch string
+	// HealthChecks are the machine health checks of the control plane and the workers.
+	HealthChecks HealthChecks
+	// Proxy is the nodes' HTTP proxy; nil when TKG_HTTP_PROXY_ENABLED is not true.
+	Proxy *Proxy
+	// ControlPlaneNodeLabels label the control-plane nodes.
+	ControlPlaneNodeLabels []Label
+	// APIServerPort is the port of the API server endpoint; 0 leaves the ClusterClass's default.
+	APIServerPort int
+	// ControlPlaneMachine and WorkerMachine are the nodes' sizes (vSphere).
+	ControlPlaneMachine, WorkerMachine Machine
+	// VSphere is where and as whom the cluster's VMs are made; nil on other providers.
+	VSphere *VSphere
+	// Notes are what the flows should tell the user about the configuration that is not an
+	// error: variables that the provider does not use, values that others override.
+	Notes []string
 }
 
 // Defaults are the values of the defaults that depend on the caller.
@@ -92,55 +76,133 @@ type Defaults struct {
 	Now time.Time
 }
 
-// Complete applies TKG's defaults to v, telling notify of each as TKG does ("Using default
-// value for X = Y. Reason: X variable is not set"), then checks every rule. The error names
-// every variable that breaks one, with its value and what is accepted.
+// Complete applies TKG's defaults to v, telling notify of the main ones as TKG does ("Using
+// default value for X = Y. Reason: X variable is not set"), then checks every rule. The error
+// names every variable that breaks one, with its value and what is accepted. Cluster.Notes says
+// what is set but not used.
 func Complete(v *Variables, role Role, d Defaults, notify func(format string, args ...any)) (*Cluster, error) {
-	def := func(name, value string) string {
-		if got, ok := v.Get(name); ok {
-			return got
-		}
-		notify("Using default value for %s = %s. Reason: %s variable is not set", name, value, name)
-		v.set(name, value, "default")
-		return value
+	k := &completer{v: v, notify: notify, c: &Cluster{Role: role}}
+	k.basics(d)
+	k.machineCounts()
+	k.healthChecks()
+	k.proxy()
+	k.controlPlaneNodeLabels()
+	switch k.c.InfrastructureProvider {
+	case "vsphere":
+		k.vsphere()
+		k.nodeSizes()
+		k.operatingSystem()
+		k.apiServerPort()
+	case "local":
+		k.local()
 	}
-	c := &Cluster{Role: role}
-	c.InfrastructureProvider = def(InfrastructureProvider, "local")
-	if got, ok := v.Get(ClusterName); ok {
+	return k.c, errors.Join(append(k.errs, k.c.validate()...)...)
+}
+
+// completer completes one configuration: it reads the variables, applies the defaults, and
+// gathers every error and note.
+type completer struct {
+	v      *Variables
+	notify func(format string, args ...any)
+	c      *Cluster
+	errs   []error
+}
+
+// def returns a variable's value, or applies its default and tells it.
+func (k *completer) def(name, value string) string {
+	if got, ok := k.v.Get(name); ok {
+		return got
+	}
+	k.notify("Using default value for %s = %s. Reason: %s variable is not set", name, value, name)
+	k.v.set(name, value, "default")
+	return value
+}
+
+// value returns a variable's value, or value when it is not set: the defaults TKG takes from
+// its config_default.yaml without a word.
+func (k *completer) value(name, value string) string {
+	if got, ok := k.v.Get(name); ok {
+		return got
+	}
+	return value
+}
+
+func (k *completer) bad(format string, args ...any) {
+	k.errs = append(k.errs, fmt.Errorf(format, args...))
+}
+
+func (k *completer) note(format string, args ...any) {
+	k.c.Notes = append(k.c.Notes, fmt.Sprintf(format, args...))
+}
+
+// number parses a whole number of at least minimum.
+func (k *completer) number(name, value string, minimum int) int {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < minimum {
+		k.bad("invalid %s %q: use a whole number of at least %d", name, value, minimum)
+	}
+	return n
+}
+
+// boolean parses true or false, in any case.
+func (k *completer) boolean(name, value string) bool {
+	switch strings.ToLower(value) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	k.bad("invalid %s %q: use true or false", name, value)
+	return false
+}
+
+// set returns the variables among names that are set.
+func (k *completer) set(names ...string) []string {
+	var set []string
+	for _, n := range names {
+		if _, ok := k.v.Get(n); ok {
+			set = append(set, n)
+		}
+	}
+	return set
+}
+
+// unused notes the variables among names that are set but that the provider does not use.
+func (k *completer) unused(why string, names ...string) {
+	set := k.set(names...)
+	switch len(set) {
+	case 0:
+	case 1:
+		k.note("%s is not used by the %s infrastructure provider: %s", set[0], k.c.InfrastructureProvider, why)
+	default:
+		k.note("%s are not used by the %s infrastructure provider: %s", strings.Join(set, ", "), k.c.InfrastructureProvider, why)
+	}
+}
+
+// basics reads the cluster's name, plan, provider, CNI, networks, version, namespace and OS.
+func (k *completer) basics(d Defaults) {
+	c := k.c
+	c.InfrastructureProvider = k.def(InfrastructureProvider, "local")
+	if got, ok := k.v.Get(ClusterName); ok {
 		c.Name = got
-	} else if role == Management {
-		c.Name = def(ClusterName, fmt.Sprintf("tkg-mgmt-%s-%s", c.InfrastructureProvider, d.Now.UTC().Format("20060102150405")))
+	} else if c.Role == Management {
+		c.Name = k.def(ClusterName, fmt.Sprintf("tkg-mgmt-%s-%s", c.InfrastructureProvider, d.Now.UTC().Format("20060102150405")))
 	}
-	c.Plan = def(ClusterPlan, "dev")
-	replicas := "1"
-	if c.Plan == "prod" {
-		replicas = "3"
-	}
-	var errs []error
-	count := func(name, value string, min int) int {
-		n, err := strconv.Atoi(value)
-		if err != nil || n < min {
-			errs = append(errs, fmt.Errorf("invalid %s %q: use a whole number of at least %d", name, value, min))
-		}
-		return n
-	}
-	c.ControlPlaneMachineCount = count(ControlPlaneMachineCount, def(ControlPlaneMachineCount, replicas), 1)
-	c.WorkerMachineCount = count(WorkerMachineCount, def(WorkerMachineCount, replicas), 0)
-	c.CNI = def(CNI, "antrea")
-	c.IPFamily = def(IPFamily, "ipv4")
-	c.ClusterCIDR = def(ClusterCIDR, "100.96.0.0/11")
-	c.ServiceCIDR = def(ServiceCIDR, "100.64.0.0/13")
-	c.KubernetesVersion = def(KubernetesVersion, d.KubernetesVersion)
+	c.Plan = k.def(ClusterPlan, "dev")
+	c.CNI = k.def(CNI, "antrea")
+	c.IPFamily = k.def(IPFamily, "ipv4")
+	c.ClusterCIDR = k.def(ClusterCIDR, "100.96.0.0/11")
+	c.ServiceCIDR = k.def(ServiceCIDR, "100.64.0.0/13")
+	c.KubernetesVersion = k.def(KubernetesVersion, d.KubernetesVersion)
 	c.Namespace = tkg.SystemNamespace
-	if role == Workload {
-		c.Namespace = def(Namespace, "default")
-	} else if ns, ok := v.Get(Namespace); ok && ns != tkg.SystemNamespace {
-		errs = append(errs, fmt.Errorf("invalid %s %q: a management cluster's objects live in %s: drop %s", Namespace, ns, tkg.SystemNamespace, Namespace))
+	if c.Role == Workload {
+		c.Namespace = k.def(Namespace, "default")
+	} else if ns, ok := k.v.Get(Namespace); ok && ns != tkg.SystemNamespace {
+		k.bad("invalid %s %q: a management cluster's objects live in %s: drop %s", Namespace, ns, tkg.SystemNamespace, Namespace)
 	}
-	c.OSName, _ = v.Get(OSName)
-	c.OSVersion, _ = v.Get(OSVersion)
-	c.OSArch, _ = v.Get(OSArch)
-	return c, errors.Join(append(errs, c.validate()...)...)
+	c.OSName, _ = k.v.Get(OSName)
+	c.OSVersion, _ = k.v.Get(OSVersion)
+	c.OSArch, _ = k.v.Get(OSArch)
 }
 
 // validate checks TKG's rules on a completed configuration.
@@ -180,8 +242,8 @@ func (c *Cluster) validate() []error {
 	if c.IPFamily != "ipv4" && c.IPFamily != "ipv6" {
 		bad("invalid %s %q: use ipv4 or ipv6", IPFamily, c.IPFamily)
 	}
-	pods := c.cidr(ClusterCIDR, c.ClusterCIDR, 0, &errs)
-	services := c.cidr(ServiceCIDR, c.ServiceCIDR, 12, &errs)
+	pods := c.cidr(ClusterCIDR, c.ClusterCIDR, false, &errs)
+	services := c.cidr(ServiceCIDR, c.ServiceCIDR, true, &errs)
 	if pods != nil && services != nil && (pods.Contains(services.IP) || services.Contains(pods.IP)) {
 		bad("%s %q and %s %q overlap: pods and services need separate ranges", ClusterCIDR, c.ClusterCIDR, ServiceCIDR, c.ServiceCIDR)
 	}
@@ -191,16 +253,19 @@ func (c *Cluster) validate() []error {
 	return errs
 }
 
-// cidr parses one CIDR of the cluster's IP family; minBits > 0 asks for a netmask of at
-// least that many bits (IPv4).
-func (c *Cluster) cidr(name, value string, minBits int, errs *[]error) *net.IPNet {
+// maxServiceHostBits bounds the service CIDR as kube-apiserver does: at most 2^20 addresses
+// (/12 in IPv4, /108 in IPv6).
+const maxServiceHostBits = 20
+
+// cidr parses one CIDR of the cluster's IP family; a service CIDR is bounded in size.
+func (c *Cluster) cidr(name, value string, service bool, errs *[]error) *net.IPNet {
 	_, n, err := net.ParseCIDR(value)
 	if err != nil || (n.IP.To4() != nil) != (c.IPFamily == "ipv4") {
 		*errs = append(*errs, fmt.Errorf("invalid %s %q, expected to be a CIDR of type %q (%s)", name, value, c.IPFamily, IPFamily))
 		return nil
 	}
-	if ones, _ := n.Mask.Size(); minBits > 0 && c.IPFamily == "ipv4" && ones < minBits {
-		*errs = append(*errs, fmt.Errorf("invalid %s %q, expected netmask to be \"/%d\" or greater", name, value, minBits))
+	if ones, bits := n.Mask.Size(); service && bits-ones > maxServiceHostBits {
+		*errs = append(*errs, fmt.Errorf("invalid %s %q, expected netmask to be \"/%d\" or greater", name, value, bits-maxServiceHostBits))
 		return nil
 	}
 	return n
@@ -209,68 +274,6 @@ func (c *Cluster) cidr(name, value string, minBits int, errs *[]error) *net.IPNe
 // ClassName is the ClusterClass the cluster is made from: the one tkg-pkg installs for its
 // infrastructure provider.
 func (c *Cluster) ClassName() string { return classes[c.InfrastructureProvider] }
-
-// Object returns the ClusterClass Cluster of the configuration: the topology of the provider's
-// ClusterClass with the configured counts, networks and version. A management cluster is
-// labelled as TKG labels it.
-func (c *Cluster) Object() *clusterv1.Cluster {
-	cl := &clusterv1.Cluster{
-		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   c.Namespace,
-			Name:        c.Name,
-			Annotations: map[string]string{tkg.AnnotationPlan: c.Plan},
-		},
-	}
-	if c.Role == Management {
-		cl.Labels = map[string]string{tkg.LabelManagementCluster: ""}
-	}
-	cl.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
-		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{c.ClusterCIDR}},
-		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{c.ServiceCIDR}},
-	}
-	cl.Spec.Topology = clusterv1.Topology{
-		ClassRef:     clusterv1.ClusterClassRef{Name: c.ClassName()},
-		Version:      c.KubernetesVersion,
-		ControlPlane: clusterv1.ControlPlaneTopology{Replicas: ptr.To(int32(c.ControlPlaneMachineCount))},
-		Workers: clusterv1.WorkersTopology{MachineDeployments: []clusterv1.MachineDeploymentTopology{
-			{Class: "tkg-worker", Name: "md-0", Replicas: ptr.To(int32(c.WorkerMachineCount))},
-		}},
-	}
-	return cl
-}
-
-// ClusterBootstrap returns the ClusterBootstrap TKG's CLI writes for a management cluster
-// (seeds/000): wildcard refNames that the release's template completes, through the
-// add-missing-fields-from-tkr annotation, with the CNI, CPI and CSI.
-func (c *Cluster) ClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
-	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{
-		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller*"},
-		AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
-			{RefName: "metrics-server*"}, {RefName: "secretgen-controller*"}, {RefName: "pinniped*"},
-		},
-	})
-}
-
-// clusterBootstrap is the cluster's ClusterBootstrap of a spec, completed from the release.
-func (c *Cluster) clusterBootstrap(tkrName string, spec *runv1alpha3.ClusterBootstrapTemplateSpec) *runv1alpha3.ClusterBootstrap {
-	return &runv1alpha3.ClusterBootstrap{
-		TypeMeta: metav1.TypeMeta{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   c.Namespace,
-			Name:        c.Name,
-			Annotations: map[string]string{runv1alpha3.AnnotationAddMissingFieldsFromTKR: tkrName},
-		},
-		Spec: spec,
-	}
-}
-
-// WorkloadClusterBootstrap returns the ClusterBootstrap TKG's CLI writes beside a workload
-// Cluster whose CNI is not the release's default: the CNI by a wildcard refName, the rest
-// filled from the release's template (add-missing-fields-from-tkr).
-func (c *Cluster) WorkloadClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
-	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}})
-}
 
 // ReleaseOf says whether a release's version (v1.35.4+vmware.1-tkg.1) is one of the Kubernetes
 // version asked for (KUBERNETES_VERSION: v1.35.4, v1.35.4+vmware.1 or the release's own).

@@ -151,3 +151,42 @@ func TestReleaseOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecedenceOfEveryFamily checks flags > environment > file > defaults for the proxy, size,
+// health check and vSphere variables, and that the environment reads only known variables.
+func TestPrecedenceOfEveryFamily(t *testing.T) {
+	file := vsphere(WorkerSize, "medium", EnableMHC, "true", HTTPProxyEnabled, "false", VSpherePassword, "from-file", VSphereDatacenter, "/file-dc")
+	v := mustRead(t, file, []string{"WORKER_SIZE=large", "ENABLE_MHC=false", "VSPHERE_PASSWORD=<encoded:ZnJvbS1lbnY=>", "VSPHERE_DATACENTER=/env-dc",
+		"TKG_HTTP_PROXY_ENABLED=true", "TKG_HTTP_PROXY=http://env-proxy:3128", "TKG_HTTPS_PROXY=http://env-proxy:3128", "TKG_NO_PROXY=vcenter.example.com"})
+	v.Set(VSphereDatacenter, "/flag-dc")
+	v.Set(HTTPSProxy, "http://flag-proxy:3129")
+	c, err := Complete(v, Workload, defaults, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WorkerMachine != nodeSizes["large"] || c.HealthChecks.Workers || c.VSphere.Password != "from-env" || c.VSphere.Datacenter != "/flag-dc" ||
+		c.Proxy == nil || c.Proxy.HTTPProxy != "http://env-proxy:3128" || c.Proxy.HTTPSProxy != "http://flag-proxy:3129" {
+		t.Errorf("precedence: %+v (vSphere %+v, proxy %+v)", c, c.VSphere, c.Proxy)
+	}
+	// The defaults are the last word: what nothing sets.
+	if c.ControlPlaneMachine != (Machine{NumCPUs: 2, MemoryMiB: 8192, DiskGiB: 40}) || c.HealthChecks.FalseStatusTimeout != 12*time.Minute {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+// TestMarshalEncodesThePassword checks the saved configuration never holds the vCenter password
+// in clear, as TKG saves it, and reads back the same.
+func TestMarshalEncodesThePassword(t *testing.T) {
+	v := mustRead(t, vsphere(VSpherePassword, "Admin!23"), nil)
+	data, err := v.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "Admin!23") || !strings.Contains(string(data), "VSPHERE_PASSWORD: <encoded:QWRtaW4hMjM=>") {
+		t.Errorf("saved:\n%s", data)
+	}
+	c, err := Complete(mustRead(t, string(data), nil), Workload, defaults, func(string, ...any) {})
+	if err != nil || c.VSphere.Password != "Admin!23" {
+		t.Errorf("read back: %v, %+v", err, c)
+	}
+}

@@ -1,10 +1,7 @@
-// Package config reads TKG's flat configuration files (the VARIABLE: value files of
-// `tanzu management-cluster create -f` and `tanzu cluster create -f`), applies TKG's defaults
-// and rules, and turns the result into a ClusterClass Cluster. It is shared by the
-// management-cluster and cluster flows.
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"slices"
@@ -107,11 +104,35 @@ func (v *Variables) Unknown() []string {
 	return unknown
 }
 
-// Marshal returns the variables as a flat configuration file, sorted by name.
+// Marshal returns the variables as a flat configuration file, sorted by name. A password is
+// written <encoded:BASE64>, as TKG saves it.
 func (v *Variables) Marshal() ([]byte, error) {
 	m := make(map[string]string, len(v.values))
 	for n, value := range v.values {
+		if n == VSpherePassword && value != "" && !strings.HasPrefix(value, encodedPrefix) {
+			value = encodedPrefix + base64.StdEncoding.EncodeToString([]byte(value)) + ">"
+		}
 		m[n] = value
 	}
 	return yaml.Marshal(m)
+}
+
+// encodedPrefix starts a value TKG stores base64-encoded: <encoded:BASE64>.
+const encodedPrefix = "<encoded:"
+
+// decoded returns a value given as <encoded:BASE64> decoded, and any other value as it is.
+func decoded(value string) (string, error) {
+	inner, ok := strings.CutPrefix(value, encodedPrefix)
+	if !ok {
+		return value, nil
+	}
+	inner, ok = strings.CutSuffix(inner, ">")
+	if !ok {
+		return "", fmt.Errorf("an encoded value ends with '>'")
+	}
+	plain, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", fmt.Errorf("the text between %q and '>' is not base64", encodedPrefix)
+	}
+	return string(plain), nil
 }

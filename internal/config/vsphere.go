@@ -1,0 +1,171 @@
+package config
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// VSphere is where and as whom a cluster's VMs are made.
+type VSphere struct {
+	Server, Username, Password string
+	// TLSThumbprint is the vCenter certificate's; empty when VSPHERE_INSECURE is true.
+	TLSThumbprint string
+	Insecure      bool
+	// Datacenter, Datastore, StoragePolicyID, Network, ResourcePool and Folder are inventory
+	// paths or names in vCenter.
+	Datacenter, Datastore, StoragePolicyID, Network, ResourcePool, Folder string
+	// CloneMode is fullClone or linkedClone.
+	CloneMode string
+	// SSHAuthorizedKey is the capv user's public key on every node.
+	SSHAuthorizedKey string
+	// ControlPlaneEndpoint is the control plane's virtual IP or FQDN.
+	ControlPlaneEndpoint string
+}
+
+// vsphereRequired are the variables TKG requires of a vSphere cluster.
+var vsphereRequired = []string{VSphereServer, VSphereUsername, VSpherePassword, VSphereDatacenter, VSphereResourcePool,
+	VSphereFolder, VSphereSSHAuthorizedKey}
+
+// vsphere reads the vSphere variables with TKG's defaults and rules.
+func (k *completer) vsphere() {
+	var missing []string
+	for _, name := range vsphereRequired {
+		if _, ok := k.v.Get(name); !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		k.bad("missing configuration variables for the vsphere infrastructure provider: %s", strings.Join(missing, ", "))
+	}
+	get := func(name string) string { value, _ := k.v.Get(name); return value }
+	vs := &VSphere{
+		Server: get(VSphereServer), Username: get(VSphereUsername), TLSThumbprint: get(VSphereTLSThumbprint),
+		Datacenter: get(VSphereDatacenter), Datastore: get(VSphereDatastore), StoragePolicyID: get(VSphereStoragePolicyID),
+		Network: k.value(VSphereNetwork, "VM Network"), ResourcePool: get(VSphereResourcePool), Folder: get(VSphereFolder),
+		CloneMode:        k.value(VSphereCloneMode, "fullClone"),
+		SSHAuthorizedKey: strings.TrimSpace(get(VSphereSSHAuthorizedKey)),
+		Insecure:         k.boolean(VSphereInsecure, k.value(VSphereInsecure, "false")),
+	}
+	k.c.VSphere = vs
+	if password, ok := k.v.Get(VSpherePassword); ok {
+		var err error
+		if vs.Password, err = decoded(password); err != nil {
+			// The value is a secret: say what is wrong with it, not what it is.
+			k.bad("invalid %s <encoded:…>: %v: write the password as it is, or base64-encoded as <encoded:BASE64>", VSpherePassword, err)
+		}
+	}
+	if vs.Datastore == "" && vs.StoragePolicyID == "" {
+		k.bad("Neither %s or %s are set. At least one of them needs to be set: %s is the datastore's inventory path (such as /dc0/datastore/ds0), %s a VM storage policy's name",
+			VSphereDatastore, VSphereStoragePolicyID, VSphereDatastore, VSphereStoragePolicyID)
+	}
+	if vs.CloneMode != "fullClone" && vs.CloneMode != "linkedClone" {
+		k.bad("invalid %s %q: use fullClone or linkedClone", VSphereCloneMode, vs.CloneMode)
+	}
+	if vs.Insecure && vs.TLSThumbprint != "" {
+		k.note("%s is not used: %s is true, so the vCenter certificate is not verified", VSphereTLSThumbprint, VSphereInsecure)
+		vs.TLSThumbprint = ""
+	}
+	if vs.SSHAuthorizedKey != "" && !authorizedKey(vs.SSHAuthorizedKey) {
+		k.bad("invalid %s %q: use a public key in authorized_keys form, as \"ssh-ed25519 AAAAC3Nza… user@host\"", VSphereSSHAuthorizedKey, vs.SSHAuthorizedKey)
+	}
+	k.controlPlaneEndpoint(vs)
+	if p := k.c.Proxy; p != nil && !vs.Insecure && vs.Server != "" && !slices.Contains(p.NoProxy, vs.Server) {
+		k.bad("%s %q is not in %s: slipway cannot reach vCenter through the proxy with its certificate verified: add it to %s, or set %s to true",
+			VSphereServer, vs.Server, NoProxy, NoProxy, VSphereInsecure)
+	}
+}
+
+// controlPlaneEndpoint reads the control plane's virtual IP or FQDN, which kube-vip holds.
+func (k *completer) controlPlaneEndpoint(vs *VSphere) {
+	endpoint, ok := k.v.Get(VSphereControlPlaneEndpoint)
+	if !ok {
+		k.bad("'%s' config variable is required for infrastructure provider vsphere: set it to a free IP address (or its FQDN) of the nodes' network, which the control plane holds",
+			VSphereControlPlaneEndpoint)
+		return
+	}
+	vs.ControlPlaneEndpoint = endpoint
+	ip := net.ParseIP(endpoint)
+	switch {
+	case ip == nil && len(validation.IsDNS1123Subdomain(endpoint)) > 0:
+		k.bad("invalid %s %q: use an IP address or a host name", VSphereControlPlaneEndpoint, endpoint)
+	case endpoint == vs.Server || (ip != nil && ip.Equal(net.ParseIP(vs.Server))):
+		k.bad("invalid %s %q: the vSphere Control Plane Endpoint should not match the vSphere Server address (%s)", VSphereControlPlaneEndpoint, endpoint, VSphereServer)
+	}
+}
+
+// sshKeyTypes are the public key types of OpenSSH's authorized_keys.
+var sshKeyTypes = []string{"ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+	"sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com", "ssh-dss"}
+
+// authorizedKey says whether key is "TYPE BASE64 [comment]" whose base64 is a key of TYPE (the
+// wire format starts with the type's name).
+func authorizedKey(key string) bool {
+	fields := strings.Fields(key)
+	if len(fields) < 2 || !slices.Contains(sshKeyTypes, fields[0]) {
+		return false
+	}
+	blob, err := base64.StdEncoding.DecodeString(fields[1])
+	if err != nil || len(blob) < 4 {
+		return false
+	}
+	n := binary.BigEndian.Uint32(blob)
+	return uint64(n) <= uint64(len(blob)-4) && string(blob[4:4+n]) == fields[0]
+}
+
+// osImages are the OSes of the vSphere images of slipway's releases (their OSImages), with
+// each one's version; every image is amd64.
+var osImages = map[string]string{"ubuntu": "20.04", "photon": "3"}
+
+// operatingSystem reads the OS of the nodes' VM template: ubuntu 20.04 amd64 unless told, as
+// TKG chooses on vSphere.
+func (k *completer) operatingSystem() {
+	c := k.c
+	c.OSName = k.value(OSName, "ubuntu")
+	version, ok := osImages[c.OSName]
+	if !ok {
+		k.bad("invalid %s %q: use ubuntu or photon, the OSes of the releases' vSphere images", OSName, c.OSName)
+	}
+	c.OSVersion = k.value(OSVersion, version)
+	if ok && c.OSVersion != version {
+		k.bad("invalid %s %q for %s %s: use %s, the version of the releases' %s images", OSVersion, c.OSVersion, OSName, c.OSName, version, c.OSName)
+	}
+	c.OSArch = k.value(OSArch, "amd64")
+	if c.OSArch != "amd64" {
+		k.bad("invalid %s %q: use amd64, the architecture of the releases' vSphere images", OSArch, c.OSArch)
+	}
+}
+
+// apiServerPort reads the API server endpoint's port.
+func (k *completer) apiServerPort() {
+	value, ok := k.v.Get(ClusterAPIServerPort)
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 || n > 65535 {
+		k.bad("invalid %s %q: use a port number from 1 to 65535", ClusterAPIServerPort, value)
+	}
+	k.c.APIServerPort = n
+}
+
+// local notes what the local provider does not use: its nodes are processes on this host.
+func (k *completer) local() {
+	const processes = "its nodes are processes on this host"
+	k.unused(processes, Size, ControlPlaneSize, WorkerSize, VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB,
+		VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB, VSphereControlPlaneDiskGiB,
+		VSphereWorkerNumCPUs, VSphereWorkerMemMiB, VSphereWorkerDiskGiB, OSName, OSVersion, OSArch)
+	k.unused("its nodes are processes on this host, not vSphere VMs", VSphereServer, VSphereUsername, VSpherePassword,
+		VSphereDatacenter, VSphereDatastore, VSphereStoragePolicyID, VSphereNetwork, VSphereResourcePool, VSphereFolder,
+		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint)
+	k.unused("it gives each API server a free port of this host", ClusterAPIServerPort)
+	if k.c.Proxy != nil {
+		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",
+			HTTPProxy, HTTPSProxy, processes)
+	}
+}

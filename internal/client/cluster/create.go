@@ -98,14 +98,18 @@ func Create(ctx context.Context, o CreateOptions) error {
 		p.Infof("Warning: Pinniped configuration not found; Authentication via Pinniped will not be set up in this cluster. " +
 			"If you wish to set up Pinniped after the cluster is created, please refer to the documentation.")
 	}
-	c := cfg.Object()
-	// The Cluster goes first: the ClusterBootstrap's defaulting reads its infrastructure to keep
-	// the CPI and CSI of its provider only.
-	objs := []client.Object{c}
-	if cfg.CNI != "antrea" {
-		// The CNI the file asks for, as TKG's yttcb writes it; the release fills the rest.
-		c.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap] = ""
-		objs = append(objs, cfg.WorkloadClusterBootstrap(tkr.Name))
+	for _, n := range cfg.Notes {
+		p.Infof("Warning: %s", n)
+	}
+	// The credentials Secret, then the Cluster, then, for a CNI other than the release's, the
+	// ClusterBootstrap TKG's yttcb writes: its defaulting reads the Cluster's infrastructure to
+	// keep the CPI and CSI of its provider only.
+	objs := cfg.Objects(tkr.Name)
+	var c *clusterv1.Cluster
+	for _, o := range objs {
+		if cl, ok := o.(*clusterv1.Cluster); ok {
+			c = cl
+		}
 	}
 	path := filepath.Join(o.Home, "clusterconfigs", cfg.Name+".yaml")
 	data, err := Manifests(objs...)

@@ -228,6 +228,9 @@ func (f *flow) validate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range f.cfg.Notes {
+		f.p.Infof("Warning: %s", n)
+	}
 	f.vars = v
 	if _, err := clusterctl.Repository(); err != nil {
 		return err

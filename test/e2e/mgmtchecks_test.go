@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -231,12 +232,30 @@ func deployedSample(t *testing.T, what string, cfg *rest.Config, c client.Client
 // changed: converged clusters do not write to their objects, as Cluster API's own e2e checks.
 func checkStill(t *testing.T, d time.Duration, samples ...stillSample) {
 	t.Helper()
-	start := make([]map[string]string, len(samples))
-	for i, s := range samples {
-		if start[i] = s.read(); len(start[i]) == 0 {
-			t.Fatalf("no %s", s.what)
+	readAll := func() []map[string]string {
+		out := make([]map[string]string, len(samples))
+		for i, s := range samples {
+			if out[i] = s.read(); len(out[i]) == 0 {
+				t.Fatalf("no %s", s.what)
+			}
 		}
+		return out
 	}
+	// Converging first: what a cluster's last controllers write just after it reports created
+	// (a MachineHealthCheck's first look at its machines) settles within seconds.
+	settling := time.Now()
+	start := readAll()
+	for quiet := 0; quiet < 2 && time.Since(settling) < time.Minute; {
+		time.Sleep(5 * time.Second)
+		next := readAll()
+		if reflect.DeepEqual(next, start) {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		start = next
+	}
+	t.Logf("converged within %s", time.Since(settling).Round(time.Second))
 	changed := make([]map[string]bool, len(samples))
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		time.Sleep(10 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -203,5 +204,28 @@ func TestPausedFor(t *testing.T) {
 	w.c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build()
 	if got := w.pausedFor(t.Context()); got != "" {
 		t.Errorf("an unpaused cluster: %q", got)
+	}
+}
+
+// TestNotInstalled: the core packages a management cluster's ClusterBootstrap names but the
+// addons manager does not install (its own kapp-controller, another infrastructure's CPI and
+// CSI) are not waited for.
+func TestNotInstalled(t *testing.T) {
+	c := topologyCluster(1)
+	c.Labels["cluster-role.tkg.tanzu.vmware.com/management"] = ""
+	c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{Kind: "LocalCluster", Name: "wc-x", APIGroup: "infrastructure.cluster.x-k8s.io"}
+	cpi := &runv1alpha3.ClusterBootstrapPackage{RefName: "vsphere-cpi.tanzu.vmware.com.1.27.0+vmware.1-tkg.1", ValuesFrom: &runv1alpha3.ValuesFrom{
+		ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To("cpi.tanzu.vmware.com"), Kind: "VSphereCPIConfig", Name: "x"}}}
+	cb := &runv1alpha3.ClusterBootstrap{Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
+		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.1+vmware.1-tkg.1"},
+		CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1+vmware.1-tkg.1"},
+		CPI:  cpi,
+	}}
+	skip, err := notInstalled(t.Context(), fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build(), client.ObjectKeyFromObject(c), cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !skip[cb.Spec.Kapp] || !skip[cpi] || skip[cb.Spec.CNI] || len(skip) != 2 {
+		t.Errorf("skipped %v: want the management cluster's kapp-controller and the vSphere CPI only", skip)
 	}
 }

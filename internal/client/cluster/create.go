@@ -267,6 +267,31 @@ func (w waiter) nodes(ctx context.Context) error {
 
 // corePackages waits until the core packages of the cluster's ClusterBootstrap (kapp-controller,
 // the CNI, the CPI and CSI) have reconciled, saying so for each.
+// notInstalled returns the core packages of a ClusterBootstrap that the addons manager does not
+// install: a management cluster's kapp-controller (it runs its own) and the CPI and CSI of
+// another infrastructure than the cluster's, which a management cluster's ClusterBootstrap,
+// written before its Cluster, names.
+func notInstalled(ctx context.Context, c client.Client, key client.ObjectKey, cb *runv1alpha3.ClusterBootstrap) (map[*runv1alpha3.ClusterBootstrapPackage]bool, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return nil, err
+	}
+	skip := map[*runv1alpha3.ClusterBootstrapPackage]bool{}
+	if _, management := cl.Labels[tkg.LabelManagementCluster]; management {
+		skip[cb.Spec.Kapp] = true
+	}
+	foreign, err := addons.DropForeignProviders(ctx, c, cl, cb.Spec.DeepCopy())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []*runv1alpha3.ClusterBootstrapPackage{cb.Spec.CPI, cb.Spec.CSI} {
+		if p != nil && slices.Contains(foreign, p.RefName) {
+			skip[p] = true
+		}
+	}
+	return skip, nil
+}
+
 func (w waiter) corePackages(ctx context.Context) error {
 	w.p.Infof("waiting for addons core packages installation...")
 	done := map[string]bool{}
@@ -281,9 +306,14 @@ func (w waiter) corePackages(ctx context.Context) error {
 			why = "its ClusterBootstrap has no spec yet"
 			return false, nil
 		}
+		skip, err := notInstalled(ctx, w.c, w.key, cb)
+		if err != nil {
+			why = err.Error()
+			return false, nil
+		}
 		var waiting []string
 		for _, pkg := range []*runv1alpha3.ClusterBootstrapPackage{cb.Spec.Kapp, cb.Spec.CNI, cb.Spec.CPI, cb.Spec.CSI} {
-			if pkg == nil || pkg.RefName == "" || strings.HasSuffix(pkg.RefName, "*") {
+			if pkg == nil || pkg.RefName == "" || strings.HasSuffix(pkg.RefName, "*") || skip[pkg] {
 				continue
 			}
 			name := addons.PackageInstallName(w.key.Name, pkg.RefName)

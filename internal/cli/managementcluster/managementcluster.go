@@ -45,6 +45,22 @@ func nameOrOnly(args []string, home string) (string, error) {
 	return name, err
 }
 
+// managementClient returns the management cluster's name (given, or the one this host made) and
+// a client of it, through its admin context in kubeconfig.
+func managementClient(args []string, kubeconfig string) (string, client.Client, error) {
+	home, err := localcluster.Home()
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := nameOrOnly(args, home)
+	if err != nil {
+		return "", nil, err
+	}
+	k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
+	c, err := k.Client()
+	return name, c, err
+}
+
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		yes, force bool
@@ -176,16 +192,7 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Show the management cluster: its state, its Cluster API objects with their conditions, and its providers",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := localcluster.Home()
-			if err != nil {
-				return err
-			}
-			name, err := nameOrOnly(args, home)
-			if err != nil {
-				return err
-			}
-			k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
-			c, err := k.Client()
+			name, c, err := managementClient(args, kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -229,16 +236,7 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Upgrade the management cluster to a newer Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr), as a workload cluster",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := localcluster.Home()
-			if err != nil {
-				return err
-			}
-			name, err := nameOrOnly(args, home)
-			if err != nil {
-				return err
-			}
-			k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
-			c, err := k.Client()
+			name, c, err := managementClient(args, kubeconfig)
 			if err != nil {
 				return err
 			}

@@ -154,8 +154,12 @@ func checkFaults(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version 
 		return nil
 	})
 	for _, v := range victims {
-		if d := v.restarted.Sub(v.killed); d > 10*time.Second+restartBound {
-			t.Errorf("pod %s/%s was started again %s after it was killed, beyond the crash back-off and %s", v.pod.Namespace, v.pod.Name, d, restartBound)
+		// Every controller pod of the cluster is killed at once: their processes start together
+		// after the crash back-off, on 2 cores shared with the other test packages (a fresh-clone
+		// .ci/run measured 20.1 s for one of 17; alone they take 10.5–15.9 s).
+		const togetherBound = 15 * time.Second
+		if d := v.restarted.Sub(v.killed); d > 10*time.Second+togetherBound {
+			t.Errorf("pod %s/%s was started again %s after it was killed, beyond the crash back-off and %s", v.pod.Namespace, v.pod.Name, d, togetherBound)
 		}
 		// A Deployment's pod is <deployment>-<replica set hash>-<pod hash>.
 		parts := strings.Split(v.pod.Name, "-")

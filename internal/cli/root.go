@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
 	"github.com/slipway-dev/slipway/internal/cli/version"
+	"github.com/slipway-dev/slipway/internal/cli/vsphere"
 )
 
 // NewCommand returns the root `slipway` command.
@@ -48,6 +49,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		component.NewCommand(streams),
 		packages.NewCommand(streams),
 		kubernetesrelease.NewCommand(streams),
+		vsphere.NewCommand(streams),
 	)
 	return cmd
 }

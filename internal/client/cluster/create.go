@@ -94,6 +94,19 @@ func Create(ctx context.Context, o CreateOptions) error {
 	if err != nil {
 		return err
 	}
+	if cfg.VSphere != nil {
+		images, err := releaseImages(ctx, o.Client, tkr, cfg)
+		if err != nil {
+			return fmt.Errorf("configuration validation failed: %w", err)
+		}
+		used, err := usedEndpoints(ctx, o.Client)
+		if err != nil {
+			return err
+		}
+		if err := CheckVSphere(ctx, cfg, false, tkr.Spec.Version, images, used, p.Infof); err != nil {
+			return fmt.Errorf("configuration validation failed: %w", err)
+		}
+	}
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: "kube-public", Name: "pinniped-info"}, &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
 		p.Infof("Warning: Pinniped configuration not found; Authentication via Pinniped will not be set up in this cluster. " +
 			"If you wish to set up Pinniped after the cluster is created, please refer to the documentation.")

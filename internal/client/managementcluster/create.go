@@ -271,6 +271,18 @@ func (f *flow) validate(ctx context.Context) error {
 	}
 	// A release's name is its version with '+' spelt "---", as TKG names them.
 	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
+	if f.cfg.VSphere != nil {
+		// The release's node images are read once it is on the bootstrap cluster: here the
+		// template check is left to tkr-vsphere-resolver.
+		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], nil, nil, f.p.Infof); err != nil {
+			return err
+		}
+		if !f.o.DryRun {
+			return fmt.Errorf("the vSphere prerequisites passed, but slipway cannot yet create a management cluster on vSphere: "+
+				"its provider repository has no vsphere infrastructure provider (CAPV); nothing was created: use %s: local, or `--dry-run` to see the Cluster",
+				config.InfrastructureProvider)
+		}
+	}
 	return nil
 }
 

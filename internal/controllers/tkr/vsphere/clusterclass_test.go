@@ -83,7 +83,7 @@ func startTopology(t *testing.T) {
 // kubeadm objects, which must carry the cluster's vcenter settings, its endpoint, the template
 // and the release's kube-vip image.
 func TestVSphereClusterClass(t *testing.T) {
-	server, creds := vcenter(t)
+	server, creds := simulatedVCenter(t)
 	ctx := t.Context()
 	const ns = "vsphere-topology"
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

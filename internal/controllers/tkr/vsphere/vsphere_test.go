@@ -24,6 +24,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/vsphere"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 var env *envtest.Environment
@@ -41,9 +42,9 @@ const (
 	datacenter = "DC0"
 )
 
-// vcenter starts vcsim with two node images: an ubuntu 20.04 template and a photon 3 VM that is
+// simulatedVCenter starts vcsim with two node images: an ubuntu 20.04 template and a photon 3 VM that is
 // not a template yet. It returns the server's host:port and the credentials that log in.
-func vcenter(t *testing.T) (string, credentials) {
+func simulatedVCenter(t *testing.T) (string, credentials) {
 	t.Helper()
 	model := simulator.VPX()
 	if err := model.Create(); err != nil {
@@ -73,10 +74,10 @@ func vcenter(t *testing.T) (string, credentials) {
 		}
 		wait(t)(vm.PowerOff(ctx))
 		props := []types.VAppPropertySpec{}
-		for i, kv := range [][2]string{{vsphere.PropertyVersion, ova}, {vsphere.PropertyDistroName, distro},
-			{vsphere.PropertyDistroVersion, version}, {vsphere.PropertyDistroArch, "amd64"}} {
+		for i, kv := range [][2]string{{vcenter.PropertyVersion, ova}, {vcenter.PropertyDistroName, distro},
+			{vcenter.PropertyDistroVersion, version}, {vcenter.PropertyDistroArch, "amd64"}} {
 			props = append(props, types.VAppPropertySpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
-				Info: &types.VAppPropertyInfo{Key: int32(i + 1), Id: kv[0], Category: vsphere.PropertyCategory, DefaultValue: kv[1]}})
+				Info: &types.VAppPropertyInfo{Key: int32(i + 1), Id: kv[0], Category: vcenter.PropertyCategory, DefaultValue: kv[1]}})
 		}
 		wait(t)(vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{VAppConfig: &types.VmConfigSpec{Property: props}}))
 		wait(t)(vm.Rename(ctx, newName))
@@ -107,12 +108,12 @@ func wait(t *testing.T) func(*object.Task, error) {
 }
 
 func TestListVMs(t *testing.T) {
-	server, creds := vcenter(t)
-	vms, err := vsphere.ListVMs(t.Context(), vsphere.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: creds.pass})
+	server, creds := simulatedVCenter(t)
+	vms, err := vcenter.ListVMs(t.Context(), vcenter.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: creds.pass})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byOVA := map[string]vsphere.VM{}
+	byOVA := map[string]vcenter.VM{}
 	for _, vm := range vms {
 		byOVA[vm.OVAVersion] = vm
 	}
@@ -121,7 +122,7 @@ func TestListVMs(t *testing.T) {
 	}
 	u := byOVA[ubuntuOVA]
 	if u.Path != "/DC0/vm/ubuntu-2004-kube-"+k8s || !strings.HasPrefix(u.MOID, "vm-") || !u.IsTemplate ||
-		u.Distro != (vsphere.OS{Name: "ubuntu", Version: "2004", Arch: "amd64"}) {
+		u.Distro != (vcenter.OS{Name: "ubuntu", Version: "2004", Arch: "amd64"}) {
 		t.Errorf("ubuntu image %+v", u)
 	}
 	if p := byOVA[photonOVA]; p.IsTemplate || p.Distro.Version != "3" {
@@ -130,14 +131,14 @@ func TestListVMs(t *testing.T) {
 
 	t.Run("bad input says what failed", func(t *testing.T) {
 		for _, tc := range []struct {
-			ep   vsphere.Endpoint
+			ep   vcenter.Endpoint
 			want string
 		}{
-			{vsphere.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: "wrong"}, `failed to log in to vCenter ` + server + ` as "` + creds.user + `"`},
-			{vsphere.Endpoint{Server: server, Datacenter: "dc9", Username: creds.user, Password: creds.pass}, `datacenter "dc9" in vCenter`},
-			{vsphere.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: creds.pass, Thumbprint: "AA:BB"}, "failed to reach vCenter"},
+			{vcenter.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: "wrong"}, `failed to log in to vCenter ` + server + ` as "` + creds.user + `"`},
+			{vcenter.Endpoint{Server: server, Datacenter: "dc9", Username: creds.user, Password: creds.pass}, `datacenter "dc9" in vCenter`},
+			{vcenter.Endpoint{Server: server, Datacenter: datacenter, Username: creds.user, Password: creds.pass, Thumbprint: "AA:BB"}, "failed to reach vCenter"},
 		} {
-			if _, err := vsphere.ListVMs(t.Context(), tc.ep); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := vcenter.ListVMs(t.Context(), tc.ep); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%+v: error %v, want %q", tc.ep, err, tc.want)
 			}
 		}
@@ -212,7 +213,7 @@ func osImageRef(t *testing.T, vars []clusterv1.ClusterVariable) runv1alpha3.JSON
 }
 
 func TestTemplateResolver(t *testing.T) {
-	server, creds := vcenter(t)
+	server, creds := simulatedVCenter(t)
 	ensureCatalogue(t)
 	ctx := t.Context()
 	for _, name := range []string{"ubuntu-cluster", "photon-cluster", "local-cluster"} {
@@ -236,7 +237,7 @@ func TestTemplateResolver(t *testing.T) {
 
 		// Resolved once: a later admission does not ask vCenter again.
 		calls := 0
-		again := &vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vsphere.Endpoint) ([]vsphere.VM, error) { calls++; return nil, nil }}
+		again := &vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vcenter.Endpoint) ([]vcenter.VM, error) { calls++; return nil, nil }}
 		if err := again.Default(ctx, c); err != nil || calls != 0 {
 			t.Errorf("second admission: %v, %d calls to vCenter", err, calls)
 		}
@@ -253,7 +254,7 @@ func TestTemplateResolver(t *testing.T) {
 
 	t.Run("no VM at all asks for an upload", func(t *testing.T) {
 		c := cluster(t, "photon-cluster", server, "photon", "photon")
-		err := (&vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vsphere.Endpoint) ([]vsphere.VM, error) { return nil, nil }}).Default(ctx, c)
+		err := (&vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vcenter.Endpoint) ([]vcenter.VM, error) { return nil, nil }}).Default(ctx, c)
 		if err == nil || !strings.Contains(err.Error(), "unable to find VM Template associated with OVA Version "+photonOVA+" (photon 3 amd64) in datacenter /DC0. Please upload at least one VM Template to continue") {
 			t.Errorf("denial %v", err)
 		}
@@ -262,7 +263,7 @@ func TestTemplateResolver(t *testing.T) {
 	t.Run("local images need no template", func(t *testing.T) {
 		c := cluster(t, "local-cluster", server, "local", "local")
 		calls := 0
-		r := &vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vsphere.Endpoint) ([]vsphere.VM, error) { calls++; return nil, nil }}
+		r := &vsphere.TemplateResolver{Client: env.Client, ListVMs: func(context.Context, vcenter.Endpoint) ([]vcenter.VM, error) { calls++; return nil, nil }}
 		if err := r.Default(ctx, c); err != nil || calls != 0 {
 			t.Errorf("local images: %v, %d calls to vCenter", err, calls)
 		}

@@ -16,6 +16,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // Path is where the webhook is served, as TKG's tkr-vsphere-resolver serves it.
@@ -36,7 +37,7 @@ const (
 type TemplateResolver struct {
 	Client client.Reader
 	// ListVMs lists the node images of a vCenter; nil means ListVMs.
-	ListVMs func(context.Context, Endpoint) ([]VM, error)
+	ListVMs func(context.Context, vcenter.Endpoint) ([]vcenter.VM, error)
 }
 
 var _ admission.Defaulter[*clusterv1.Cluster] = &TemplateResolver{}
@@ -50,7 +51,7 @@ func (r *TemplateResolver) SetupWebhookWithManager(mgr ctrl.Manager) error {
 // query is what one part of a cluster asks vCenter for.
 type query struct {
 	ovaVersion string
-	os         OS
+	os         vcenter.OS
 }
 
 // part is the TKR_DATA of the control plane or of one machine deployment.
@@ -108,7 +109,7 @@ func (r *TemplateResolver) Default(ctx context.Context, cluster *clusterv1.Clust
 	}
 	list := r.ListVMs
 	if list == nil {
-		list = ListVMs
+		list = vcenter.ListVMs
 	}
 	vms, err := list(ctx, ep)
 	if err != nil {
@@ -171,12 +172,12 @@ func queryOf(p *part, version string) (*query, error) {
 	if v == "" {
 		return nil, fmt.Errorf("%s: the OSImage %s names no OVA version (osImageRef.version)", p.name, d.Labels[runv1alpha3.LabelOSImage])
 	}
-	return &query{ovaVersion: v, os: OS{Name: d.Labels["os-name"], Version: d.Labels["os-version"], Arch: d.Labels["os-arch"]}}, nil
+	return &query{ovaVersion: v, os: vcenter.OS{Name: d.Labels["os-name"], Version: d.Labels["os-version"], Arch: d.Labels["os-arch"]}}, nil
 }
 
 // endpoint reads the cluster's vcenter variable and its credentials, the Secret named after the
 // cluster in its namespace.
-func (r *TemplateResolver) endpoint(ctx context.Context, cluster *clusterv1.Cluster) (Endpoint, error) {
+func (r *TemplateResolver) endpoint(ctx context.Context, cluster *clusterv1.Cluster) (vcenter.Endpoint, error) {
 	var vc struct {
 		Server        string `json:"server"`
 		DataCenter    string `json:"datacenter"`
@@ -184,24 +185,24 @@ func (r *TemplateResolver) endpoint(ctx context.Context, cluster *clusterv1.Clus
 	}
 	if value, ok := resolver.Variable(cluster.Spec.Topology.Variables, VariableVCenter); ok {
 		if err := json.Unmarshal(value.Raw, &vc); err != nil {
-			return Endpoint{}, fmt.Errorf("variable %s is not an object with server, datacenter and tlsThumbprint: %w", VariableVCenter, err)
+			return vcenter.Endpoint{}, fmt.Errorf("variable %s is not an object with server, datacenter and tlsThumbprint: %w", VariableVCenter, err)
 		}
 	}
 	if vc.Server == "" || vc.DataCenter == "" {
-		return Endpoint{}, fmt.Errorf("to find the VM template of its OVA, the cluster needs variable %s with server and datacenter (VSPHERE_SERVER, VSPHERE_DATACENTER)", VariableVCenter)
+		return vcenter.Endpoint{}, fmt.Errorf("to find the VM template of its OVA, the cluster needs variable %s with server and datacenter (VSPHERE_SERVER, VSPHERE_DATACENTER)", VariableVCenter)
 	}
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: cluster.Name}, secret); err != nil {
-		return Endpoint{}, fmt.Errorf("vCenter credentials of cluster %s: Secret %s/%s: %w (it needs keys username and password)", cluster.Name, cluster.Namespace, cluster.Name, err)
+		return vcenter.Endpoint{}, fmt.Errorf("vCenter credentials of cluster %s: Secret %s/%s: %w (it needs keys username and password)", cluster.Name, cluster.Namespace, cluster.Name, err)
 	}
-	return Endpoint{Server: vc.Server, Datacenter: vc.DataCenter, Thumbprint: vc.TLSThumbprint,
+	return vcenter.Endpoint{Server: vc.Server, Datacenter: vc.DataCenter, Thumbprint: vc.TLSThumbprint,
 		Username: string(secret.Data["username"]), Password: string(secret.Data["password"])}, nil
 }
 
 // match finds a template for every query, or says for each query without one what it looked for
 // and which VMs would do once converted to templates.
-func match(vms []VM, queries map[query]bool, ep Endpoint) (map[query]VM, error) {
-	found := map[query]VM{}
+func match(vms []vcenter.VM, queries map[query]bool, ep vcenter.Endpoint) (map[query]vcenter.VM, error) {
+	found := map[query]vcenter.VM{}
 	notTemplates := map[query][]string{}
 	for _, vm := range vms {
 		q := query{ovaVersion: vm.OVAVersion, os: vm.Distro}

@@ -1,4 +1,6 @@
-package vsphere
+// Package vcenter reads a vCenter as slipway needs it: logging in with a thumbprint, and the node
+// images (VMs and templates imported from Kubernetes node OVAs) of a datacenter.
+package vcenter
 
 import (
 	"context"
@@ -61,7 +63,7 @@ type OS struct {
 // ListVMs returns the VMs of the endpoint's datacenter that were imported from a Kubernetes node
 // OVA: templates, and VMs that are not cluster nodes.
 func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
-	c, err := login(ctx, ep)
+	c, err := Login(ctx, ep)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +106,9 @@ func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
 	return vms, nil
 }
 
-func login(ctx context.Context, ep Endpoint) (*govmomi.Client, error) {
+// Login connects to the endpoint's vCenter, verifying its certificate's thumbprint when it has
+// one, and logs in.
+func Login(ctx context.Context, ep Endpoint) (*govmomi.Client, error) {
 	u, err := soap.ParseURL(strings.TrimSpace(ep.Server))
 	if err != nil || u == nil {
 		return nil, fmt.Errorf("vCenter server %q is not a host or URL: %v", ep.Server, err)
@@ -159,4 +163,57 @@ func nodeImage(m *mo.VirtualMachine) (VM, bool) {
 		}
 	}
 	return vm, vm.OVAVersion != ""
+}
+
+// NodeTemplate is a VM template as importing a Kubernetes node OVA leaves it.
+type NodeTemplate struct {
+	// Name is the template's name; Folder, ResourcePool and Datastore are inventory paths.
+	Name, Folder, ResourcePool, Datastore string
+	OVAVersion                            string
+	// Distro's Version is written as the OVA writes it (20.04).
+	Distro OS
+}
+
+// CreateNodeTemplate makes a VM template that carries a node OVA's vApp properties, as
+// importing the OVA and marking it a template does; it returns its inventory path.
+func CreateNodeTemplate(ctx context.Context, c *vim25.Client, t NodeTemplate) (string, error) {
+	finder := find.NewFinder(c, true)
+	folder, err := finder.Folder(ctx, t.Folder)
+	if err != nil {
+		return "", fmt.Errorf("folder %s: %w", t.Folder, err)
+	}
+	pool, err := finder.ResourcePool(ctx, t.ResourcePool)
+	if err != nil {
+		return "", fmt.Errorf("resource pool %s: %w", t.ResourcePool, err)
+	}
+	ds, err := finder.Datastore(ctx, t.Datastore)
+	if err != nil {
+		return "", fmt.Errorf("datastore %s: %w", t.Datastore, err)
+	}
+	var props []types.VAppPropertySpec
+	for i, kv := range [][2]string{{PropertyVersion, t.OVAVersion}, {PropertyDistroName, t.Distro.Name},
+		{PropertyDistroVersion, t.Distro.Version}, {PropertyDistroArch, t.Distro.Arch}} {
+		props = append(props, types.VAppPropertySpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+			Info: &types.VAppPropertyInfo{Key: int32(i + 1), Id: kv[0], Category: PropertyCategory, Type: "string", DefaultValue: kv[1]}})
+	}
+	task, err := folder.CreateVM(ctx, types.VirtualMachineConfigSpec{
+		Name: t.Name, GuestId: string(types.VirtualMachineGuestOsIdentifierOtherLinux64Guest),
+		Files:      &types.VirtualMachineFileInfo{VmPathName: fmt.Sprintf("[%s]", ds.Name())},
+		VAppConfig: &types.VmConfigSpec{Property: props},
+	}, pool, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := task.Wait(ctx); err != nil {
+		return "", fmt.Errorf("creating VM %s: %w", t.Name, err)
+	}
+	path := folder.InventoryPath + "/" + t.Name
+	vm, err := finder.VirtualMachine(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	if err := vm.MarkAsTemplate(ctx); err != nil {
+		return "", fmt.Errorf("marking %s a template: %w", path, err)
+	}
+	return path, nil
 }

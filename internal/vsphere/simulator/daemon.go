@@ -1,0 +1,181 @@
+package simulator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vmware/govmomi/find"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/pki"
+)
+
+// RunArgs begin the arguments of the simulator's process: `slipway vsphere simulator run`.
+var RunArgs = []string{"slipway", "vsphere", "simulator", "run"}
+
+// Daemon is the simulator run as a detached process of slipway, with its state in Dir: its
+// address and credentials, its certificate, the datastore's files, its pid file and its log.
+type Daemon struct {
+	Dir string
+	// Executable is the slipway binary to run; empty means this one.
+	Executable string
+}
+
+// Endpoint is where a running simulator serves and as whom to log in.
+type Endpoint struct {
+	Address    string `json:"address"`
+	Username   string `json:"username"`
+	Password   string `json:"password"`
+	Thumbprint string `json:"-"`
+}
+
+func (d Daemon) pidPath() string      { return filepath.Join(d.Dir, "simulator.pid") }
+func (d Daemon) endpointPath() string { return filepath.Join(d.Dir, "endpoint.json") }
+
+// LogPath is the simulator process's log.
+func (d Daemon) LogPath() string { return filepath.Join(d.Dir, "simulator.log") }
+
+// Running returns the pid of the simulator's process, when it runs.
+func (d Daemon) Running() (int, bool) {
+	if !proc.Alive(d.pidPath(), RunArgs) {
+		return 0, false
+	}
+	return proc.ReadPID(d.pidPath()), true
+}
+
+// Endpoint reads where the simulator serves (or last served) and its credentials.
+func (d Daemon) Endpoint() (Endpoint, error) {
+	var e Endpoint
+	raw, err := os.ReadFile(d.endpointPath())
+	if err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return e, fmt.Errorf("%s: %w: stop the simulator and delete the file to start afresh", d.endpointPath(), err)
+	}
+	kp, err := pki.Read(filepath.Join(d.Dir, "vcenter"))
+	if err != nil {
+		return e, fmt.Errorf("the simulator's certificate: %w", err)
+	}
+	e.Thumbprint = thumbprint(kp)
+	return e, nil
+}
+
+// Start starts the simulator on address unless it runs already, and waits until its inventory
+// is built. The password is kept from an earlier start. It says whether it started one.
+func (d Daemon) Start(ctx context.Context, address string) (bool, error) {
+	if _, ok := d.Running(); ok {
+		return false, nil
+	}
+	if err := os.MkdirAll(d.Dir, 0o700); err != nil {
+		return false, err
+	}
+	e, err := d.Endpoint()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	if e.Password == "" {
+		e = Endpoint{Username: DefaultUsername, Password: NewPassword()}
+	}
+	e.Address = address
+	raw, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(d.endpointPath(), raw, 0o600); err != nil {
+		return false, err
+	}
+	exe := d.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return false, err
+		}
+	}
+	if _, err := proc.SpawnDetached([]string{exe, "vsphere", "simulator", "run", "--dir", d.Dir}, d.LogPath(), d.pidPath()); err != nil {
+		return false, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if _, ok := d.Running(); !ok {
+			return false, errors.New("it exited")
+		}
+		return d.ready(ctx), nil
+	})
+	if err != nil {
+		return true, fmt.Errorf("the vCenter simulator did not start (%v): see %s", err, d.LogPath())
+	}
+	return true, nil
+}
+
+// ready says whether the simulator lets its user in and has its datacenter.
+func (d Daemon) ready(ctx context.Context) bool {
+	e, err := d.Endpoint()
+	if err != nil {
+		return false
+	}
+	s := &Server{URL: sdkURL(e.Address), Username: e.Username, Password: e.Password}
+	c, err := s.Login(ctx)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
+	_, err = find.NewFinder(c.Client).Datacenter(ctx, Datacenter)
+	return err == nil
+}
+
+// Run serves the simulator of d's endpoint until ctx ends.
+func (d Daemon) Run(ctx context.Context) error {
+	e, err := d.Endpoint()
+	if errors.Is(err, os.ErrNotExist) {
+		// The certificate is made by the first start.
+		raw, rerr := os.ReadFile(d.endpointPath())
+		if rerr != nil {
+			return fmt.Errorf("%s: %w: start the simulator with `slipway vsphere simulator start`", d.endpointPath(), rerr)
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	s, err := Start(ctx, Options{Address: e.Address, Dir: d.Dir, Username: e.Username, Password: e.Password})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Printf("vCenter simulator serving %s (thumbprint %s)\n", s.URL, s.Thumbprint)
+	<-ctx.Done()
+	return nil
+}
+
+// Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was
+// running.
+func (d Daemon) Stop() (bool, error) {
+	pid, ok := d.Running()
+	if !ok {
+		return false, nil
+	}
+	return true, proc.Terminate([]int{pid}, 10*time.Second)
+}
+
+// Variables are the configuration variables that point a cluster at the simulator, in TKG's
+// order, the password encoded as TKG writes it.
+func (e Endpoint) Variables() [][2]string {
+	return [][2]string{
+		{"VSPHERE_SERVER", e.Address},
+		{"VSPHERE_USERNAME", e.Username},
+		{"VSPHERE_PASSWORD", "<encoded:" + base64.StdEncoding.EncodeToString([]byte(e.Password)) + ">"},
+		{"VSPHERE_TLS_THUMBPRINT", e.Thumbprint},
+		{"VSPHERE_DATACENTER", Datacenter},
+		{"VSPHERE_RESOURCE_POOL", ResourcePool},
+		{"VSPHERE_DATASTORE", Datastore},
+		{"VSPHERE_NETWORK", Network},
+		{"VSPHERE_FOLDER", Folder},
+	}
+}

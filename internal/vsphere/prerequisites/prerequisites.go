@@ -257,7 +257,9 @@ func notFound(variable, value, where string, existing []string) error {
 }
 
 // common is the path a finder gave an object.
-func common[T interface{ Reference() types.ManagedObjectReference }](o T) string {
+func common[T interface {
+	Reference() types.ManagedObjectReference
+}](o T) string {
 	switch v := any(o).(type) {
 	case *object.Datacenter:
 		return v.InventoryPath

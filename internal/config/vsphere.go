@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -168,4 +169,32 @@ func (k *completer) local() {
 		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",
 			HTTPProxy, HTTPSProxy, processes)
 	}
+}
+
+// ReadVSphere reads where and as whom to reach vCenter, and its inventory names, for commands
+// that act on vCenter without a cluster (OVA import): VSPHERE_SERVER, VSPHERE_USERNAME and
+// VSPHERE_PASSWORD are required.
+func ReadVSphere(v *Variables) (*VSphere, error) {
+	get := func(name string) string { value, _ := v.Get(name); return value }
+	var missing []string
+	for _, name := range []string{VSphereServer, VSphereUsername, VSpherePassword} {
+		if get(name) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing configuration variables for vCenter: %s: set them in the configuration file or the environment", strings.Join(missing, ", "))
+	}
+	password, err := decoded(get(VSpherePassword))
+	if err != nil {
+		return nil, fmt.Errorf("invalid %s <encoded:…>: %v: write the password as it is, or base64-encoded as <encoded:BASE64>", VSpherePassword, err)
+	}
+	insecure := get(VSphereInsecure)
+	if insecure != "" && insecure != "true" && insecure != "false" {
+		return nil, fmt.Errorf("invalid %s %q: use true or false", VSphereInsecure, insecure)
+	}
+	return &VSphere{Server: get(VSphereServer), Username: get(VSphereUsername), Password: password,
+		TLSThumbprint: get(VSphereTLSThumbprint), Insecure: insecure == "true",
+		Datacenter: get(VSphereDatacenter), Datastore: get(VSphereDatastore), Network: get(VSphereNetwork),
+		ResourcePool: get(VSphereResourcePool), Folder: get(VSphereFolder)}, nil
 }

@@ -4,12 +4,15 @@ package vsphere
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
@@ -17,7 +20,69 @@ import (
 // NewCommand returns `slipway vsphere`.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{Use: "vsphere", Short: "vSphere: the vCenter simulator of this host"}
-	cmd.AddCommand(simulatorCommand(streams))
+	cmd.AddCommand(simulatorCommand(streams), ovaCommand(streams))
+	return cmd
+}
+
+func ovaCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{Use: "ova", Short: "Kubernetes node OVAs: import them into vCenter as templates, or build them for the simulator"}
+	var file, name string
+	imp := &cobra.Command{
+		Use:   "import OVA",
+		Short: "Import a node OVA into vCenter and mark it a template, as before creating clusters of its release",
+		Long: "Imports the OVA into the vCenter that the configuration's VSPHERE_* variables name (file, then\n" +
+			"environment): into VSPHERE_FOLDER, VSPHERE_RESOURCE_POOL and VSPHERE_DATASTORE of VSPHERE_DATACENTER,\n" +
+			"its network on VSPHERE_NETWORK, and marks it a template, which tkr-vsphere-resolver then finds.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := clientvsphere.ImportOVA(cmd.Context(), clientvsphere.ImportOptions{File: file, Environ: os.Environ(), OVA: args[0], Name: name})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(streams.Out, "Imported %s as the VM template %s\n", args[0], path)
+			return err
+		},
+	}
+	imp.Flags().StringVarP(&file, "file", "f", "", "cluster configuration file with the VSPHERE_* variables")
+	imp.Flags().StringVar(&name, "name", "", "the template's name (default: the OVA's)")
+
+	var release, osName, out string
+	build := &cobra.Command{
+		Use:   "build",
+		Short: "Build, for the vCenter simulator, the node OVA of a release: its vApp properties, no disk",
+		Long: "Writes the OVA that a release's OVA OSImage names, with the vApp properties of TKG's node images\n" +
+			"(VERSION, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH) and no disk: the simulator's VMs boot as\n" +
+			"processes. It is not a bootable image for a real vCenter.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			img, err := clientvsphere.NodeImage(release, osName)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = strings.ReplaceAll(img.Name, "+", "-") + ".ova"
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			if _, err := clientvsphere.BuildOVA(f, release, osName); err != nil {
+				f.Close()
+				_ = os.Remove(out)
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(streams.Out, "Wrote %s (simulated node image %s, VERSION %s)\n", out, img.Name, img.OVAVersion)
+			return err
+		},
+	}
+	build.Flags().StringVar(&release, "kubernetes-release", "", "the release's version, such as v1.35.4+vmware.1-tkg.1")
+	build.Flags().StringVar(&osName, "os", "ubuntu-20.04", "the node OS: ubuntu-20.04 or photon-3")
+	build.Flags().StringVarP(&out, "output", "o", "", "the OVA file to write (default: NAME.ova here)")
+	_ = build.MarkFlagRequired("kubernetes-release")
+	cmd.AddCommand(imp, build)
 	return cmd
 }
 

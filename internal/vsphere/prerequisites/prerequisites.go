@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/view"
@@ -81,42 +82,25 @@ var minimumVersion = [3]int{6, 7, 3}
 
 // Check runs the checks in TKG's order, printing TKG's lines with infof.
 func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*Resolved, error) {
-	u, err := soap.ParseURL(strings.TrimSpace(env.Server))
-	if err != nil || u == nil {
-		return nil, fmt.Errorf("invalid %s %q: use the vCenter's host name or address, with :PORT when it is not 443", varServer, env.Server)
-	}
-	actual, err := serverThumbprint(ctx, u.Host)
+	c, actual, err := Connect(ctx, env)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach vSphere %s (%s): %v: check %s and that this host can reach it", u.Host, varServer, err, varServer)
+		return nil, err
 	}
+	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
+	host := c.URL().Host
 	r := &Resolved{Paths: map[string]string{}, Thumbprint: actual}
-	if !env.Insecure {
-		switch {
-		case env.Thumbprint == "":
-			return nil, fmt.Errorf("%s is not set: the certificate of vSphere %s has the thumbprint %s: set %s to it once you have checked that it is your vCenter's, or set %s to true",
-				varThumbprint, u.Host, actual, varThumbprint, varInsecure)
-		case !strings.EqualFold(env.Thumbprint, actual):
-			return nil, fmt.Errorf("the %s variable does not match the thumbprint of vSphere %s, the actual thumbprint is %s: set %s to it if this is your vCenter, or correct %s",
-				varThumbprint, u.Host, actual, varThumbprint, varServer)
-		}
-	}
 	ep := vcenter.Endpoint{Server: env.Server, Username: env.Username, Password: env.Password}
 	if !env.Insecure {
 		ep.Thumbprint = actual
 	}
-	c, err := vcenter.Login(ctx, ep)
-	if err != nil {
-		return nil, fmt.Errorf("unable to verify vSphere credentials: %w: check %s and %s", err, varUsername, varPassword)
-	}
-	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
 
 	about := c.ServiceContent.About
 	version, err := parseVersion(about.Version)
 	if err != nil {
-		return nil, fmt.Errorf("vSphere %s reports the version %q, which slipway cannot read", u.Host, about.Version)
+		return nil, fmt.Errorf("vSphere %s reports the version %q, which slipway cannot read", host, about.Version)
 	}
 	if slices.Compare(version[:], minimumVersion[:]) < 0 {
-		return nil, fmt.Errorf("the minimum vSphere version supported by Tanzu Kubernetes Grid is vSphere 6.7u3, please upgrade vSphere and try again (%s runs %s)", u.Host, about.FullName)
+		return nil, fmt.Errorf("the minimum vSphere version supported by Tanzu Kubernetes Grid is vSphere 6.7u3, please upgrade vSphere and try again (%s runs %s)", host, about.FullName)
 	}
 	if env.ManagementCluster && version[0] == 7 {
 		vsphere7(infof)
@@ -125,7 +109,7 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 	finder := find.NewFinder(c.Client, true)
 	dc, err := finder.Datacenter(ctx, env.Datacenter)
 	if err != nil {
-		return nil, notFound(varDatacenter, env.Datacenter, "vCenter "+u.Host, existing(func() ([]string, error) {
+		return nil, notFound(varDatacenter, env.Datacenter, "vCenter "+host, existing(func() ([]string, error) {
 			l, err := finder.DatacenterList(ctx, "*")
 			return sorted(l, common), err
 		}))
@@ -197,6 +181,39 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 		}
 	}
 	return r, nil
+}
+
+// Connect reaches the environment's vCenter, checks its certificate's thumbprint unless
+// VSPHERE_INSECURE, and logs in; it returns the client and the thumbprint it saw. Each failure
+// names the variable to change.
+func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, error) {
+	u, err := soap.ParseURL(strings.TrimSpace(env.Server))
+	if err != nil || u == nil {
+		return nil, "", fmt.Errorf("invalid %s %q: use the vCenter's host name or address, with :PORT when it is not 443", varServer, env.Server)
+	}
+	actual, err := serverThumbprint(ctx, u.Host)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot reach vSphere %s (%s): %v: check %s and that this host can reach it", u.Host, varServer, err, varServer)
+	}
+	if !env.Insecure {
+		switch {
+		case env.Thumbprint == "":
+			return nil, "", fmt.Errorf("%s is not set: the certificate of vSphere %s has the thumbprint %s: set %s to it once you have checked that it is your vCenter's, or set %s to true",
+				varThumbprint, u.Host, actual, varThumbprint, varInsecure)
+		case !strings.EqualFold(env.Thumbprint, actual):
+			return nil, "", fmt.Errorf("the %s variable does not match the thumbprint of vSphere %s, the actual thumbprint is %s: set %s to it if this is your vCenter, or correct %s",
+				varThumbprint, u.Host, actual, varThumbprint, varServer)
+		}
+	}
+	ep := vcenter.Endpoint{Server: env.Server, Username: env.Username, Password: env.Password}
+	if !env.Insecure {
+		ep.Thumbprint = actual
+	}
+	c, err := vcenter.Login(ctx, ep)
+	if err != nil {
+		return nil, "", fmt.Errorf("unable to verify vSphere credentials: %w: check %s and %s", err, varUsername, varPassword)
+	}
+	return c, actual, nil
 }
 
 // vsphere7 prints what TKG says on a vSphere 7 without vSphere with Tanzu (seeds/000).

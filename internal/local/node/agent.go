@@ -222,7 +222,7 @@ func (a *Agent) startControlPlane(ctx context.Context) error {
 	for i, c := range static {
 		sp := &staticPod{component: c, process: &supervised{
 			name: c.name, args: append([]string{binaries[i]}, c.args...), env: env,
-			logPath: filepath.Join(a.dirs.NodeLogs(a.node.Name), c.name+".log"),
+			logPath: filepath.Join(a.dirs.NodeLogs(a.node.Name), c.name+".log"), grace: c.grace,
 		}}
 		a.staticPods = append(a.staticPods, sp)
 		spCtx, cancel := context.WithCancel(ctx)

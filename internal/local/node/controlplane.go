@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -19,6 +20,8 @@ type staticComponent struct {
 	// health is the HTTPS URL whose 200 answer means the component is ready.
 	health string
 	port   int
+	// grace is how long the component has to stop after SIGTERM; zero is 30 s, the kubelet's.
+	grace time.Duration
 }
 
 // staticComponents returns the components of a control-plane node, in start order. etcdJoin is
@@ -116,8 +119,11 @@ func staticComponents(spec *cluster.Spec, node cluster.NodeSpec, dirs cluster.Di
 	components := []staticComponent{
 		{name: "etcd", image: "registry.k8s.io/etcd:" + strings.TrimPrefix(assets.EtcdVersion, "v") + "-0", args: etcdArgs,
 			health: "https://" + hostPort(cluster.EtcdPort) + "/health", port: cluster.EtcdPort},
+		// The API server stops listening at once but then waits, past any grace period, for
+		// streams it proxies to the node (the port-forwards to etcd of Cluster API's control-plane
+		// controller); a node that stops has nobody left to serve them.
 		{name: "kube-apiserver", image: "registry.k8s.io/kube-apiserver:" + version, args: apiserverArgs,
-			health: "https://" + hostPort(cluster.APIServerPort) + "/readyz", port: cluster.APIServerPort},
+			health: "https://" + hostPort(cluster.APIServerPort) + "/readyz", port: cluster.APIServerPort, grace: 3 * time.Second},
 		{name: "kube-controller-manager", image: "registry.k8s.io/kube-controller-manager:" + version, args: kcmArgs,
 			health: "https://" + hostPort(cluster.KCMPort) + "/healthz", port: cluster.KCMPort},
 		{name: "kube-scheduler", image: "registry.k8s.io/kube-scheduler:" + version, args: schedulerArgs,

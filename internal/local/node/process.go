@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -103,6 +104,8 @@ type supervised struct {
 	args    []string
 	env     []string
 	logPath string
+	// grace is how long the process has after SIGTERM when the context ends; zero is 30 s.
+	grace time.Duration
 
 	mu       sync.Mutex
 	running  bool
@@ -124,7 +127,7 @@ func (s *supervised) run(ctx context.Context) {
 			s.set(func() { s.running, s.started = true, p.started })
 			select {
 			case <-ctx.Done():
-				p.stop(30 * time.Second)
+				p.stop(cmp.Or(s.grace, 30*time.Second))
 				s.set(func() { s.running = false })
 				return
 			case <-p.done:

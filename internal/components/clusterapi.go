@@ -210,7 +210,31 @@ func setupClusterCache(ctx context.Context, mgr ctrl.Manager, name, watchFilter 
 		},
 		WatchFilterValue: watchFilter,
 	}, controller.Options{MaxConcurrentReconciles: 10})
-	return cc, secretClient, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := setConnectionRetry(cc, connectionRetryInterval); err != nil {
+		return nil, nil, err
+	}
+	return cc, secretClient, nil
+}
+
+// connectionRetryInterval is how long the cluster cache waits to connect again to a workload
+// cluster it could not reach. Cluster API's 30 s is set for clusters that take minutes to boot;
+// the cache first tries as soon as the infrastructure is provisioned, before any control-plane
+// machine exists, and a local control plane answers about 13 s later, so every create sat idle
+// for some 17 s waiting for the second try.
+const connectionRetryInterval = 5 * time.Second
+
+// setConnectionRetry sets the cache's retry interval through the setter its implementation has
+// (not part of the ClusterCache interface), and fails when a Cluster API upgrade removed it.
+func setConnectionRetry(cc clustercache.ClusterCache, interval time.Duration) error {
+	s, ok := cc.(interface{ SetConnectionCreationRetryInterval(time.Duration) })
+	if !ok {
+		return fmt.Errorf("cluster API's ClusterCache (%T) no longer lets its connection retry interval be set", cc)
+	}
+	s.SetConnectionCreationRetryInterval(interval)
+	return nil
 }
 
 // apiVersionGetter returns the newest apiVersion of a kind that meets the v1beta2 (else v1beta1)

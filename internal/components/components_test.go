@@ -1,12 +1,17 @@
 package components
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
@@ -102,5 +107,22 @@ func TestCABundleOfConversionWebhook(t *testing.T) {
 	}
 	if got := clientConfigs(&apiextensionsv1.CustomResourceDefinition{}); len(got) != 0 {
 		t.Errorf("a CRD without conversion has client configs: %v", got)
+	}
+}
+
+// TestClusterCacheRetryIsSet checks that the cluster cache's connection retry interval can still
+// be set: Cluster API offers it outside its ClusterCache interface, so an upgrade may take it away.
+func TestClusterCacheRetryIsSet(t *testing.T) {
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
+		Scheme: scheme.New(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := setupClusterCache(context.Background(), mgr, "test", ""); err != nil {
+		t.Fatalf("setupClusterCache: %v", err)
+	}
+	if err := setConnectionRetry(nil, time.Second); err == nil {
+		t.Error("setConnectionRetry accepted a cache without the setter")
 	}
 }

@@ -103,8 +103,8 @@ var descriptor = template.Must(template.New("ovf").Parse(`<?xml version="1.0" en
 </Envelope>
 `))
 
-// Build writes an OVA of the image: its descriptor and manifest, without a disk, which the
-// simulator's VMs do not need (they boot as processes).
+// Build writes an OVA of the image: its descriptor and manifest, without a disk: the
+// simulator's VMs run no guest, so none is read.
 func Build(w io.Writer, img Image) error {
 	if img.Name == "" || img.OVAVersion == "" || img.Distro.Name == "" || img.Distro.Version == "" || img.Distro.Arch == "" {
 		return errors.New("an OVA needs a name, a VERSION and a distribution's name, version and architecture")

@@ -1,8 +1,9 @@
 // Command clusterctl-repo builds the local clusterctl provider repository slipway installs
 // Cluster API from: the components of cluster-api (core), kubeadm bootstrap and kubeadm control
-// plane built with kustomize from the Cluster API module's own config, the `local`
-// infrastructure and in-cluster IPAM providers' from config/infrastructure-local and
-// config/ipam-in-cluster, cert-manager's from its module's
+// plane built with kustomize from the Cluster API module's own config, CAPV's (the vsphere
+// infrastructure provider) from its module's config, the `local` infrastructure and in-cluster
+// IPAM providers' from config/infrastructure-local and config/ipam-in-cluster, cert-manager's
+// from its module's
 // CRDs and config/cert-manager, each version's metadata.yaml, and a clusterctl configuration
 // that points at them. It is run by `make providers`; the output is not committed.
 //
@@ -41,10 +42,6 @@ func build(out string) error {
 	if err != nil {
 		return err
 	}
-	capiDir, err := moduleDir(clusterctl.ModulePath, clusterctl.Version)
-	if err != nil {
-		return err
-	}
 	certManagerDir, err := moduleDir(clusterctl.CertManagerModule, clusterctl.CertManagerVersion)
 	if err != nil {
 		return err
@@ -52,16 +49,17 @@ func build(out string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	capiMetadata, err := os.ReadFile(filepath.Join(capiDir, "metadata.yaml"))
-	if err != nil {
-		return err
-	}
 	for _, p := range clusterctl.Providers() {
-		dir := filepath.Join(capiDir, p.KustomizeDir)
-		metadata := capiMetadata
-		if p.Slipway {
-			dir = p.KustomizeDir
-			metadata = []byte(clusterctl.LocalMetadata)
+		dir, metadata := p.KustomizeDir, []byte(clusterctl.LocalMetadata)
+		if p.Module != "" {
+			modDir, err := moduleDir(p.Module, p.Version)
+			if err != nil {
+				return err
+			}
+			dir = filepath.Join(modDir, p.KustomizeDir)
+			if metadata, err = os.ReadFile(filepath.Join(modDir, "metadata.yaml")); err != nil {
+				return err
+			}
 		}
 		components, err := kustomize(dir)
 		if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -15,7 +17,7 @@ import (
 // writes from the provider's RBAC markers.
 func TestSlipwayProvidersHoldTheirRoles(t *testing.T) {
 	for _, p := range clusterctl.Providers() {
-		if !p.Slipway {
+		if p.Module != "" {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
@@ -47,5 +49,29 @@ func TestSlipwayProvidersHoldTheirRoles(t *testing.T) {
 				t.Error("no ClusterRoleBinding")
 			}
 		})
+	}
+}
+
+// TestUpstreamProvidersRunSlipwayComponents builds the repository and checks that each upstream
+// provider's Deployment names its release image, which slipway's components run, and never the
+// staging image its kustomization names: an image left unmapped would never start.
+func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
+	out := t.TempDir()
+	// The build reads slipway's providers from config/, relative to the source tree.
+	t.Chdir(filepath.Join("..", ".."))
+	if err := build(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range clusterctl.Providers() {
+		if p.StagingImage == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(out, p.Name, p.Version, p.ComponentsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "image: "+p.Image) || strings.Contains(string(data), p.StagingImage) {
+			t.Errorf("%s: the components do not run %s in place of %s", p.Name, p.Image, p.StagingImage)
+		}
 	}
 }

@@ -54,6 +54,7 @@ func Default() *Registry {
 		kubeadmBootstrapController(),
 		kubeadmControlPlaneController(),
 		localInfrastructureController(),
+		capvController(),
 		ipamInClusterController(),
 		certManagerController(),
 		certManagerCAInjector(),

@@ -49,10 +49,10 @@ func ovaCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var release, osName, out string
 	build := &cobra.Command{
 		Use:   "build",
-		Short: "Build, for the vCenter simulator, the node OVA of a release: its vApp properties, no disk",
+		Short: "Build, for the vCenter simulator, the node OVA of a release: its vApp properties, a blank disk",
 		Long: "Writes the OVA that a release's OVA OSImage names, with the vApp properties of TKG's node images\n" +
-			"(VERSION, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH) and no disk: the simulator's VMs boot as\n" +
-			"processes. It is not a bootable image for a real vCenter.",
+			"(VERSION, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH) and a blank 20 GiB disk, which CAPV clones.\n" +
+			"Nothing is on the disk: it is not a bootable image for a real vCenter.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			img, err := clientvsphere.NodeImage(release, osName)

@@ -55,7 +55,7 @@ type Graph []Node
 // clusterctl's own discovery: its backup to a directory (dir), which pauses the namespace's
 // Clusters while it reads them and resumes them.
 func Snapshot(ctx context.Context, opts MoveOptions, dir string) (Graph, error) {
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress.Detail())
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress.Detail(), nil)
 	if err != nil {
 		return nil, err
 	}

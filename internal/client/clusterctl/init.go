@@ -5,11 +5,13 @@
 package clusterctl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	clusterctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -32,6 +35,10 @@ const (
 	// control plane components are built from; keep Version in step with go.mod.
 	ModulePath = "sigs.k8s.io/cluster-api"
 	Version    = "v1.13.4"
+	// CAPVModule and CAPVVersion are the vSphere infrastructure provider's; keep CAPVVersion in
+	// step with go.mod.
+	CAPVModule  = "sigs.k8s.io/cluster-api-provider-vsphere"
+	CAPVVersion = "v1.16.1"
 	// LocalVersion is the local infrastructure provider's release; its metadata maps the 0.1
 	// series to Cluster API's v1beta2 contract.
 	LocalVersion = "v0.1.0"
@@ -42,6 +49,8 @@ const (
 	CertManagerFile    = "cert-manager.yaml"
 	// LocalInfrastructure is the local provider's directory (clusterctl's provider label).
 	LocalInfrastructure = "infrastructure-local"
+	// VSphereInfrastructure is CAPV's directory (clusterctl's provider label).
+	VSphereInfrastructure = "infrastructure-vsphere"
 	// IPAMInCluster is the in-cluster IPAM provider's directory (clusterctl's provider label):
 	// TKG's caip-in-cluster, built by slipway.
 	IPAMInCluster = "ipam-in-cluster"
@@ -75,34 +84,38 @@ type Provider struct {
 	// ClusterctlName and Type are how clusterctl's configuration names it.
 	ClusterctlName, Type string
 	Version              string
-	// KustomizeDir is the kustomization the components come from: in the Cluster API module, or
-	// in slipway's source tree for slipway's providers.
-	KustomizeDir string
-	// Slipway says the provider is slipway's own, built from its source tree.
-	Slipway        bool
+	// Module is the Go module whose kustomization (KustomizeDir) and metadata.yaml the
+	// components come from, at Version; empty for slipway's own providers, built from
+	// KustomizeDir in slipway's source tree with LocalMetadata.
+	Module         string
+	KustomizeDir   string
 	ComponentsFile string
 	// StagingImage is the image the kustomization names, replaced by Image, the release's.
 	StagingImage, Image string
 }
 
-// Providers are the providers TKG installs on a bootstrap cluster, the local infrastructure
-// provider in the place of CAPV. The local and IPAM providers are slipway's, built from config/
-// (KustomizeDir relative to the source tree) with LocalMetadata; the others are Cluster API's.
+// Providers are the providers of the repository: Cluster API's core, kubeadm bootstrap and
+// control plane, the infrastructure providers `local` (slipway's) and `vsphere` (CAPV), and the
+// in-cluster IPAM provider (slipway's). A bootstrap or management cluster gets one
+// infrastructure provider (InitOptions.Infrastructure) and all the others.
 func Providers() []Provider {
 	return []Provider{
-		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, KustomizeDir: "config/default",
+		{Name: "cluster-api", ClusterctlName: "cluster-api", Type: "CoreProvider", Version: Version, Module: ModulePath, KustomizeDir: "config/default",
 			ComponentsFile: "core-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/cluster-api-controller:main",
 			Image: "registry.k8s.io/cluster-api/cluster-api-controller:" + Version},
-		{Name: "bootstrap-kubeadm", ClusterctlName: "kubeadm", Type: "BootstrapProvider", Version: Version, KustomizeDir: "bootstrap/kubeadm/config/default",
+		{Name: "bootstrap-kubeadm", ClusterctlName: "kubeadm", Type: "BootstrapProvider", Version: Version, Module: ModulePath, KustomizeDir: "bootstrap/kubeadm/config/default",
 			ComponentsFile: "bootstrap-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller:main",
 			Image: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:" + Version},
-		{Name: "control-plane-kubeadm", ClusterctlName: "kubeadm", Type: "ControlPlaneProvider", Version: Version, KustomizeDir: "controlplane/kubeadm/config/default",
+		{Name: "control-plane-kubeadm", ClusterctlName: "kubeadm", Type: "ControlPlaneProvider", Version: Version, Module: ModulePath, KustomizeDir: "controlplane/kubeadm/config/default",
 			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
 			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version},
 		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
-			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml", Slipway: true},
+			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml"},
+		{Name: VSphereInfrastructure, ClusterctlName: "vsphere", Type: "InfrastructureProvider", Version: CAPVVersion, Module: CAPVModule, KustomizeDir: "config/default",
+			ComponentsFile: "infrastructure-components.yaml", StagingImage: "gcr.io/k8s-staging-capi-vsphere/cluster-api-vsphere-controller:main",
+			Image: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + CAPVVersion},
 		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: LocalVersion,
-			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml", Slipway: true},
+			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml"},
 	}
 }
 
@@ -167,12 +180,22 @@ type InitOptions struct {
 	Progress *progress.Printer
 	// Target names the cluster in the progress lines; empty is "bootstrapper", as TKG says.
 	Target string
+	// Infrastructure is the clusterctl name of the infrastructure provider to install: "local"
+	// (the default) or "vsphere".
+	Infrastructure string
+	// Variables are the values of the components' variables (CAPV's VSPHERE_USERNAME and
+	// VSPHERE_PASSWORD), given to clusterctl in memory, never written to its configuration file.
+	Variables map[string]string
 }
 
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
 // Deployments as TKG's WaitForProviders does, printing TKG's lines.
 func Init(ctx context.Context, opts InitOptions) error {
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress)
+	infra := cmp.Or(opts.Infrastructure, "local")
+	if !slices.ContainsFunc(Providers(), func(p Provider) bool { return p.Type == "InfrastructureProvider" && p.ClusterctlName == infra }) {
+		return fmt.Errorf("unknown infrastructure provider %q: slipway installs local or vsphere", infra)
+	}
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress, opts.Variables)
 	if err != nil {
 		return err
 	}
@@ -191,7 +214,9 @@ func Init(ctx context.Context, opts InitOptions) error {
 		case "ControlPlaneProvider":
 			init.ControlPlaneProviders = append(init.ControlPlaneProviders, ref)
 		case "InfrastructureProvider":
-			init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+			if p.ClusterctlName == infra {
+				init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+			}
 		case "IPAMProvider":
 			init.IPAMProviders = append(init.IPAMProviders, ref)
 		}
@@ -212,8 +237,8 @@ func Init(ctx context.Context, opts InitOptions) error {
 }
 
 // newClient returns clusterctl's client of the local provider repository, with its
-// configuration in workDir and its log printed through p.
-func newClient(ctx context.Context, workDir string, p *progress.Printer) (clusterctlclient.Client, error) {
+// configuration in workDir, the variables given and its log printed through p.
+func newClient(ctx context.Context, workDir string, p *progress.Printer, variables map[string]string) (clusterctlclient.Client, error) {
 	repo, err := Repository()
 	if err != nil {
 		return nil, err
@@ -223,7 +248,14 @@ func newClient(ctx context.Context, workDir string, p *progress.Printer) (cluste
 		return nil, err
 	}
 	clusterctllog.SetLogger(p.Logger())
-	c, err := clusterctlclient.New(ctx, cfgPath)
+	cfg, err := clusterctlconfig.New(ctx, cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the clusterctl configuration: %w", err)
+	}
+	for k, v := range variables {
+		cfg.Variables().Set(k, v)
+	}
+	c, err := clusterctlclient.New(ctx, cfgPath, clusterctlclient.InjectConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the clusterctl client: %w", err)
 	}

@@ -27,7 +27,7 @@ type MoveOptions struct {
 // (clusterctl checks it). The source's clusters are paused for the move and resumed on the
 // target.
 func Move(ctx context.Context, opts MoveOptions) error {
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress)
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress, nil)
 	if err != nil {
 		return err
 	}

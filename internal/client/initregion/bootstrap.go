@@ -17,8 +17,11 @@ type BootstrapOptions struct {
 	// Repository is one already read, which is used instead.
 	PackageRepository string
 	Repository        *Repository
-	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs; empty is "local".
+	// InfrastructureProvider selects the Cluster API infrastructure provider and the ClusterClass
+	// package tkg-pkg installs; empty is "local".
 	InfrastructureProvider string
+	// ProviderVariables are the values of the providers' variables (CAPV's vCenter credentials).
+	ProviderVariables map[string]string
 	// Timeout bounds each wait of the payload; zero is DefaultTimeout.
 	Timeout time.Duration
 	// Progress prints the payload's lines; nil is the cluster's printer.
@@ -57,7 +60,7 @@ func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions
 	}
 	_, err = Run(ctx, Options{
 		Kubeconfig: dirs.Kubeconfig(), WorkDir: dirs.Root, Repository: repo,
-		InfrastructureProvider: o.InfrastructureProvider, Timeout: o.Timeout, Progress: o.Progress,
+		InfrastructureProvider: o.InfrastructureProvider, ProviderVariables: o.ProviderVariables, Timeout: o.Timeout, Progress: o.Progress,
 	})
 	if err != nil {
 		name := o.Cluster.Name

@@ -84,8 +84,12 @@ type Options struct {
 	WorkDir string
 	// Repository is the management package repository, as ReadRepository read it.
 	Repository *Repository
-	// InfrastructureProvider selects the ClusterClass package tkg-pkg installs ("local").
+	// InfrastructureProvider selects the Cluster API infrastructure provider clusterctl installs
+	// and the ClusterClass package tkg-pkg installs: "local" (the default) or "vsphere".
 	InfrastructureProvider string
+	// ProviderVariables are the values of the providers' variables: CAPV's VSPHERE_USERNAME and
+	// VSPHERE_PASSWORD.
+	ProviderVariables map[string]string
 	// Timeout bounds each wait: kapp-controller, each provider, each package.
 	Timeout time.Duration
 	// Progress prints TKG's progress lines.
@@ -126,7 +130,7 @@ func Run(ctx context.Context, o Options) (string, error) {
 	}
 	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
-		Progress: o.Progress, Target: target,
+		Progress: o.Progress, Target: target, Infrastructure: o.InfrastructureProvider, Variables: o.ProviderVariables,
 	}); err != nil {
 		return "", err
 	}

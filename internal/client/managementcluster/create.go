@@ -279,11 +279,21 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 		if !f.o.DryRun {
 			return fmt.Errorf("the vSphere prerequisites passed, but slipway cannot yet create a management cluster on vSphere: "+
-				"its provider repository has no vsphere infrastructure provider (CAPV); nothing was created: use %s: local, or `--dry-run` to see the Cluster",
+				"CAPV would clone and power on its VMs, but no VM boots as a node yet (on a real vCenter or the simulator); nothing was created: use %s: local, or `--dry-run` to see the Cluster",
 				config.InfrastructureProvider)
 		}
 	}
 	return nil
+}
+
+// providerVariables are the variables of the providers' components that come from the
+// configuration: the vCenter credentials CAPV's manager starts with (its
+// capv-manager-bootstrap-credentials Secret), the password decoded.
+func providerVariables(cfg *config.Cluster) map[string]string {
+	if cfg.VSphere == nil {
+		return nil
+	}
+	return map[string]string{config.VSphereUsername: cfg.VSphere.Username, config.VSpherePassword: cfg.VSphere.Password}
 }
 
 // dryRun prints the management Cluster and its ClusterBootstrap.
@@ -309,7 +319,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		}
 		_, err = initregion.Run(ctx, initregion.Options{
 			Kubeconfig: f.bootKubeconfig, WorkDir: filepath.Join(f.o.Home, "tmp", "existing-bootstrap"), Repository: f.repo,
-			InfrastructureProvider: f.cfg.InfrastructureProvider, Timeout: f.o.Timeout, Progress: f.p,
+			InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: providerVariables(f.cfg), Timeout: f.o.Timeout, Progress: f.p,
 		})
 		return err
 	}
@@ -323,6 +333,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,
+		ProviderVariables:      providerVariables(f.cfg),
 		Timeout:                f.o.Timeout,
 		Progress:               f.p,
 	})
@@ -510,7 +521,7 @@ func (f *flow) installPayload(ctx context.Context) error {
 	var err error
 	f.tkgVersion, err = initregion.Run(ctx, initregion.Options{
 		Kubeconfig: f.mgmtKubeconfig, Context: contextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
-		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, Timeout: f.o.Timeout, Progress: f.p, Management: true,
+		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: providerVariables(f.cfg), Timeout: f.o.Timeout, Progress: f.p, Management: true,
 	})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -16,9 +17,11 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
@@ -60,8 +63,13 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, contextName(o.Name), err)
 	}
 	key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: o.Name}
-	if err := mgmt.Get(ctx, key, &clusterv1.Cluster{}); err != nil {
+	mc := &clusterv1.Cluster{}
+	if err := mgmt.Get(ctx, key, mc); err != nil {
 		return fmt.Errorf("management cluster %s: its Cluster %s: %w", o.Name, key, err)
+	}
+	infra, variables, err := infrastructureOf(ctx, mgmt, mc)
+	if err != nil {
+		return err
 	}
 	clusters := &clusterv1.ClusterList{}
 	if err := mgmt.List(ctx, clusters); err != nil {
@@ -80,7 +88,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 			strings.Join(workloads, "\n"))
 	}
 
-	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfig}
+	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfig, infrastructure: infra, variables: variables}
 	steps := []struct {
 		name string
 		run  func(context.Context) error
@@ -124,6 +132,35 @@ type deletion struct {
 	// cleanupName and cleanupKubeconfig reach the cleanup cluster; cleanup is its client.
 	cleanupName, cleanupKubeconfig string
 	cleanup                        client.Client
+	// infrastructure and variables are the management cluster's infrastructure provider and
+	// its variables, installed on the cleanup cluster.
+	infrastructure string
+	variables      map[string]string
+}
+
+// capvCredentials is the Secret CAPV's manager reads the vCenter's credentials from, in the
+// namespace of its provider (clusterctl's name for CAPV's manager-bootstrap-credentials).
+var capvCredentials = client.ObjectKey{Namespace: "capv-system", Name: "capv-manager-bootstrap-credentials"}
+
+// infrastructureOf says which infrastructure provider the management cluster runs on, by its
+// Cluster's infrastructure kind, and, for CAPV, the credentials it was installed with, which the
+// cleanup cluster's CAPV needs to delete the VMs.
+func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Cluster) (string, map[string]string, error) {
+	if mc.Spec.InfrastructureRef.Kind != "VSphereCluster" {
+		return "local", nil, nil
+	}
+	secret := &corev1.Secret{}
+	if err := mgmt.Get(ctx, capvCredentials, secret); err != nil {
+		return "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, capvCredentials, err)
+	}
+	var creds struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	}
+	if err := yaml.Unmarshal(secret.Data["credentials.yaml"], &creds); err != nil {
+		return "", nil, fmt.Errorf("CAPV's credentials (Secret %s): %w", capvCredentials, err)
+	}
+	return "vsphere", map[string]string{config.VSphereUsername: creds.Username, config.VSpherePassword: creds.Password}, nil
 }
 
 // cleanupCluster makes a local cluster with the Cluster API providers.
@@ -148,6 +185,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 	return clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: d.cleanupKubeconfig, Context: localcluster.ContextName(d.cleanupName), Client: d.cleanup,
 		WorkDir: dirs.Root, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
+		Infrastructure: d.infrastructure, Variables: d.variables,
 	})
 }
 

@@ -1,6 +1,6 @@
 // Package ova imports Kubernetes node OVAs into a vCenter as VM templates, as TKG users do before
 // creating clusters (seeds/000, "Uploading the OVAs to Vsphere"), and builds, for the vCenter
-// simulator, node OVAs that carry the vApp properties of TKG's images and no disk.
+// simulator, node OVAs that carry the vApp properties of TKG's images and a blank disk.
 package ova
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/ovf/importer"
 	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
@@ -36,13 +37,17 @@ type Image struct {
 }
 
 var descriptor = template.Must(template.New("ovf").Parse(`<?xml version="1.0" encoding="UTF-8"?>
-<!-- A Kubernetes node OVA built by slipway for its vCenter simulator: the vApp properties of TKG's node images, no disk. -->
+<!-- A Kubernetes node OVA built by slipway for its vCenter simulator: the vApp properties of TKG's node images, a blank disk. -->
 <Envelope xmlns="http://schemas.dmtf.org/ovf/envelope/1"
           xmlns:ovf="http://schemas.dmtf.org/ovf/envelope/1"
           xmlns:rasd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_ResourceAllocationSettingData"
           xmlns:vmw="http://www.vmware.com/schema/ovf"
           xmlns:vssd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_VirtualSystemSettingData">
   <References/>
+  <DiskSection>
+    <Info>The node's disk: blank, nothing to boot from</Info>
+    <Disk ovf:capacity="20" ovf:capacityAllocationUnits="byte * 2^30" ovf:diskId="vmdisk1" ovf:format="http://www.vmware.com/interfaces/specifications/vmdk.html#streamOptimized"/>
+  </DiskSection>
   <NetworkSection>
     <Info>The list of logical networks</Info>
     <Network ovf:name="nic0">
@@ -80,6 +85,22 @@ var descriptor = template.Must(template.New("ovf").Parse(`<?xml version="1.0" en
         <rasd:VirtualQuantity>4096</rasd:VirtualQuantity>
       </Item>
       <Item>
+        <rasd:Address>0</rasd:Address>
+        <rasd:Description>SCSI Controller</rasd:Description>
+        <rasd:ElementName>SCSI Controller 0</rasd:ElementName>
+        <rasd:InstanceID>4</rasd:InstanceID>
+        <rasd:ResourceSubType>VirtualSCSI</rasd:ResourceSubType>
+        <rasd:ResourceType>6</rasd:ResourceType>
+      </Item>
+      <Item>
+        <rasd:AddressOnParent>0</rasd:AddressOnParent>
+        <rasd:ElementName>Hard Disk 1</rasd:ElementName>
+        <rasd:HostResource>ovf:/disk/vmdisk1</rasd:HostResource>
+        <rasd:InstanceID>5</rasd:InstanceID>
+        <rasd:Parent>4</rasd:Parent>
+        <rasd:ResourceType>17</rasd:ResourceType>
+      </Item>
+      <Item>
         <rasd:AddressOnParent>0</rasd:AddressOnParent>
         <rasd:AutomaticAllocation>true</rasd:AutomaticAllocation>
         <rasd:Connection>nic0</rasd:Connection>
@@ -103,8 +124,9 @@ var descriptor = template.Must(template.New("ovf").Parse(`<?xml version="1.0" en
 </Envelope>
 `))
 
-// Build writes an OVA of the image: its descriptor and manifest, without a disk: the
-// simulator's VMs run no guest, so none is read.
+// Build writes an OVA of the image: its descriptor and manifest. Its 20 GiB disk, TKG's
+// images' size, is blank and has no file: the simulator's VMs run no guest, but CAPV clones only
+// templates that have a disk, which it grows to the machine's size.
 func Build(w io.Writer, img Image) error {
 	if img.Name == "" || img.OVAVersion == "" || img.Distro.Name == "" || img.Distro.Version == "" || img.Distro.Arch == "" {
 		return errors.New("an OVA needs a name, a VERSION and a distribution's name, version and architecture")
@@ -214,14 +236,43 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 	if t.Network != "" {
 		opts.NetworkMapping = []importer.Network{{Name: "nic0", Network: t.Network}}
 	}
-	ref, err := imp.Import(ctx, ovfPath, opts)
+	ref, err := upload(ctx, imp, ovfPath, opts)
 	if err != nil {
 		return "", fmt.Errorf("importing %s: %w", path, err)
 	}
-	if err := object.NewVirtualMachine(c, *ref).MarkAsTemplate(ctx); err != nil {
+	if err := object.NewVirtualMachine(c, ref).MarkAsTemplate(ctx); err != nil {
 		return "", fmt.Errorf("marking the imported VM a template: %w", err)
 	}
 	return imp.Folder.InventoryPath + "/" + name, nil
+}
+
+// upload imports the OVA's virtual system and uploads the disk files the OVA carries, as govc
+// import.ova does. A disk the descriptor declares without a file (a blank disk, such as the
+// simulator's images have) is created empty by vCenter, which still offers it for upload: it is
+// left as created.
+func upload(ctx context.Context, imp *importer.Importer, ovfPath string, opts importer.Options) (types.ManagedObjectReference, error) {
+	info, lease, err := imp.ImportVApp(ctx, ovfPath, opts)
+	if err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	u := lease.StartUpdater(ctx, info)
+	defer u.Done()
+	for _, item := range info.Items {
+		f, _, err := imp.Archive.Open(item.Path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			_ = lease.Abort(ctx, nil)
+			return types.ManagedObjectReference{}, err
+		}
+		_ = f.Close()
+		if err := imp.Upload(ctx, lease, item); err != nil {
+			_ = lease.Abort(ctx, &types.LocalizedMethodFault{Fault: &types.FileFault{File: item.Path}})
+			return types.ManagedObjectReference{}, err
+		}
+	}
+	return info.Entity, lease.Complete(ctx)
 }
 
 // ovfIn names the descriptor inside an OVA (a tar archive whose first file is the .ovf).

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/vim25/types"
+
 	"github.com/slipway-dev/slipway/internal/vsphere/ova"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -60,6 +63,20 @@ func TestBuildAndImport(t *testing.T) {
 	vm := vms[0]
 	if vm.Path != got || !vm.IsTemplate || vm.OVAVersion != img.OVAVersion || vm.Distro != (vcenter.OS{Name: "ubuntu", Version: "2004", Arch: "amd64"}) {
 		t.Errorf("found %+v", vm)
+	}
+
+	// CAPV clones only templates with a disk, which it grows: the template has one, of 20 GiB.
+	template, err := find.NewFinder(c.Client).VirtualMachine(t.Context(), got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices, err := template.Device(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	disks := devices.SelectByType((*types.VirtualDisk)(nil))
+	if len(disks) != 1 || disks[0].(*types.VirtualDisk).CapacityInKB != 20*1024*1024 {
+		t.Errorf("the template's disks are %d, want one of 20 GiB", len(disks))
 	}
 
 	// The same name again is refused by vCenter, and said so.

@@ -26,7 +26,9 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/pki"
 
-	// vcsim's vAPI endpoints (sessions, tags, content libraries), which CAPV and the resolver call.
+	// vcsim's vAPI endpoints (sessions, tags, content libraries), which CAPV and the resolver
+	// call, and its cluster modules, in which CAPV keeps a control plane's VMs apart.
+	_ "github.com/vmware/govmomi/vapi/cluster/simulator"
 	_ "github.com/vmware/govmomi/vapi/simulator"
 )
 

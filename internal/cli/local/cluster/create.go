@@ -25,6 +25,7 @@ type createFlags struct {
 	retain            bool
 	pkiDir            string
 	bootstrap         bool
+	infrastructure    string
 	packageRepository string
 	timeout           time.Duration
 	progress          cliutil.ProgressFlags
@@ -44,10 +45,11 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Create a local cluster",
 		Example: "  slipway local cluster create dev\n" +
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
-			"  slipway local cluster create boot --bootstrap",
+			"  slipway local cluster create boot --bootstrap\n" +
+			"  slipway local cluster create vboot --bootstrap --infrastructure-provider vsphere",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, name := range []string{"package-repository", "timeout"} {
+			for _, name := range []string{"package-repository", "timeout", "infrastructure-provider"} {
 				if cmd.Flags().Changed(name) && !f.bootstrap {
 					return fmt.Errorf("--%s is used only with --bootstrap: add --bootstrap, or drop --%s", name, name)
 				}
@@ -87,9 +89,24 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				if repository, err = initregion.PackageRepositoryOf(asked, os.Getenv(config.CustomImageRepository)); err != nil {
 					return err
 				}
-				err = initregion.Bootstrap(cmd.Context(), store, initregion.BootstrapOptions{
-					Cluster: opts, PackageRepository: repository, Timeout: f.timeout,
-				})
+				bo := initregion.BootstrapOptions{Cluster: opts, PackageRepository: repository, Timeout: f.timeout, InfrastructureProvider: f.infrastructure}
+				switch f.infrastructure {
+				case "local":
+				case "vsphere":
+					// CAPV's manager starts with the vCenter credentials of the environment.
+					v, err := config.Read("", os.Environ())
+					if err != nil {
+						return err
+					}
+					vs, err := config.ReadVSphere(v)
+					if err != nil {
+						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
+					}
+					bo.ProviderVariables = map[string]string{config.VSphereUsername: vs.Username, config.VSpherePassword: vs.Password}
+				default:
+					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
+				}
+				err = initregion.Bootstrap(cmd.Context(), store, bo)
 			} else {
 				err = store.Create(cmd.Context(), opts)
 			}
@@ -102,7 +119,8 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to merge the cluster's context into (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the control plane to be Ready; 0 does not wait")
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
-	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm and local providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
+	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm, in-cluster IPAM and infrastructure providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
+	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", initregion.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 CAPV's manager serves the conversion webhooks of its deprecated v1beta1 API, so it registers that version as upstream's main.go does.
+
 package components
 
 import (

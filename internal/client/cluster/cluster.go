@@ -36,6 +36,10 @@ type Summary struct {
 }
 
 // rolePrefix begins the labels that give a cluster its roles.
+// pollInterval is how often the CLI's waits look at the cluster: the management cluster is
+// asked for a few objects each time, and a wait ends within this of what it waits for.
+const pollInterval = time.Second
+
 const rolePrefix = "cluster-role.tkg.tanzu.vmware.com/"
 
 // Summarize is TKG's summary of a Cluster at now: its status (deleting, creating, createStalled,

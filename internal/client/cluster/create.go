@@ -235,7 +235,7 @@ type waiter struct {
 // what to run next.
 func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Cluster) (bool, string)) error {
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
 		c := &clusterv1.Cluster{}
 		if err := w.c.Get(ctx, w.key, c); err != nil {
 			why = err.Error()
@@ -309,7 +309,7 @@ func (w waiter) corePackages(ctx context.Context) error {
 	w.p.Infof("waiting for addons core packages installation...")
 	done := map[string]bool{}
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
 		cb := &runv1alpha3.ClusterBootstrap{}
 		if err := w.c.Get(ctx, w.key, cb); err != nil {
 			why = "its ClusterBootstrap: " + err.Error()

@@ -34,7 +34,7 @@ func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout 
 	}
 	p.Infof("Workload cluster '%s' is being deleted ", key.Name)
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, cl)
 		if apierrors.IsNotFound(err) {
 			return true, nil

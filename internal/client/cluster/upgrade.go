@@ -155,7 +155,7 @@ func (w waiter) machinesAt(ctx context.Context, version string, controlPlane boo
 		what = "control-plane"
 	}
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
 		list := &clusterv1.MachineList{}
 		if err := w.c.List(ctx, list, client.InNamespace(w.key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: w.key.Name}); err != nil {
 			why = err.Error()
@@ -204,7 +204,7 @@ func (w waiter) pausedFor(ctx context.Context) string {
 // resolved waits until the cluster's ClusterBootstrap follows the new release.
 func (w waiter) resolved(ctx context.Context, tkr string) error {
 	var got string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, w.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
 		cb := &runv1alpha3.ClusterBootstrap{}
 		if err := w.c.Get(ctx, w.key, cb); err != nil {
 			return false, nil

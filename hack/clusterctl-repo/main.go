@@ -61,7 +61,7 @@ func build(out string) error {
 				return err
 			}
 		}
-		components, err := kustomize(dir)
+		components, err := kustomize(dir, p.Module != "")
 		if err != nil {
 			return fmt.Errorf("provider %s: %w", p.Name, err)
 		}
@@ -106,8 +106,22 @@ func build(out string) error {
 	return nil
 }
 
-// kustomize builds a kustomization as `kustomize build` does.
-func kustomize(dir string) ([]byte, error) {
+// kustomize builds a kustomization as `kustomize build` does. Kustomize prints notices of
+// deprecated fields on stderr; quiet drops them, for upstream kustomizations (CAPV's uses bases,
+// vars and commonLabels), which are not this repository's to fix.
+func kustomize(dir string, quiet bool) ([]byte, error) {
+	if quiet {
+		devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		stderr := os.Stderr
+		os.Stderr = devNull
+		defer func() {
+			os.Stderr = stderr
+			_ = devNull.Close()
+		}()
+	}
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 	resources, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {

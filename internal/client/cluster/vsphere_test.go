@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
@@ -26,17 +26,7 @@ import (
 // simulator: a wrong inventory name or a missing template stops it before anything is created,
 // and a passing check writes the inventory's full paths into the Cluster.
 func TestCreateOnVSphereChecksThePrerequisitesFirst(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	address := l.Addr().String()
-	_ = l.Close()
-	vc, err := simulator.Start(t.Context(), simulator.Options{Address: address, Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(vc.Close)
+	vc := vcentertest.Start(t)
 
 	const ova = "v1.35.4+vmware.1-tkg.1-ubuntu-2004"
 	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: "v1.35.4---vmware.1-tkg.1"}}

@@ -2,13 +2,12 @@ package vsphere
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 )
 
 func TestNodeImage(t *testing.T) {
@@ -31,17 +30,7 @@ func TestNodeImage(t *testing.T) {
 }
 
 func TestImportOVA(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	address := l.Addr().String()
-	_ = l.Close()
-	s, err := simulator.Start(t.Context(), simulator.Options{Address: address, Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := vcentertest.Start(t)
 	dir := t.TempDir()
 	ovaPath := filepath.Join(dir, "node.ova")
 	f, err := os.Create(ovaPath)

@@ -1,7 +1,6 @@
 package ova_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/ova"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -17,17 +17,7 @@ import (
 // TestBuildAndImport builds a node OVA, imports it into the simulator and finds it as
 // tkr-vsphere-resolver does: a template with the OVA's VERSION and distribution.
 func TestBuildAndImport(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	address := l.Addr().String()
-	_ = l.Close()
-	s, err := simulator.Start(t.Context(), simulator.Options{Address: address, Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := vcentertest.Start(t)
 
 	img := ova.Image{Name: "ubuntu-2004-kube-v1.35.4+vmware.1", OVAVersion: "v1.35.4+vmware.1-tkg.1-ubuntu-2004",
 		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}}

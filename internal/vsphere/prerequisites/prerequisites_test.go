@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -14,23 +15,6 @@ import (
 const ova = "v1.35.4+vmware.1-tkg.1-ubuntu-2004"
 
 var ubuntu = vcenter.OS{Name: "ubuntu", Version: "2004", Arch: "amd64"}
-
-// start serves a simulator on a free loopback port.
-func start(t *testing.T) *simulator.Server {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	address := l.Addr().String()
-	_ = l.Close()
-	s, err := simulator.Start(t.Context(), simulator.Options{Address: address, Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
 
 // addTemplate makes a VM template in folder0 carrying a node OVA's vApp properties.
 func addTemplate(t *testing.T, s *simulator.Server, name, ovaVersion string) {
@@ -58,7 +42,7 @@ func environment(s *simulator.Server) prerequisites.Environment {
 }
 
 func TestCheckResolvesTheInventoryWithTKGsLines(t *testing.T) {
-	s := start(t)
+	s := vcentertest.Start(t)
 	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
 	var lines []string
 	infof := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
@@ -111,7 +95,7 @@ func TestCheckResolvesTheInventoryWithTKGsLines(t *testing.T) {
 }
 
 func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
-	s := start(t)
+	s := vcentertest.Start(t)
 	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -192,7 +176,7 @@ func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 func TestCheckRefusesAnOldVSphere(t *testing.T) {
 	saved := simulator.Version
 	simulator.Version.Version, simulator.Version.FullName = "6.5.0", "VMware vCenter Server 6.5.0 build-7515524"
-	s := start(t)
+	s := vcentertest.Start(t)
 	simulator.Version = saved
 	_, err := prerequisites.Check(t.Context(), environment(s), func(string, ...any) {})
 	if err == nil || !strings.Contains(err.Error(), "the minimum vSphere version supported by Tanzu Kubernetes Grid is vSphere 6.7u3, please upgrade vSphere and try again") {

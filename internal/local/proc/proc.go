@@ -38,6 +38,13 @@ func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
 	}
 	// Reap the child if it exits while this process still runs.
 	go func() { _ = cmd.Wait() }()
+	// Start returns once the kernel has closed the child's close-on-exec pipe, which it does
+	// before it sets up the new program's arguments: for a moment /proc/PID/cmdline is empty
+	// and Alive calls the new process dead. Wait until they show, so that whoever checks next
+	// (under the same lock) finds it running.
+	for deadline := time.Now().Add(time.Second); len(Cmdline(pid)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	return pid, nil
 }
 

@@ -49,12 +49,17 @@ func build(out string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
+	// Cluster API's module gives three providers: `go mod download` is asked once per module.
+	modDirs := map[string]string{}
 	for _, p := range clusterctl.Providers() {
 		dir, metadata := p.KustomizeDir, []byte(clusterctl.LocalMetadata)
 		if p.Module != "" {
-			modDir, err := moduleDir(p.Module, p.Version)
-			if err != nil {
-				return err
+			modDir, ok := modDirs[p.Module+"@"+p.Version]
+			if !ok {
+				if modDir, err = moduleDir(p.Module, p.Version); err != nil {
+					return err
+				}
+				modDirs[p.Module+"@"+p.Version] = modDir
 			}
 			dir = filepath.Join(modDir, p.KustomizeDir)
 			if metadata, err = os.ReadFile(filepath.Join(modDir, "metadata.yaml")); err != nil {

@@ -16,7 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/yaml"
 
 	capvv1beta1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta1"
 	capvv1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
@@ -26,6 +25,7 @@ import (
 	capvwebhooks "sigs.k8s.io/cluster-api-provider-vsphere/webhooks"
 
 	"github.com/slipway-dev/slipway/internal/local/podenv"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // capvController is the vSphere infrastructure provider, CAPV v1.16.1 (image
@@ -43,15 +43,9 @@ func runCAPV(ctx context.Context, args []string) error {
 	credentialsFile := f.fs.String("credentials-file", "/etc/capv/credentials.yaml", "CAPV's credentials file: username and password of the vCenter for clusters without an identityRef")
 	f.fs.String("vm-operator-api-version", "v1alpha5", "VM Operator API version of the supervisor mode, which this component does not run")
 	f.fs.String("pod-name", "", "name of the pod the manager runs in")
-	gates := f.fs.String("feature-gates", "", "CAPV feature gates, name=bool,…")
-	f.fs.Int("v", 0, "log verbosity")
-	if err := f.fs.Parse(args); err != nil {
+	f.gates = capvfeature.MutableGates
+	if err := f.parse(args); err != nil {
 		return err
-	}
-	if *gates != "" {
-		if err := capvfeature.MutableGates.Set(*gates); err != nil {
-			return fmt.Errorf("--feature-gates: %w", err)
-		}
 	}
 	pod, err := podenv.Current()
 	if err != nil {
@@ -126,10 +120,8 @@ func runCAPV(ctx context.Context, args []string) error {
 	return mgr.Start(logr.NewContext(ctx, controllerCtx.Logger))
 }
 
-// readCAPVCredentials reads CAPV's credentials file (`username: …` and `password: …`, the
-// capv-manager-bootstrap-credentials Secret clusterctl fills from VSPHERE_USERNAME and
-// VSPHERE_PASSWORD). A missing file leaves them empty, as CAPV does: clusters then need an
-// identityRef.
+// readCAPVCredentials reads CAPV's credentials file. A missing file leaves them empty, as CAPV
+// does: clusters then need an identityRef.
 func readCAPVCredentials(path string) (username, password string, err error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -138,12 +130,8 @@ func readCAPVCredentials(path string) (username, password string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	var creds struct {
-		Username string `json:"username"`
-		Password string `json:"password"`
+	if username, password, err = vcenter.ParseCAPVCredentials(data); err != nil {
+		return "", "", fmt.Errorf("%s: %w", path, err)
 	}
-	if err := yaml.Unmarshal(data, &creds); err != nil {
-		return "", "", fmt.Errorf("CAPV's credentials file %s: %w", path, err)
-	}
-	return creds.Username, creds.Password, nil
+	return username, password, nil
 }

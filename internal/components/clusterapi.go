@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
 	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
 	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
@@ -87,6 +88,8 @@ type capiFlags struct {
 	webhookCertDir      *string
 	watchFilter         *string
 	syncPeriod          *time.Duration
+	// gates are the feature gates --feature-gates sets: Cluster API's, or a provider's own.
+	gates featuregate.MutableFeatureGate
 }
 
 func newCAPIFlags(name string) capiFlags {
@@ -101,18 +104,19 @@ func newCAPIFlags(name string) capiFlags {
 		webhookCertDir:      fs.String("webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs/", "directory of the webhook server's certificate"),
 		watchFilter:         fs.String("watch-filter", "", "label value of cluster.x-k8s.io/watch-filter to reconcile; empty reconciles all"),
 		syncPeriod:          fs.Duration("sync-period", 10*time.Minute, "resync period of the caches"),
+		gates:               feature.MutableGates,
 	}
 }
 
-// parse reads the arguments, the feature gates into Cluster API's global gates.
+// parse reads the arguments, the feature gates into f.gates.
 func (f capiFlags) parse(args []string) error {
-	gates := f.fs.String("feature-gates", "", "Cluster API feature gates, name=bool,…")
+	gates := f.fs.String("feature-gates", "", "feature gates, name=bool,…")
 	f.fs.Int("v", 0, "log verbosity")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
 	if *gates != "" {
-		if err := feature.MutableGates.Set(*gates); err != nil {
+		if err := f.gates.Set(*gates); err != nil {
 			return fmt.Errorf("--feature-gates: %w", err)
 		}
 	}

@@ -29,6 +29,16 @@ type VSphere struct {
 	ControlPlaneEndpoint string
 }
 
+// ProviderVariables are the values of CAPV's component variables that come from the
+// configuration: the vCenter credentials its manager starts with (its
+// capv-manager-bootstrap-credentials Secret), the password decoded. A nil VSphere has none.
+func (vs *VSphere) ProviderVariables() map[string]string {
+	if vs == nil {
+		return nil
+	}
+	return map[string]string{VSphereUsername: vs.Username, VSpherePassword: vs.Password}
+}
+
 // vsphereRequired are the variables TKG requires of a vSphere cluster.
 var vsphereRequired = []string{VSphereServer, VSphereUsername, VSpherePassword, VSphereDatacenter, VSphereResourcePool,
 	VSphereFolder, VSphereSSHAuthorizedKey}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
@@ -37,13 +37,7 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 	_, repo := pushPackages(t)
 	ctx := t.Context()
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	address := l.Addr().String()
-	_ = l.Close()
-	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", address); err != nil {
+	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", vcentertest.FreeAddress(t)); err != nil {
 		t.Fatalf("simulator start: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {

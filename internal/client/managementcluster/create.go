@@ -286,16 +286,6 @@ func (f *flow) validate(ctx context.Context) error {
 	return nil
 }
 
-// providerVariables are the variables of the providers' components that come from the
-// configuration: the vCenter credentials CAPV's manager starts with (its
-// capv-manager-bootstrap-credentials Secret), the password decoded.
-func providerVariables(cfg *config.Cluster) map[string]string {
-	if cfg.VSphere == nil {
-		return nil
-	}
-	return map[string]string{config.VSphereUsername: cfg.VSphere.Username, config.VSpherePassword: cfg.VSphere.Password}
-}
-
 // dryRun prints the management Cluster and its ClusterBootstrap.
 func (f *flow) dryRun() error {
 	data, err := cluster.Manifests(f.cfg.Object(), f.cfg.ClusterBootstrap(f.tkrName))
@@ -319,7 +309,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		}
 		_, err = initregion.Run(ctx, initregion.Options{
 			Kubeconfig: f.bootKubeconfig, WorkDir: filepath.Join(f.o.Home, "tmp", "existing-bootstrap"), Repository: f.repo,
-			InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: providerVariables(f.cfg), Timeout: f.o.Timeout, Progress: f.p,
+			InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: f.cfg.VSphere.ProviderVariables(), Timeout: f.o.Timeout, Progress: f.p,
 		})
 		return err
 	}
@@ -333,7 +323,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,
-		ProviderVariables:      providerVariables(f.cfg),
+		ProviderVariables:      f.cfg.VSphere.ProviderVariables(),
 		Timeout:                f.o.Timeout,
 		Progress:               f.p,
 	})
@@ -521,7 +511,7 @@ func (f *flow) installPayload(ctx context.Context) error {
 	var err error
 	f.tkgVersion, err = initregion.Run(ctx, initregion.Options{
 		Kubeconfig: f.mgmtKubeconfig, Context: contextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
-		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: providerVariables(f.cfg), Timeout: f.o.Timeout, Progress: f.p, Management: true,
+		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: f.cfg.VSphere.ProviderVariables(), Timeout: f.o.Timeout, Progress: f.p, Management: true,
 	})
 	return err
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
@@ -25,6 +24,7 @@ import (
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // DeleteOptions are what Delete takes.
@@ -153,14 +153,11 @@ func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Clu
 	if err := mgmt.Get(ctx, capvCredentials, secret); err != nil {
 		return "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, capvCredentials, err)
 	}
-	var creds struct {
-		Username string `json:"username"`
-		Password string `json:"password"`
+	username, password, err := vcenter.ParseCAPVCredentials(secret.Data["credentials.yaml"])
+	if err != nil {
+		return "", nil, fmt.Errorf("management cluster %s: Secret %s: %w", mc.Name, capvCredentials, err)
 	}
-	if err := yaml.Unmarshal(secret.Data["credentials.yaml"], &creds); err != nil {
-		return "", nil, fmt.Errorf("CAPV's credentials (Secret %s): %w", capvCredentials, err)
-	}
-	return "vsphere", map[string]string{config.VSphereUsername: creds.Username, config.VSpherePassword: creds.Password}, nil
+	return "vsphere", (&config.VSphere{Username: username, Password: password}).ProviderVariables(), nil
 }
 
 // cleanupCluster makes a local cluster with the Cluster API providers.

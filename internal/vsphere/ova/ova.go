@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"text/template"
@@ -209,7 +210,7 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 	if imp.Datastore, err = finder.Datastore(ctx, t.Datastore); err != nil {
 		return "", fmt.Errorf("datastore %q: %w", t.Datastore, err)
 	}
-	ovfPath, err := ovfIn(path)
+	ovfPath, files, err := contents(path)
 	if err != nil {
 		return "", err
 	}
@@ -236,7 +237,7 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 	if t.Network != "" {
 		opts.NetworkMapping = []importer.Network{{Name: "nic0", Network: t.Network}}
 	}
-	ref, err := upload(ctx, imp, ovfPath, opts)
+	ref, err := upload(ctx, imp, ovfPath, files, opts)
 	if err != nil {
 		return "", fmt.Errorf("importing %s: %w", path, err)
 	}
@@ -246,11 +247,11 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 	return imp.Folder.InventoryPath + "/" + name, nil
 }
 
-// upload imports the OVA's virtual system and uploads the disk files the OVA carries, as govc
-// import.ova does. A disk the descriptor declares without a file (a blank disk, such as the
-// simulator's images have) is created empty by vCenter, which still offers it for upload: it is
-// left as created.
-func upload(ctx context.Context, imp *importer.Importer, ovfPath string, opts importer.Options) (types.ManagedObjectReference, error) {
+// upload imports the OVA's virtual system and uploads the disk files the OVA carries (files),
+// as govc import.ova does. A disk the descriptor declares without a file (a blank disk, such as
+// the simulator's images have) is created empty by vCenter, which still offers it for upload:
+// it is left as created.
+func upload(ctx context.Context, imp *importer.Importer, ovfPath string, files map[string]bool, opts importer.Options) (types.ManagedObjectReference, error) {
 	info, lease, err := imp.ImportVApp(ctx, ovfPath, opts)
 	if err != nil {
 		return types.ManagedObjectReference{}, err
@@ -258,15 +259,9 @@ func upload(ctx context.Context, imp *importer.Importer, ovfPath string, opts im
 	u := lease.StartUpdater(ctx, info)
 	defer u.Done()
 	for _, item := range info.Items {
-		f, _, err := imp.Archive.Open(item.Path)
-		if errors.Is(err, os.ErrNotExist) {
+		if !files[item.Path] {
 			continue
 		}
-		if err != nil {
-			_ = lease.Abort(ctx, nil)
-			return types.ManagedObjectReference{}, err
-		}
-		_ = f.Close()
 		if err := imp.Upload(ctx, lease, item); err != nil {
 			_ = lease.Abort(ctx, &types.LocalizedMethodFault{Fault: &types.FileFault{File: item.Path}})
 			return types.ManagedObjectReference{}, err
@@ -275,24 +270,32 @@ func upload(ctx context.Context, imp *importer.Importer, ovfPath string, opts im
 	return info.Entity, lease.Complete(ctx)
 }
 
-// ovfIn names the descriptor inside an OVA (a tar archive whose first file is the .ovf).
-func ovfIn(path string) (string, error) {
-	f, err := os.Open(path)
+// contents names the descriptor inside an OVA (a tar archive whose first file is the .ovf) and
+// the base names of the files it holds.
+func contents(ova string) (string, map[string]bool, error) {
+	f, err := os.Open(ova)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer f.Close()
 	tr := tar.NewReader(f)
+	ovfPath, files := "", map[string]bool{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("OVA %s has no .ovf descriptor", path)
+			break
 		}
 		if err != nil {
-			return "", fmt.Errorf("OVA %s is not a tar archive: %w", path, err)
+			return "", nil, fmt.Errorf("OVA %s is not a tar archive: %w", ova, err)
 		}
-		if filepath.Ext(h.Name) == ".ovf" {
-			return h.Name, nil
+		// The importer finds an item by the base name of an entry, as govmomi's TapeArchive does.
+		files[path.Base(h.Name)] = true
+		if ovfPath == "" && filepath.Ext(h.Name) == ".ovf" {
+			ovfPath = h.Name
 		}
 	}
+	if ovfPath == "" {
+		return "", nil, fmt.Errorf("OVA %s has no .ovf descriptor", ova)
+	}
+	return ovfPath, files, nil
 }

@@ -1,29 +1,19 @@
 package simulator_test
 
 import (
-	"net"
 	"net/url"
 	"testing"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
 
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestSimulatorServesTheSeedsInventory(t *testing.T) {
 	dir := t.TempDir()
-	o := simulator.Options{Address: freeAddress(t), Dir: dir, Username: simulator.DefaultUsername, Password: "s3cret"}
+	o := simulator.Options{Address: vcentertest.FreeAddress(t), Dir: dir, Username: simulator.DefaultUsername, Password: "s3cret"}
 	s, err := simulator.Start(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +54,7 @@ func TestSimulatorServesTheSeedsInventory(t *testing.T) {
 	// The certificate is kept: a restart keeps the thumbprint users configured.
 	thumbprint := s.Thumbprint
 	s.Close()
-	o.Address = freeAddress(t)
+	o.Address = vcentertest.FreeAddress(t)
 	again, err := simulator.Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)

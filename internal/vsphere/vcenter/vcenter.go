@@ -1,5 +1,6 @@
 // Package vcenter reads a vCenter as slipway needs it: logging in with a thumbprint, and the node
-// images (VMs and templates imported from Kubernetes node OVAs) of a datacenter.
+// images (VMs and templates imported from Kubernetes node OVAs) of a datacenter, and CAPV's
+// credentials file.
 package vcenter
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	"sigs.k8s.io/yaml"
 )
 
 // The vApp properties a Kubernetes node OVA carries, in the category image-builder writes.
@@ -216,4 +218,18 @@ func CreateNodeTemplate(ctx context.Context, c *vim25.Client, t NodeTemplate) (s
 		return "", fmt.Errorf("marking %s a template: %w", path, err)
 	}
 	return path, nil
+}
+
+// ParseCAPVCredentials reads CAPV's credentials file, `username: …` and `password: …`: the
+// credentials.yaml of the capv-manager-bootstrap-credentials Secret that clusterctl fills from
+// VSPHERE_USERNAME and VSPHERE_PASSWORD, and that CAPV's manager reads.
+func ParseCAPVCredentials(data []byte) (username, password string, err error) {
+	var creds struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	}
+	if err := yaml.Unmarshal(data, &creds); err != nil {
+		return "", "", fmt.Errorf("CAPV's credentials are not username and password lines: %w", err)
+	}
+	return creds.Username, creds.Password, nil
 }

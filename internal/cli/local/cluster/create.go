@@ -102,7 +102,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					if err != nil {
 						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
 					}
-					bo.ProviderVariables = map[string]string{config.VSphereUsername: vs.Username, config.VSpherePassword: vs.Password}
+					bo.ProviderVariables = vs.ProviderVariables()
 				default:
 					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
 				}

@@ -119,6 +119,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := model.Create(); err != nil {
 		return nil, fmt.Errorf("vcsim: %w", err)
 	}
+	clones := newCloneConfig()
+	model.Map().Handler = clones.noteClone
+	model.Map().AddHandler(clones)
 	model.Service.Listen = &url.URL{Host: o.Address, User: url.UserPassword(o.Username, o.Password)}
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	model.Service.RegisterEndpoints = true

@@ -6,9 +6,13 @@ import (
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 func TestSimulatorServesTheSeedsInventory(t *testing.T) {
@@ -66,5 +70,78 @@ func TestSimulatorServesTheSeedsInventory(t *testing.T) {
 
 	if _, err := simulator.Start(ctx, simulator.Options{Address: "10.1.2.3:8989", Dir: dir}); err == nil {
 		t.Error("an address off loopback was accepted")
+	}
+}
+
+// vCenter keeps a clone spec's extraConfig and the source's vApp properties; vcsim v0.53.0 does
+// neither, and CAPV's cloud-init (guestinfo.userdata) and a node image's VERSION reach a clone
+// only through the simulator's fix.
+func TestCloneKeepsExtraConfigAndVAppProperties(t *testing.T) {
+	ctx := t.Context()
+	s, err := simulator.Start(ctx, simulator.Options{Address: vcentertest.FreeAddress(t), Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Login(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := vcenter.CreateNodeTemplate(ctx, c.Client, vcenter.NodeTemplate{Name: "node-v1.35.4", Folder: simulator.Folder,
+		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.35.4+vmware.1",
+		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finder := find.NewFinder(c.Client, true)
+	template, err := finder.VirtualMachine(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := finder.Folder(ctx, simulator.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := finder.ResourcePool(ctx, simulator.ResourcePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolRef := pool.Reference()
+	task, err := template.Clone(ctx, folder, "node-0", types.VirtualMachineCloneSpec{
+		Location: types.VirtualMachineRelocateSpec{Pool: &poolRef},
+		Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+			&types.OptionValue{Key: "guestinfo.userdata", Value: "I2Nsb3VkLWNvbmZpZw=="}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := task.WaitForResult(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clone mo.VirtualMachine
+	if err := object.NewVirtualMachine(c.Client, info.Result.(types.ManagedObjectReference)).Properties(ctx, info.Result.(types.ManagedObjectReference),
+		[]string{"config.extraConfig", "config.vAppConfig"}, &clone); err != nil {
+		t.Fatal(err)
+	}
+	userdata := ""
+	for _, o := range clone.Config.ExtraConfig {
+		if v := o.GetOptionValue(); v.Key == "guestinfo.userdata" {
+			userdata, _ = v.Value.(string)
+		}
+	}
+	if userdata != "I2Nsb3VkLWNvbmZpZw==" {
+		t.Errorf("the clone's guestinfo.userdata is %q, want the clone spec's", userdata)
+	}
+	version := ""
+	if clone.Config.VAppConfig != nil {
+		for _, p := range clone.Config.VAppConfig.GetVmConfigInfo().Property {
+			if p.Id == vcenter.PropertyVersion {
+				version = p.DefaultValue
+			}
+		}
+	}
+	if version != "v1.35.4+vmware.1" {
+		t.Errorf("the clone's vApp VERSION is %q, want the template's", version)
 	}
 }

@@ -78,6 +78,9 @@ type Reconciler struct {
 	StatusPeriod time.Duration
 
 	controller controller.Controller
+	// apiReader reads past the manager's cache, where a ClusterBootstrap's metadata and status,
+	// written one after the other, may show one without the other.
+	apiReader client.Reader
 }
 
 // scope is what one pass over a Cluster works with.
@@ -132,6 +135,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("clusterbootstrap-controller")
 	}
+	r.apiReader = mgr.GetAPIReader()
 	hasTKR := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[runv1alpha3.LabelTKR]
 		return ok

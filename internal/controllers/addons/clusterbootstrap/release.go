@@ -45,7 +45,16 @@ func (r *Reconciler) getOrCreate(ctx context.Context, s *scope) (*runv1alpha3.Cl
 // move` does not carry status, so a moved ClusterBootstrap, still controlled by its Cluster, is
 // compared with the release's template, and left as it is, user edits kept, when it already
 // follows it.
+//
+// The cache may show a ClusterBootstrap just adopted or cloned with its controller but not yet
+// its status; before it is moved, it is read again from the API server, or the packages of the
+// release's template would be added to the one a user wrote.
 func (r *Reconciler) reconcileRelease(ctx context.Context, s *scope) (string, error) {
+	if s.cb.Status.ResolvedTKR != s.tkrName && controlledBy(s.cb, s.cluster) {
+		if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(s.cb), s.cb); err != nil {
+			return "", err
+		}
+	}
 	switch {
 	case s.cb.Status.ResolvedTKR == s.tkrName:
 		// The release is unchanged: the ClusterBootstrap, user edits included, is the truth.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,8 +32,10 @@ import (
 // installs CAPV v1.16.1 from the local repository, its reconcilers and webhooks running in the
 // capv-controller-manager component, and tkg-pkg the vSphere ClusterClass. A workload Cluster
 // written by `cluster create --dry-run` from a flat vSphere file is applied: CAPV clones its
-// control-plane VM from the release's template into /dc0/vm/folder0 and powers it on; deleting the Cluster destroys the VM. The VM does not boot as a
-// node yet, so the cluster goes no further than its first machine.
+// control-plane VM from the release's template into /dc0/vm/folder0 and powers it on, and the
+// simulator boots it as a node from CAPV's cloud-init: the VM reports its guest IP, the node
+// registers as vsphere://<BIOS UUID> and the Machine becomes its. Deleting the Cluster destroys
+// the VM, which stops the node.
 func TestCAPVOnTheSimulator(t *testing.T) {
 	_, repo := pushPackages(t)
 	ctx := t.Context()
@@ -101,7 +104,7 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 	// The workload Cluster as `cluster create` writes it from seeds/001's variables.
 	file := filepath.Join(dir, "e2e-vc.yaml")
 	content := "CLUSTER_NAME: e2e-vc\nINFRASTRUCTURE_PROVIDER: vsphere\nCLUSTER_PLAN: dev\nCNI: antrea\nOS_NAME: ubuntu\nOS_VERSION: \"20.04\"\n" +
-		"VSPHERE_CONTROL_PLANE_ENDPOINT: 10.180.130.162\nVSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
+		"VSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\nVSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
 	for k, v := range vars {
 		content += fmt.Sprintf("%s: %q\n", k, v)
 	}
@@ -113,7 +116,7 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 		t.Fatalf("cluster create --dry-run: %v\n%s", err, out)
 	}
 	for _, line := range []string{`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`,
-		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 10.180.130.162 is already in use"} {
+		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("cluster create --dry-run lacks %q:\n%s", line, out)
 		}
@@ -178,7 +181,39 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 		return nil
 	})
 
-	// Deleting the Cluster destroys the VM.
+	// The VM boots as the cluster's first node: it reports its guest IP, and the node, registered
+	// as the VM's BIOS UUID, is the Machine's.
+	eventually(t, 3*time.Minute, "the control-plane VM booted as the Machine's node", func() error {
+		vm, err := finder.VirtualMachine(ctx, simulator.Folder+"/"+vmName)
+		if err != nil {
+			return err
+		}
+		var props mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"guest.ipAddress", "config.uuid"}, &props); err != nil {
+			return err
+		}
+		if props.Guest == nil || props.Guest.IpAddress == "" {
+			return fmt.Errorf("VM %s reports no guest IP", vmName)
+		}
+		machine := &clusterv1.Machine{}
+		if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: vmName}, machine); err != nil {
+			return err
+		}
+		if want := "vsphere://" + props.Config.Uuid; machine.Spec.ProviderID != want {
+			return fmt.Errorf("Machine %s has providerID %q, want %q", vmName, machine.Spec.ProviderID, want)
+		}
+		if !machine.Status.NodeRef.IsDefined() {
+			return fmt.Errorf("Machine %s has no node yet (VM IP %s): %+v", vmName, props.Guest.IpAddress, machine.Status.Conditions)
+		}
+		for _, a := range machine.Status.Addresses {
+			if a.Address == props.Guest.IpAddress {
+				return nil
+			}
+		}
+		return fmt.Errorf("Machine %s addresses %v lack the VM's guest IP %s", vmName, machine.Status.Addresses, props.Guest.IpAddress)
+	})
+
+	// Deleting the Cluster destroys the VM, and the VM's node stops.
 	if err := lc.client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-vc"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +229,9 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 			if vm.Name() == vmName {
 				return fmt.Errorf("VM %s is still in %s", vmName, simulator.Folder)
 			}
+		}
+		if _, err := os.Stat(filepath.Join(home, "local", "e2e-vc")); err == nil {
+			return errors.New("the local cluster of e2e-vc's VMs is still there")
 		}
 		return nil
 	})

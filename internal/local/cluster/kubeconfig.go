@@ -29,6 +29,10 @@ func (s Store) Kubeconfig(name string) (*clientcmdapi.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Owner != nil && spec.Owner.VCenter != "" {
+		return nil, fmt.Errorf("local cluster %q is made of the VMs of Cluster %s on the vCenter simulator at %s: its kubeconfig is on the Cluster's management cluster; `slipway cluster kubeconfig get %s --admin` saves it",
+			name, spec.Owner.Name, spec.Owner.VCenter, spec.Owner.Name)
+	}
 	if spec.Owner != nil {
 		// Cluster API keeps the kubeconfig of the clusters it made, on their management cluster.
 		return nil, fmt.Errorf("local cluster %q belongs to Cluster %s/%s: its kubeconfig is on management cluster %s; `slipway cluster kubeconfig get %s -n %s --admin` saves it",

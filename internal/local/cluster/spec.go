@@ -65,6 +65,18 @@ type Owner struct {
 	// ManagementCluster is the local cluster whose infrastructure provider made this one;
 	// deleting it deletes this one too, as its machines cannot outlive their Cluster API.
 	ManagementCluster string `json:"managementCluster,omitempty"`
+	// VCenter is set instead for a cluster whose nodes are the VMs of slipway's vCenter
+	// simulator at this address: the simulator boots a node when its VM powers on and stops it
+	// when the VM powers off or is destroyed. Namespace and UID are unknown to a VM.
+	VCenter string `json:"vcenter,omitempty"`
+}
+
+// Manager says who adds and removes the cluster's nodes and how to delete it, for messages.
+func (o *Owner) Manager() string {
+	if o.VCenter != "" {
+		return fmt.Sprintf("whose nodes are VMs of the vCenter simulator at %s: delete Cluster %s on its management cluster (`slipway cluster delete %s`)", o.VCenter, o.Name, o.Name)
+	}
+	return fmt.Sprintf("which management cluster %s manages: delete it with `slipway cluster delete %s -n %s` there", o.ManagementCluster, o.Name, o.Namespace)
 }
 
 // NodeSpec is one node. A node and its pods each have two addresses: a loopback address its

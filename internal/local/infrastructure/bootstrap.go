@@ -25,14 +25,19 @@ const (
 	joinConfigFile = "/run/kubeadm/kubeadm-join-config.yaml"
 )
 
-// bootstrap is what a machine's cloud-init bootstrap data asks of its node.
-type bootstrap struct {
+// Bootstrap is what a machine's cloud-init bootstrap data asks of its node.
+type Bootstrap struct {
 	// Init is kubeadm init: the first control-plane node. Otherwise the node joins.
 	Init bool
 	// ControlPlane is true for init and for kubeadm join --control-plane.
 	ControlPlane bool
 	// KubernetesVersion is ClusterConfiguration.kubernetesVersion, for init.
 	KubernetesVersion string
+	// ClusterName is ClusterConfiguration.clusterName, for init.
+	ClusterName string
+	// Endpoint is the control-plane endpoint, host:port: ClusterConfiguration's for init,
+	// discovery.bootstrapToken.apiServerEndpoint for join.
+	Endpoint string
 	// Taints are nodeRegistration.taints when the configuration sets them.
 	Taints *[]corev1.Taint
 	// Labels are the kubelet's --node-labels from nodeRegistration.kubeletExtraArgs.
@@ -51,9 +56,9 @@ type cloudConfig struct {
 	RunCmd []any `json:"runcmd"`
 }
 
-// parseBootstrap reads the cloud-config the kubeadm bootstrap provider renders (format
+// ParseBootstrap reads the cloud-config the kubeadm bootstrap provider renders (format
 // cloud-config): the files it writes, and whether its command is kubeadm init or join.
-func parseBootstrap(data []byte, format string) (*bootstrap, error) {
+func ParseBootstrap(data []byte, format string) (*Bootstrap, error) {
 	if format != "" && format != "cloud-config" {
 		return nil, fmt.Errorf("bootstrap data format %q is not supported by the local provider: use cloud-config (KubeadmConfig spec.format)", format)
 	}
@@ -61,7 +66,7 @@ func parseBootstrap(data []byte, format string) (*bootstrap, error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return nil, fmt.Errorf("bootstrap data is not a cloud-config: %w", err)
 	}
-	b := &bootstrap{Files: map[string][]byte{}}
+	b := &Bootstrap{Files: map[string][]byte{}}
 	for _, f := range cc.WriteFiles {
 		content := []byte(f.Content)
 		switch f.Encoding {
@@ -97,7 +102,7 @@ func parseBootstrap(data []byte, format string) (*bootstrap, error) {
 }
 
 // readConfig reads the kubeadm configuration documents of a bootstrap file.
-func (b *bootstrap) readConfig(path string) error {
+func (b *Bootstrap) readConfig(path string) error {
 	raw, ok := b.Files[path]
 	if !ok {
 		return fmt.Errorf("bootstrap data has no %s", path)
@@ -105,9 +110,16 @@ func (b *bootstrap) readConfig(path string) error {
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 	for {
 		var doc struct {
-			Kind              string `json:"kind"`
-			KubernetesVersion string `json:"kubernetesVersion"`
-			NodeRegistration  struct {
+			Kind                 string `json:"kind"`
+			KubernetesVersion    string `json:"kubernetesVersion"`
+			ClusterName          string `json:"clusterName"`
+			ControlPlaneEndpoint string `json:"controlPlaneEndpoint"`
+			Discovery            struct {
+				BootstrapToken *struct {
+					APIServerEndpoint string `json:"apiServerEndpoint"`
+				} `json:"bootstrapToken"`
+			} `json:"discovery"`
+			NodeRegistration struct {
 				Taints           *[]corev1.Taint `json:"taints"`
 				KubeletExtraArgs json.RawMessage `json:"kubeletExtraArgs"`
 			} `json:"nodeRegistration"`
@@ -121,11 +133,14 @@ func (b *bootstrap) readConfig(path string) error {
 		}
 		switch doc.Kind {
 		case "ClusterConfiguration":
-			b.KubernetesVersion = doc.KubernetesVersion
+			b.KubernetesVersion, b.ClusterName, b.Endpoint = doc.KubernetesVersion, doc.ClusterName, doc.ControlPlaneEndpoint
 			continue
 		case "InitConfiguration":
 		case "JoinConfiguration":
 			b.ControlPlane = doc.ControlPlane != nil
+			if doc.Discovery.BootstrapToken != nil {
+				b.Endpoint = doc.Discovery.BootstrapToken.APIServerEndpoint
+			}
 		default:
 			continue
 		}
@@ -184,11 +199,11 @@ var caFiles = map[secret.Purpose]string{
 	secret.ServiceAccount: "sa",
 }
 
-// cas returns the cluster's authorities for the node: those the bootstrap data carries (a
+// CAs returns the cluster's authorities for the node: those the bootstrap data carries (a
 // control-plane node gets every CA and key), completed from Cluster API's certificate secrets
 // (a worker gets only ca.crt, whose key signs its kubelet credentials). A CA in the data that
 // differs from the cluster's secret is refused.
-func (b *bootstrap) cas(secrets map[secret.Purpose]map[string][]byte) (*pki.CAs, error) {
+func (b *Bootstrap) CAs(secrets map[secret.Purpose]map[string][]byte) (*pki.CAs, error) {
 	data := map[secret.Purpose]map[string][]byte{}
 	for suffix, base := range caFiles {
 		fromSecret := secrets[suffix]

@@ -23,6 +23,8 @@ write_files:
       apiVersion: kubeadm.k8s.io/v1beta4
       kind: ClusterConfiguration
       kubernetesVersion: v1.34.3
+      clusterName: wc1
+      controlPlaneEndpoint: 127.200.0.1:6443
       ---
       apiVersion: kubeadm.k8s.io/v1beta4
       kind: InitConfiguration
@@ -42,17 +44,18 @@ runcmd:
 `
 
 func TestParseBootstrap(t *testing.T) {
-	b, err := parseBootstrap([]byte(initData), "cloud-config")
+	b, err := ParseBootstrap([]byte(initData), "cloud-config")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.Init || !b.ControlPlane || b.KubernetesVersion != "v1.34.3" || b.Taints == nil || len(*b.Taints) != 0 {
+	if !b.Init || !b.ControlPlane || b.KubernetesVersion != "v1.34.3" || b.Taints == nil || len(*b.Taints) != 0 ||
+		b.ClusterName != "wc1" || b.Endpoint != "127.200.0.1:6443" {
 		t.Errorf("init: %+v", b)
 	}
 	if string(b.Files["/etc/kubernetes/pki/ca.crt"]) != "CA\n" {
 		t.Errorf("ca.crt: %q", b.Files["/etc/kubernetes/pki/ca.crt"])
 	}
-	b, err = parseBootstrap([]byte(joinData), "")
+	b, err = ParseBootstrap([]byte(joinData), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +67,7 @@ func TestParseBootstrap(t *testing.T) {
 		{"#cloud-config\nruncmd: [echo]\n", "", "neither kubeadm init nor kubeadm join"},
 		{"#cloud-config\nruncmd: [kubeadm init]\n", "", "has no /run/kubeadm/kubeadm.yaml"},
 	} {
-		if _, err := parseBootstrap([]byte(tc.data), tc.format); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ParseBootstrap([]byte(tc.data), tc.format); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want %q, got %v", tc.want, err)
 		}
 	}
@@ -82,7 +85,7 @@ func TestNodeLabels(t *testing.T) {
 		want         map[string]string
 		wantErr      string
 	}{
-		{"v1beta4 list", "kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: cloud-provider, value: external}\n  - {name: node-labels, value: 'pool=np-1,tier=web'}",
+		{"v1beta4 list", "kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 127.200.0.1:6443\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: cloud-provider, value: external}\n  - {name: node-labels, value: 'pool=np-1,tier=web'}",
 			map[string]string{"pool": "np-1", "tier": "web"}, ""},
 		{"v1beta3 map", "kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    node-labels: pool=np-1",
 			map[string]string{"pool": "np-1"}, ""},
@@ -91,7 +94,7 @@ func TestNodeLabels(t *testing.T) {
 			`JoinConfiguration nodeRegistration.kubeletExtraArgs: node-labels "pool": "pool" is not key=value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := parseBootstrap([]byte(worker(tc.config)), "")
+			b, err := ParseBootstrap([]byte(worker(tc.config)), "")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want %q, got %v", tc.wantErr, err)
@@ -103,6 +106,9 @@ func TestNodeLabels(t *testing.T) {
 			}
 			if !maps.Equal(b.Labels, tc.want) {
 				t.Errorf("labels %v, want %v", b.Labels, tc.want)
+			}
+			if strings.Contains(tc.config, "apiServerEndpoint") && b.Endpoint != "127.200.0.1:6443" {
+				t.Errorf("endpoint %q, want the discovery's apiServerEndpoint", b.Endpoint)
 			}
 		})
 	}
@@ -123,8 +129,8 @@ func TestBootstrapCAs(t *testing.T) {
 	saKey, _ := (&pki.KeyPair{Key: cas.ServiceAccount}).KeyPEM()
 	secrets[secret.ServiceAccount] = map[string][]byte{"tls.key": saKey}
 
-	worker := &bootstrap{Files: map[string][]byte{pkiDir + "ca.crt": cas.Cluster.CertPEM()}}
-	got, err := worker.cas(secrets)
+	worker := &Bootstrap{Files: map[string][]byte{pkiDir + "ca.crt": cas.Cluster.CertPEM()}}
+	got, err := worker.CAs(secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +139,7 @@ func TestBootstrapCAs(t *testing.T) {
 	}
 	other, _ := pki.NewCA("kubernetes")
 	worker.Files[pkiDir+"ca.crt"] = other.CertPEM()
-	if _, err := worker.cas(secrets); err == nil || !strings.Contains(err.Error(), "differs from the cluster's <cluster>-ca secret") {
+	if _, err := worker.CAs(secrets); err == nil || !strings.Contains(err.Error(), "differs from the cluster's <cluster>-ca secret") {
 		t.Errorf("a foreign ca.crt: %v", err)
 	}
 }

@@ -211,13 +211,13 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 }
 
 // readBootstrap reads the machine's bootstrap data and the cluster's authorities for its node.
-func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (*bootstrap, *pki.CAs, error) {
+func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (*Bootstrap, *pki.CAs, error) {
 	data := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: machine.Namespace, Name: *machine.Spec.Bootstrap.DataSecretName}
 	if err := r.Client.Get(ctx, key, data); err != nil {
 		return nil, nil, fmt.Errorf("failed to read bootstrap data %s: %w", key, err)
 	}
-	b, err := parseBootstrap(data.Data["value"], string(data.Data["format"]))
+	b, err := ParseBootstrap(data.Data["value"], string(data.Data["format"]))
 	if err != nil {
 		// Bootstrap data is written once: retrying cannot help.
 		return nil, nil, reconcile.TerminalError(fmt.Errorf("bootstrap data %s: %w", key, err))
@@ -229,7 +229,7 @@ func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.
 			secrets[purpose] = s.Data
 		}
 	}
-	cas, err := b.cas(secrets)
+	cas, err := b.CAs(secrets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
 	}

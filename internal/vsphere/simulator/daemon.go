@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,8 +14,10 @@ import (
 	"github.com/vmware/govmomi/find"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
 )
 
 // RunArgs begin the arguments of the simulator's process: `slipway vsphere simulator run`.
@@ -150,8 +153,34 @@ func (d Daemon) Run(ctx context.Context) error {
 	}
 	defer s.Close()
 	fmt.Printf("vCenter simulator serving %s (thumbprint %s)\n", s.URL, s.Thumbprint)
-	<-ctx.Done()
-	return nil
+	h, err := d.hypervisor(ctx, s)
+	if err != nil {
+		return err
+	}
+	h.Run(ctx)
+	// The VMs are gone with the simulator: so are their nodes.
+	return h.Shutdown()
+}
+
+// hypervisor returns the simulated ESXi that boots the simulator's VMs as nodes of the local
+// runtime.
+func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervisor, error) {
+	c, err := s.Login(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store, err := cluster.DefaultStore()
+	if err != nil {
+		return nil, err
+	}
+	exe := d.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	return &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: exe,
+		Log: log.New(os.Stdout, "", log.LstdFlags)}, nil
 }
 
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was
@@ -161,7 +190,8 @@ func (d Daemon) Stop() (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	return true, proc.Terminate([]int{pid}, 10*time.Second)
+	// It stops the nodes of its VMs first.
+	return true, proc.Terminate([]int{pid}, 90*time.Second)
 }
 
 // Variables are the configuration variables that point a cluster at the simulator, in TKG's

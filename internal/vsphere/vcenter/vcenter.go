@@ -144,28 +144,32 @@ func nodeImage(m *mo.VirtualMachine) (VM, bool) {
 			}
 		}
 	}
-	info := m.Config.VAppConfig.GetVmConfigInfo()
-	if info == nil {
-		return VM{}, false
-	}
-	vm := VM{MOID: m.Self.Value, IsTemplate: m.Config.Template}
-	for _, p := range info.Property {
-		if p.Category != PropertyCategory {
-			continue
-		}
-		switch p.Id {
-		case PropertyVersion:
-			vm.OVAVersion = p.DefaultValue
-		case PropertyDistroName:
-			vm.Distro.Name = p.DefaultValue
-		case PropertyDistroVersion:
-			vm.Distro.Version = strings.ReplaceAll(p.DefaultValue, ".", "")
-		case PropertyDistroArch:
-			vm.Distro.Arch = p.DefaultValue
-		}
-	}
+	props := properties(m.Config.VAppConfig)
+	vm := VM{MOID: m.Self.Value, IsTemplate: m.Config.Template, OVAVersion: props[PropertyVersion],
+		Distro: OS{Name: props[PropertyDistroName], Version: strings.ReplaceAll(props[PropertyDistroVersion], ".", ""), Arch: props[PropertyDistroArch]}}
 	return vm, vm.OVAVersion != ""
 }
+
+// properties are the values of a VM's vApp properties of the node images' category, by id.
+func properties(config types.BaseVmConfigInfo) map[string]string {
+	props := map[string]string{}
+	if config == nil {
+		return props
+	}
+	info := config.GetVmConfigInfo()
+	if info == nil {
+		return props
+	}
+	for _, p := range info.Property {
+		if p.Category == PropertyCategory {
+			props[p.Id] = p.DefaultValue
+		}
+	}
+	return props
+}
+
+// VAppVersion is the VERSION a VM's node image gives it (v1.35.4+vmware.1), or "".
+func VAppVersion(config types.BaseVmConfigInfo) string { return properties(config)[PropertyVersion] }
 
 // NodeTemplate is a VM template as importing a Kubernetes node OVA leaves it.
 type NodeTemplate struct {

@@ -30,6 +30,9 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			// and state underneath would leave the Cluster broken for good.
 			if spec, err := store.Get(args[0]); err == nil && spec.Owner != nil && !force {
 				way := fmt.Sprintf("`slipway cluster delete %s -n %s` on management cluster %s", spec.Owner.Name, spec.Owner.Namespace, spec.Owner.ManagementCluster)
+				if spec.Owner.VCenter != "" {
+					way = fmt.Sprintf("`slipway cluster delete %s` on its management cluster, which destroys its VMs on the vCenter simulator at %s", spec.Owner.Name, spec.Owner.VCenter)
+				}
 				if spec.Owner.ManagementCluster == spec.Name {
 					way = fmt.Sprintf("`slipway management-cluster delete %s`", spec.Name)
 				}

@@ -1,0 +1,369 @@
+// Package hypervisor is the simulated ESXi behind slipway's vCenter simulator: a VM that is
+// powered on and carries a kubeadm cloud-init in its guestinfo (as CAPV clones them) boots as a
+// node of the local runtime; it reports its guest IP and host name back to vCenter as VMware
+// Tools would; a VM powered off or destroyed stops its node. The nodes of one cluster form a
+// local cluster whose load balancer serves the control-plane endpoint on loopback, which
+// kube-vip does on real VMs. No VM runs: the node is the local runtime's processes, and kube-vip
+// and VMware Tools are simulated.
+package hypervisor
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/infrastructure"
+	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
+)
+
+// Period is how often the hypervisor looks at the VMs.
+const Period = time.Second
+
+// ProviderIDPrefix is how vSphere's cloud provider names a node's VM: vsphere://<BIOS UUID>.
+const ProviderIDPrefix = "vsphere://"
+
+// Hypervisor boots the VMs of one vCenter simulator as nodes.
+type Hypervisor struct {
+	Client *vim25.Client
+	// VCenter is the simulator's address, recorded in the local clusters it makes.
+	VCenter string
+	Store   cluster.Store
+	// Executable is the slipway binary that runs the nodes' agents and load balancers.
+	Executable string
+	Log        *log.Logger
+	// failed keeps the last failure of each VM, by VM, so that it is logged once.
+	failed map[string]string
+}
+
+// Run looks at the VMs every Period until ctx ends.
+func (h *Hypervisor) Run(ctx context.Context) {
+	h.failed = map[string]string{}
+	t := time.NewTicker(Period)
+	defer t.Stop()
+	for {
+		if err := h.Sync(ctx); err != nil && ctx.Err() == nil {
+			h.Log.Printf("hypervisor: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// vm is what the hypervisor reads of a VM.
+type vm struct {
+	ref                 types.ManagedObjectReference
+	name, uuid, version string
+	userdata            []byte
+	ip                  string
+}
+
+// Sync stops the nodes whose VM is off or gone, then boots the powered-on VMs that are not
+// nodes yet and supervises those that are.
+func (h *Hypervisor) Sync(ctx context.Context) error {
+	if h.failed == nil {
+		h.failed = map[string]string{}
+	}
+	vms, err := h.poweredOn(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if err := h.stopGone(vms); err != nil {
+		errs = append(errs, err)
+	}
+	// Control-plane VMs that init go first: the others join their cluster.
+	for _, init := range []bool{true, false} {
+		for _, v := range vms {
+			b, err := infrastructure.ParseBootstrap(v.userdata, "cloud-config")
+			if err == nil && b.Init != init {
+				continue
+			}
+			if err == nil {
+				err = h.boot(ctx, v, b)
+			}
+			if err != nil {
+				if h.failed[v.name] != err.Error() {
+					h.Log.Printf("VM %s does not boot as a node: %v", v.name, err)
+					h.failed[v.name] = err.Error()
+				}
+				continue
+			}
+			delete(h.failed, v.name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// poweredOn lists the powered-on VMs that carry a cloud-init.
+func (h *Hypervisor) poweredOn(ctx context.Context) ([]vm, error) {
+	m := view.NewManager(h.Client)
+	v, err := m.CreateContainerView(ctx, h.Client.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
+	var all []mo.VirtualMachine
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.uuid", "config.template", "config.extraConfig",
+		"config.vAppConfig", "runtime.powerState", "guest.ipAddress"}, &all); err != nil {
+		return nil, err
+	}
+	var out []vm
+	for _, m := range all {
+		if m.Config == nil || m.Config.Template || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			continue
+		}
+		extra := map[string]string{}
+		for _, o := range m.Config.ExtraConfig {
+			if v := o.GetOptionValue(); v != nil {
+				extra[v.Key], _ = v.Value.(string)
+			}
+		}
+		if extra["guestinfo.userdata"] == "" {
+			continue
+		}
+		data, err := decode(extra["guestinfo.userdata"], extra["guestinfo.userdata.encoding"])
+		if err != nil {
+			h.Log.Printf("VM %s: guestinfo.userdata: %v", m.Name, err)
+			continue
+		}
+		v := vm{ref: m.Self, name: m.Name, uuid: m.Config.Uuid, userdata: data, version: vcenter.VAppVersion(m.Config.VAppConfig)}
+		if m.Guest != nil {
+			v.ip = m.Guest.IpAddress
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// decode reads guestinfo data in its encoding, as cloud-init's VMware datasource does.
+func decode(data, encoding string) ([]byte, error) {
+	switch encoding {
+	case "", "base64", "b64":
+		return base64.StdEncoding.DecodeString(data)
+	case "gzip+base64", "gz+b64":
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, err
+		}
+		r, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(r)
+	default:
+		return nil, fmt.Errorf("encoding %q is not one cloud-init reads (base64, gzip+base64)", encoding)
+	}
+}
+
+// boot makes the VM a node of its cluster unless it is one, starts its agent unless it runs,
+// and reports its address to vCenter.
+func (h *Hypervisor) boot(ctx context.Context, v vm, b *infrastructure.Bootstrap) error {
+	host, port, err := net.SplitHostPort(b.Endpoint)
+	if err != nil {
+		return fmt.Errorf("control-plane endpoint %q: %w", b.Endpoint, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || port != strconv.Itoa(cluster.APIServerPort) {
+		return fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
+			b.Endpoint, cluster.APIServerPort)
+	}
+	name, err := h.clusterOf(b, host)
+	if err != nil {
+		return err
+	}
+	dirs, err := h.Store.Dirs(name)
+	if err != nil {
+		return err
+	}
+	spec, err := cluster.ReadSpec(dirs)
+	if err != nil {
+		return err
+	}
+	node, ok := spec.Node(v.name)
+	if !ok {
+		if node, err = h.addNode(dirs, spec, v, b); err != nil {
+			return err
+		}
+		h.Log.Printf("VM %s boots as %s node %s of cluster %s (Kubernetes %s, %s, providerID %s)", v.name, node.Role, node.Address, name,
+			spec.NodeVersion(node), map[bool]string{true: "kubeadm init", false: "kubeadm join"}[node.Init], node.ProviderID)
+	}
+	if _, err := h.Store.StartLoadBalancer(name, h.Executable); err != nil {
+		return err
+	}
+	if _, err := h.Store.StartNode(name, node, h.Executable); err != nil {
+		return err
+	}
+	if v.ip != node.Address {
+		return h.report(ctx, v, node)
+	}
+	return nil
+}
+
+// clusterOf returns the local cluster of a VM: the one whose control-plane endpoint it names,
+// made by a VM that runs kubeadm init.
+func (h *Hypervisor) clusterOf(b *infrastructure.Bootstrap, endpoint string) (string, error) {
+	specs, err := h.Store.List()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range specs {
+		if s.LoadBalancerIP == endpoint && s.Owner != nil && s.Owner.VCenter == h.VCenter {
+			return s.Name, nil
+		}
+	}
+	if !b.Init {
+		return "", fmt.Errorf("no cluster serves control-plane endpoint %s yet: the VM waits for the control-plane VM that runs kubeadm init", endpoint)
+	}
+	for _, s := range specs {
+		if s.Name == b.ClusterName {
+			return "", fmt.Errorf("a local cluster named %s exists and is not made of this simulator's VMs: delete it (`slipway local cluster delete %s`) or name the Cluster otherwise", s.Name, s.Name)
+		}
+	}
+	index, err := h.Store.FreeIndex()
+	if err != nil {
+		return "", err
+	}
+	dirs, err := h.Store.Dirs(b.ClusterName)
+	if err != nil {
+		return "", err
+	}
+	spec := &cluster.Spec{Name: b.ClusterName, KubernetesVersion: b.KubernetesVersion, Index: index, LoadBalancerIP: endpoint,
+		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}}
+	if err := os.MkdirAll(dirs.Root, 0o700); err != nil {
+		return "", err
+	}
+	return b.ClusterName, cluster.WriteSpec(dirs, spec)
+}
+
+// addNode lays out the VM's node in its cluster with the certificates kubeadm would make from
+// the cloud-init: a control-plane VM carries the cluster's authorities; a worker's are the ones
+// its cluster keeps.
+func (h *Hypervisor) addNode(dirs cluster.Dirs, spec *cluster.Spec, v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, error) {
+	var cas *pki.CAs
+	var err error
+	if b.ControlPlane {
+		if cas, err = b.CAs(nil); err != nil {
+			return cluster.NodeSpec{}, fmt.Errorf("the cloud-init's certificates: %w", err)
+		}
+	} else {
+		if cas, err = pki.ReadCAs(dirs.PKI()); err != nil {
+			return cluster.NodeSpec{}, fmt.Errorf("the cluster's authorities: %w", err)
+		}
+		if crt := b.Files["/etc/kubernetes/pki/ca.crt"]; len(crt) > 0 && !bytes.Equal(bytes.TrimSpace(crt), bytes.TrimSpace(cas.Cluster.CertPEM())) {
+			return cluster.NodeSpec{}, errors.New("the cloud-init's ca.crt is not its cluster's")
+		}
+	}
+	if b.Init && len(spec.ControlPlane()) > 0 {
+		return cluster.NodeSpec{}, fmt.Errorf("the cloud-init runs kubeadm init but cluster %s already has a control plane", spec.Name)
+	}
+	role := cluster.RoleWorker
+	if b.ControlPlane {
+		role = cluster.RoleControlPlane
+	}
+	node, err := spec.AddNode(v.name, role)
+	if err != nil {
+		return cluster.NodeSpec{}, err
+	}
+	node.KubernetesVersion = v.version
+	if node.KubernetesVersion == "" {
+		node.KubernetesVersion = b.KubernetesVersion
+	}
+	if node.KubernetesVersion == "" {
+		node.KubernetesVersion = spec.KubernetesVersion
+	}
+	node.ProviderID = ProviderIDPrefix + v.uuid
+	node.Init, node.Join = b.Init, b.ControlPlane && !b.Init
+	node.Taints, node.Labels = b.Taints, b.Labels
+	spec.Nodes[len(spec.Nodes)-1] = node
+	if b.Init {
+		if err := cas.Write(dirs.PKI()); err != nil {
+			return cluster.NodeSpec{}, err
+		}
+	}
+	if err := cluster.PrepareNode(dirs, spec, node, cas); err != nil {
+		return cluster.NodeSpec{}, err
+	}
+	return node, cluster.WriteSpec(dirs, spec)
+}
+
+// report tells vCenter the VM's guest IP and host name, as VMware Tools does.
+func (h *Hypervisor) report(ctx context.Context, v vm, node cluster.NodeSpec) error {
+	task, err := object.NewVirtualMachine(h.Client, v.ref).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+		// vcsim's way to set what VMware Tools reports.
+		&types.OptionValue{Key: "SET.guest.ipAddress", Value: node.Address},
+		&types.OptionValue{Key: "SET.guest.hostName", Value: node.Name},
+	}})
+	if err != nil {
+		return err
+	}
+	return task.Wait(ctx)
+}
+
+// Shutdown stops every node of the simulator's VMs and deletes their clusters, as the VMs are
+// gone with the simulator.
+func (h *Hypervisor) Shutdown() error { return h.stopGone(nil) }
+
+// stopGone stops the nodes whose VM is no longer powered on, and deletes a cluster left with
+// no node.
+func (h *Hypervisor) stopGone(vms []vm) error {
+	on := map[string]bool{}
+	for _, v := range vms {
+		on[v.name] = true
+	}
+	specs, err := h.Store.List()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, spec := range specs {
+		if spec.Owner == nil || spec.Owner.VCenter != h.VCenter {
+			continue
+		}
+		dirs, err := h.Store.Dirs(spec.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, n := range spec.Nodes {
+			if on[n.Name] {
+				continue
+			}
+			if err := h.Store.StopNode(spec.Name, n.Name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			spec.RemoveNode(n.Name)
+			if err := cluster.WriteSpec(dirs, spec); err != nil {
+				errs = append(errs, err)
+			}
+			h.Log.Printf("VM %s is off: stopped its node of cluster %s", n.Name, spec.Name)
+		}
+		if len(spec.Nodes) == 0 {
+			if err := h.Store.Delete(spec.Name, ""); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			h.Log.Printf("Cluster %s has no VM left: deleted it", spec.Name)
+		}
+	}
+	return errors.Join(errs...)
+}

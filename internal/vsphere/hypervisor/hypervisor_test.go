@@ -1,0 +1,182 @@
+package hypervisor_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
+	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
+	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
+)
+
+// cloudInit is a kubeadm bootstrap provider's cloud-config: kubeadm init with the cluster's
+// authorities for a control-plane VM, kubeadm join with only ca.crt for a worker.
+func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := cas.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("#cloud-config\nwrite_files:\n")
+	file := func(path string, content []byte) {
+		fmt.Fprintf(&b, "- path: %s\n  encoding: base64\n  content: %s\n", path, base64.StdEncoding.EncodeToString(content))
+	}
+	names := []string{"ca.crt"}
+	if init {
+		names = []string{"ca.crt", "ca.key", "etcd/ca.crt", "etcd/ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "sa.key", "sa.pub"}
+	}
+	for _, name := range names {
+		content, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file("/etc/kubernetes/pki/"+name, content)
+	}
+	if init {
+		file("/run/kubeadm/kubeadm.yaml", []byte("kind: ClusterConfiguration\nclusterName: wc1\ncontrolPlaneEndpoint: 127.0.100.1:6443\nkubernetesVersion: v1.35.4\n---\nkind: InitConfiguration\n"))
+		b.WriteString("runcmd:\n- kubeadm init --config /run/kubeadm/kubeadm.yaml\n")
+	} else {
+		file("/run/kubeadm/kubeadm-join-config.yaml", []byte("kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 127.0.100.1:6443\n"))
+		b.WriteString("runcmd:\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\n")
+	}
+	return b.String()
+}
+
+// TestVMsBootAsNodes: a powered-on clone with a cloud-init becomes a node of a local cluster
+// named by its kubeadm configuration, with the VM's BIOS UUID as providerID and its image's
+// Kubernetes version; the VM reports the node's address as its guest IP; a worker VM joins the
+// same cluster; powering the VMs off stops the nodes and deletes the cluster.
+func TestVMsBootAsNodes(t *testing.T) {
+	ctx := t.Context()
+	s, err := simulator.Start(ctx, simulator.Options{Address: vcentertest.FreeAddress(t), Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Login(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := vcenter.CreateNodeTemplate(ctx, c.Client, vcenter.NodeTemplate{Name: "node-v1.34.3", Folder: simulator.Folder,
+		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.34.3+vmware.1",
+		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finder := find.NewFinder(c.Client, true)
+	template, err := finder.VirtualMachine(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := finder.Folder(ctx, simulator.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := finder.ResourcePool(ctx, simulator.ResourcePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cas, err := pki.GenerateCAs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := func(name, userdata string) *object.VirtualMachine {
+		poolRef := pool.Reference()
+		task, err := template.Clone(ctx, folder, name, types.VirtualMachineCloneSpec{
+			Location: types.VirtualMachineRelocateSpec{Pool: &poolRef},
+			Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+				&types.OptionValue{Key: "guestinfo.userdata", Value: base64.StdEncoding.EncodeToString([]byte(userdata))},
+				&types.OptionValue{Key: "guestinfo.userdata.encoding", Value: "base64"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := task.WaitForResult(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := object.NewVirtualMachine(c.Client, info.Result.(types.ManagedObjectReference))
+		// As CAPV does, once the clone is made.
+		if task, err = vm.PowerOn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return vm
+	}
+	worker := clone("wc1-md-0-a", cloudInit(t, cas, false))
+	cp := clone("wc1-cp-a", cloudInit(t, cas, true))
+
+	store := cluster.Store{Root: t.TempDir()}
+	var logs bytes.Buffer
+	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store,
+		// The agents and the load balancer are not what is tested: a program that exits stands in.
+		Executable: "/bin/true", Log: log.New(io.MultiWriter(&logs, os.Stderr), "", 0)}
+	if err := h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := store.Get("wc1")
+	if err != nil {
+		t.Fatalf("no local cluster wc1: %v\n%s", err, logs.String())
+	}
+	if spec.LoadBalancerIP != "127.0.100.1" || spec.Owner == nil || spec.Owner.VCenter != s.URL.Host {
+		t.Errorf("cluster wc1: endpoint %s owner %+v", spec.LoadBalancerIP, spec.Owner)
+	}
+	for _, vm := range []*object.VirtualMachine{cp, worker} {
+		var props mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config.uuid", "guest.ipAddress"}, &props); err != nil {
+			t.Fatal(err)
+		}
+		node, ok := spec.Node(props.Name)
+		if !ok {
+			t.Errorf("VM %s is no node of wc1: %+v\n%s", props.Name, spec.Nodes, logs.String())
+			continue
+		}
+		if node.ProviderID != "vsphere://"+props.Config.Uuid || node.KubernetesVersion != "v1.34.3+vmware.1" {
+			t.Errorf("node %s: providerID %s version %s, want vsphere://%s and the template's VERSION", node.Name, node.ProviderID, node.KubernetesVersion, props.Config.Uuid)
+		}
+		if props.Guest == nil || props.Guest.IpAddress != node.Address {
+			t.Errorf("VM %s reports guest IP %+v, want its node's %s", props.Name, props.Guest, node.Address)
+		}
+		wantRole := cluster.RoleWorker
+		if vm == cp {
+			wantRole = cluster.RoleControlPlane
+		}
+		if node.Role != wantRole || node.Init != (vm == cp) {
+			t.Errorf("node %s: role %s init %v", node.Name, node.Role, node.Init)
+		}
+	}
+
+	for _, vm := range []*object.VirtualMachine{worker, cp} {
+		task, err := vm.PowerOff(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Get("wc1"); err == nil {
+		t.Errorf("cluster wc1 outlived its VMs\n%s", logs.String())
+	}
+}

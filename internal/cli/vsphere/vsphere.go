@@ -187,5 +187,6 @@ func status(out io.Writer, d simulator.Daemon) error {
 	for _, v := range e.Variables() {
 		fmt.Fprintf(out, "%s: %q\n", v[0], v[1])
 	}
+	fmt.Fprintf(out, "# and for each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", simulator.ExampleEndpoint)
 	return nil
 }

@@ -357,11 +357,21 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 	if err != nil {
 		return "", err
 	}
-	if err := pc.InstalledCreate(ctx, packaging.InstallOptions{Name: MetaPackage, Namespace: tkg.SystemNamespace, PackageName: MetaPackageRefName,
-		Version: version, Values: values}); err != nil {
+	install := packaging.InstallOptions{Name: MetaPackage, Namespace: tkg.SystemNamespace, PackageName: MetaPackageRefName, Version: version, Values: values}
+	// A run resumed on a kept bootstrap cluster (-e) finds tkg-pkg installed: it is brought to
+	// this run's version and values.
+	err = c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: MetaPackage}, &pkgingv1alpha1.PackageInstall{})
+	switch {
+	case err == nil:
+		err = pc.InstalledUpdate(ctx, install)
+	case apierrors.IsNotFound(err):
+		if err = pc.InstalledCreate(ctx, install); err == nil {
+			o.Progress.Infof("Added installed package '%s'", MetaPackage)
+		}
+	}
+	if err != nil {
 		return "", err
 	}
-	o.Progress.Infof("Added installed package '%s'", MetaPackage)
 	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Progress); err != nil {
 		return "", err
 	}

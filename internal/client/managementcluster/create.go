@@ -277,18 +277,13 @@ func (f *flow) validate(ctx context.Context) error {
 		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], nil, nil, f.p.Infof); err != nil {
 			return err
 		}
-		if !f.o.DryRun {
-			return fmt.Errorf("the vSphere prerequisites passed, but slipway cannot yet create a management cluster on vSphere: "+
-				"CAPV would clone and power on its VMs, but no VM boots as a node yet (on a real vCenter or the simulator); nothing was created: use %s: local, or `--dry-run` to see the Cluster",
-				config.InfrastructureProvider)
-		}
 	}
 	return nil
 }
 
 // dryRun prints the management Cluster and its ClusterBootstrap.
 func (f *flow) dryRun() error {
-	data, err := cluster.Manifests(f.cfg.Object(), f.cfg.ClusterBootstrap(f.tkrName))
+	data, err := cluster.Manifests(f.cfg.Objects(f.tkrName)...)
 	if err != nil {
 		return err
 	}
@@ -392,9 +387,15 @@ type operationInfo struct {
 	OperationTimeout        int    `json:"OperationTimeout"`
 }
 
-// createCluster applies the management Cluster on the bootstrap cluster.
+// createCluster applies the management Cluster on the bootstrap cluster, after the vSphere
+// credentials Secret its ClusterClass names (and tkr-vsphere-resolver reads).
 func (f *flow) createCluster(ctx context.Context) error {
 	f.p.Infof("Start creating management cluster...")
+	if s := f.cfg.Secret(); s != nil {
+		if err := f.boot.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("the vSphere credentials Secret %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
 	c := f.cfg.Object()
 	now := f.o.Now().UTC()
 	info, err := json.Marshal(operationInfo{Operation: "Create", OperationStartTimestamp: now.Format("2006-01-02 15:04:05.999999999 -0700 MST"),

@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,31 +15,152 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	capvv1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
-// TestCAPVOnTheSimulator serves the vCenter simulator, builds and imports the node OVA of
-// v1.35.4, and makes a bootstrap cluster with the vsphere infrastructure provider: clusterctl
-// installs CAPV v1.16.1 from the local repository, its reconcilers and webhooks running in the
-// capv-controller-manager component, and tkg-pkg the vSphere ClusterClass. A workload Cluster
-// written by `cluster create --dry-run` from a flat vSphere file is applied: CAPV clones its
-// control-plane VM from the release's template into /dc0/vm/folder0 and powers it on, and the
-// simulator boots it as a node from CAPV's cloud-init: the VM reports its guest IP, the node
-// registers as vsphere://<BIOS UUID> and the Machine becomes its. Deleting the Cluster destroys
-// the VM, which stops the node.
-func TestCAPVOnTheSimulator(t *testing.T) {
+// vsphereManagementPods are seeds/003's management column on vSphere: the local management
+// cluster's and CAPV, the vSphere CPI and CSI, tkr-vsphere-resolver and ako-operator (AKO itself,
+// avi-system/ako, runs only with NSX Advanced Load Balancer, which slipway does not configure).
+var vsphereManagementPods = func() map[string][]string {
+	pods := map[string][]string{
+		"capv-system":           {"capv-controller-manager"},
+		"vmware-system-csi":     {"vsphere-csi-controller", "vsphere-csi-node"},
+		"tkg-system-networking": {"ako-operator-controller-manager"},
+	}
+	for ns, names := range managementPods {
+		pods[ns] = slices.Clone(names)
+	}
+	pods["kube-system"] = append(pods["kube-system"], "vsphere-cloud-controller-manager")
+	pods["tkg-system"] = append(pods["tkg-system"], "tkr-vsphere-resolver-webhook-manager")
+	return pods
+}()
+
+// vsphereWorkloadPods are seeds/003's workload column of a vSphere cluster with antrea. The
+// column's capv-controller-manager and tanzu-capabilities-controller-manager are left out: TKG
+// installs neither on workload clusters.
+var vsphereWorkloadPods = map[string][]string{
+	"kube-system": {"antrea-agent", "antrea-controller", "coredns", "etcd", "kube-apiserver", "kube-controller-manager", "kube-proxy",
+		"kube-scheduler", "metrics-server", "vsphere-cloud-controller-manager"},
+	"secretgen-controller": {"secretgen-controller"},
+	"tkg-system":           {"kapp-controller"},
+	"vmware-system-csi":    {"vsphere-csi-controller", "vsphere-csi-node"},
+}
+
+// checkPods waits until every pod of a column is Running and Ready.
+func checkPods(t *testing.T, c client.Client, column string, want map[string][]string) {
+	t.Helper()
+	eventually(t, 3*time.Minute, column+" of seeds/003 running", func() error {
+		var missing []string
+		for ns, prefixes := range want {
+			pods := &corev1.PodList{}
+			if err := c.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, p := range prefixes {
+				if !hasReadyPod(pods, p) {
+					missing = append(missing, ns+"/"+p)
+				}
+			}
+		}
+		sort.Strings(missing)
+		if len(missing) > 0 {
+			return fmt.Errorf("no Running and Ready pod %s", strings.Join(missing, ", "))
+		}
+		return nil
+	})
+}
+
+// nodeVM is what the test reads of a VM of the simulator.
+type nodeVM struct {
+	name, ip, version string
+	on                bool
+}
+
+// folderVMs lists the VMs of /dc0/vm/folder0 that are not templates, by name.
+func folderVMs(ctx context.Context, finder *find.Finder) (map[string]nodeVM, error) {
+	vms, err := finder.VirtualMachineList(ctx, simulator.Folder+"/*")
+	if err != nil && !strings.Contains(err.Error(), "not found") {
+		return nil, err
+	}
+	out := map[string]nodeVM{}
+	for _, vm := range vms {
+		var props mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config", "runtime.powerState", "guest.ipAddress"}, &props); err != nil {
+			return nil, err
+		}
+		if props.Config == nil || props.Config.Template {
+			continue
+		}
+		v := nodeVM{name: props.Name, on: props.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn,
+			version: vcenter.VAppVersion(props.Config.VAppConfig)}
+		if props.Guest != nil {
+			v.ip = props.Guest.IpAddress
+		}
+		out[v.name] = v
+	}
+	return out, nil
+}
+
+// checkClusterVMs waits until the cluster's machines are VMs of folder0 cloned from the template
+// of ovaVersion, powered on and reporting guest IPs.
+func checkClusterVMs(t *testing.T, mc client.Client, finder *find.Finder, name, ovaVersion string, count int) {
+	t.Helper()
+	ctx := t.Context()
+	eventually(t, 3*time.Minute, fmt.Sprintf("%d VMs of %s from the %s template, on, with guest IPs", count, name, ovaVersion), func() error {
+		machines := &clusterv1.MachineList{}
+		if err := mc.List(ctx, machines, client.MatchingLabels{clusterv1.ClusterNameLabel: name}); err != nil {
+			return err
+		}
+		if len(machines.Items) != count {
+			return fmt.Errorf("%d machines, want %d", len(machines.Items), count)
+		}
+		vms, err := folderVMs(ctx, finder)
+		if err != nil {
+			return err
+		}
+		for _, m := range machines.Items {
+			vm, ok := vms[m.Name]
+			switch {
+			case !ok:
+				return fmt.Errorf("machine %s has no VM in %s", m.Name, simulator.Folder)
+			case !vm.on || vm.ip == "":
+				return fmt.Errorf("VM %s: powered on %v, guest IP %q", vm.name, vm.on, vm.ip)
+			case vm.version != ovaVersion:
+				return fmt.Errorf("VM %s was cloned from the template of %q, want %q", vm.name, vm.version, ovaVersion)
+			case !strings.HasPrefix(m.Spec.ProviderID, "vsphere://") || !m.Status.NodeRef.IsDefined():
+				return fmt.Errorf("machine %s: providerID %q, node %q", m.Name, m.Spec.ProviderID, m.Status.NodeRef.Name)
+			}
+		}
+		return nil
+	})
+}
+
+// TestVSphereFlows runs the management-cluster and cluster flows on slipway's vCenter simulator,
+// whose VMs boot as nodes of the local runtime: `management-cluster create -f` from a file shaped
+// like seeds/000's tkg-mgmt-vc.yaml makes a bootstrap cluster with CAPV, CAPV clones and powers
+// on the management cluster's VMs from the release's template, the objects move onto it and the
+// bootstrap cluster is deleted; `cluster create tkg-vc-antrea -f` with seeds/001's variables,
+// scale, upgrade (VMs cloned from the new release's template) and delete run on it; and
+// `management-cluster delete` leaves no VM.
+func TestVSphereFlows(t *testing.T) {
 	_, repo := pushPackages(t)
 	ctx := t.Context()
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	before, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", vcentertest.FreeAddress(t)); err != nil {
 		t.Fatalf("simulator start: %v\n%s", err, out)
@@ -52,186 +174,220 @@ func TestCAPVOnTheSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{}
+	vars := ""
 	for _, v := range endpoint.Variables() {
-		vars[v[0]] = v[1]
-		t.Setenv(v[0], v[1])
+		vars += fmt.Sprintf("%s: %q\n", v[0], v[1])
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const key = "VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
+	mgmtFile := write("tkg-mgmt-vc.yaml", "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n"+
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\n"+key+vars)
+
+	// Without a template of the release, nothing is created and the fix is named.
+	out, err := runSlipway(t, "management-cluster", "create", "-f", mgmtFile, "--package-repository", repo)
+	if err == nil || !strings.Contains(out, "unable to find VM Template associated with TanzuKubernetesRelease v1.35.4+vmware.1-tkg.1") {
+		t.Errorf("management-cluster create without a template: want a refusal, got %v:\n%s", err, out)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Fatalf("a refused management-cluster create made a local cluster")
 	}
 
-	dir := t.TempDir()
-	image := filepath.Join(dir, "node.ova")
-	if out, err := runSlipway(t, "vsphere", "ova", "build", "--kubernetes-release", "v1.35.4+vmware.1-tkg.1", "-o", image); err != nil {
-		t.Fatalf("ova build: %v\n%s", err, out)
-	}
-	const template = simulator.Folder + "/ubuntu-2004-kube-v1.35.4+vmware.1"
-	if out, err := runSlipway(t, "vsphere", "ova", "import", image); err != nil || !strings.Contains(out, "as the VM template "+template) {
-		t.Fatalf("ova import: %v\n%s", err, out)
+	// The node OVAs of both releases, imported as templates.
+	ovaVersions := map[string]string{}
+	for _, release := range []string{"v1.34.3", "v1.35.4"} {
+		image := filepath.Join(dir, release+".ova")
+		out, err := runSlipway(t, "vsphere", "ova", "build", "--kubernetes-release", release+"+vmware.1-tkg.1", "-o", image)
+		if err != nil {
+			t.Fatalf("ova build: %v\n%s", err, out)
+		}
+		ovaVersions[release] = release + "+vmware.1-tkg.1-ubuntu-2004"
+		template := simulator.Folder + "/ubuntu-2004-kube-" + release + "+vmware.1"
+		if out, err := runSlipway(t, "vsphere", "ova", "import", image, "-f", mgmtFile); err != nil || !strings.Contains(out, "as the VM template "+template) {
+			t.Fatalf("ova import: %v\n%s", err, out)
+		}
 	}
 
 	start := time.Now()
-	lc := createCluster(t, "e2e-vboot", "--bootstrap", "--package-repository", repo, "--infrastructure-provider", "vsphere")
-	t.Logf("bootstrap cluster with CAPV after %s", time.Since(start).Round(100*time.Millisecond))
+	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", mgmtFile, "--package-repository", repo, "-t", "10m")
+	t.Logf("management-cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 	t.Cleanup(func() {
-		if t.Failed() {
-			for _, ns := range []string{"capv-system", "tkg-system", "default"} {
-				dumpPods(t, lc, ns)
+		// What a failed run leaves: the management cluster and any bootstrap or cleanup cluster.
+		after, _ := store.List()
+		for _, s := range after {
+			if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+				continue
+			}
+			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
+				t.Logf("delete %s: %v\n%s", s.Name, err, o)
 			}
 		}
 	})
-	for _, line := range []string{`Installing provider="infrastructure-vsphere" version="v1.16.1" targetNamespace="capv-system"`,
-		"Passed waiting on provider infrastructure-vsphere after ", "successfully reconciled package: tkr-vsphere-resolver\n",
-		"successfully reconciled package: tkg-clusterclass-vsphere\n"} {
-		if !strings.Contains(lc.created, line) {
-			t.Errorf("the bootstrap output lacks %q", line)
+	if err != nil {
+		t.Fatalf("management-cluster create: %v", err)
+	}
+	last := -1
+	for _, line := range []string{"vSphere 7.0 Environment Detected.", `Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`,
+		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use", "Setting up bootstrapper...",
+		`Installing provider="infrastructure-vsphere" version="v1.16.1" targetNamespace="capv-system"`, "Start creating management cluster...",
+		"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!"} {
+		i := strings.Index(out, line)
+		if i < last || i < 0 {
+			t.Errorf("management-cluster create's output lacks %q, or has it out of order", line)
 		}
+		last = max(last, i)
 	}
-	if strings.Contains(lc.created, "infrastructure-local") {
-		t.Error("the local infrastructure provider was installed beside CAPV")
-	}
-	pods := &corev1.PodList{}
-	if err := lc.client.List(ctx, pods, client.InNamespace("capv-system")); err != nil {
+	// The bootstrap cluster is gone; the management cluster's nodes are its VMs.
+	after, err := store.List()
+	if err != nil {
 		t.Fatal(err)
 	}
-	running := false
-	for _, p := range pods.Items {
-		running = running || strings.HasPrefix(p.Name, "capv-controller-manager-") && p.Status.Phase == corev1.PodRunning &&
-			p.Annotations["local.slipway.dev/simulated"] == ""
+	var added []string
+	for _, s := range after {
+		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+			added = append(added, s.Name)
+			if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
+				t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
+			}
+		}
 	}
-	if !running {
-		t.Fatalf("no running, not simulated capv-controller-manager pod: %+v", pods.Items)
+	if len(added) != 1 || added[0] != "tkg-mgmt-vc" {
+		t.Fatalf("local clusters added: %v, want only tkg-mgmt-vc (the bootstrap cluster deleted)", added)
 	}
 
-	// The workload Cluster as `cluster create` writes it from seeds/001's variables.
-	file := filepath.Join(dir, "e2e-vc.yaml")
-	content := "CLUSTER_NAME: e2e-vc\nINFRASTRUCTURE_PROVIDER: vsphere\nCLUSTER_PLAN: dev\nCNI: antrea\nOS_NAME: ubuntu\nOS_VERSION: \"20.04\"\n" +
-		"VSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\nVSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
-	for k, v := range vars {
-		content += fmt.Sprintf("%s: %q\n", k, v)
-	}
-	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runSlipway(t, "cluster", "create", "-f", file, "--dry-run", "--kubeconfig", kubeconfigOf(t, lc))
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+		&clientcmd.ConfigOverrides{CurrentContext: "tkg-mgmt-vc-admin@tkg-mgmt-vc"}).ClientConfig()
 	if err != nil {
-		t.Fatalf("cluster create --dry-run: %v\n%s", err, out)
+		t.Fatalf("the management cluster's context: %v", err)
 	}
-	for _, line := range []string{`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`,
-		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use"} {
-		if !strings.Contains(out, line) {
-			t.Errorf("cluster create --dry-run lacks %q:\n%s", line, out)
-		}
-	}
-	objs, err := deploy.Parse([]byte(out[strings.Index(out, "apiVersion:"):]))
-	if err != nil {
-		t.Fatalf("the dry run's objects: %v\n%s", err, out)
-	}
-	for _, o := range objs {
-		if err := lc.client.Create(ctx, o); err != nil {
-			t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-	}
-
-	// CAPV clones the first control-plane VM from the template, with its BIOS UUID, and powers it
-	// on.
-	vc, _, err := prerequisites.Connect(ctx, prerequisites.Environment{Server: endpoint.Address, Username: endpoint.Username,
-		Password: endpoint.Password, Thumbprint: vars["VSPHERE_TLS_THUMBPRINT"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finder := find.NewFinder(vc.Client)
 	s := scheme.New()
 	if err := capvv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	capv, err := client.New(lc.config, client.Options{Scheme: s})
+	mc, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vmName string
-	eventually(t, 3*time.Minute, "a VSphereVM of e2e-vc powered on in the simulator", func() error {
-		vms := &capvv1.VSphereVMList{}
-		if err := capv.List(ctx, vms, client.InNamespace("default"), client.MatchingLabels{clusterv1.ClusterNameLabel: "e2e-vc"}); err != nil {
-			return err
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmt := &localCluster{name: "tkg-mgmt-vc", config: cfg, client: mc, cs: cs}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, ns := range []string{"capv-system", "tkg-system", "vmware-system-csi", "default"} {
+				dumpPods(t, mgmt, ns)
+			}
 		}
-		if len(vms.Items) != 1 {
-			return fmt.Errorf("%d VSphereVMs", len(vms.Items))
+	})
+	vc, _, err := prerequisites.Connect(ctx, prerequisites.Environment{Server: endpoint.Address, Username: endpoint.Username,
+		Password: endpoint.Password, Thumbprint: endpoint.Thumbprint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finder := find.NewFinder(vc.Client)
+	checkClusterVMs(t, mc, finder, "tkg-mgmt-vc", ovaVersions["v1.35.4"], 2)
+	checkPods(t, mc, "the management column", vsphereManagementPods)
+	pods := &corev1.PodList{}
+	if err := mc.List(ctx, pods, client.InNamespace("capv-system")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Annotations["local.slipway.dev/simulated"] != "" {
+			t.Errorf("CAPV's pod %s is simulated: it must run CAPV", p.Name)
 		}
-		v := vms.Items[0]
-		if v.Spec.Template != template && v.Spec.Template != "ubuntu-2004-kube-v1.35.4+vmware.1" {
-			return fmt.Errorf("VSphereVM %s clones %q, not the release's template", v.Name, v.Spec.Template)
+	}
+
+	// A workload cluster with seeds/001's variables, at the older release.
+	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nKUBERNETES_VERSION: v1.34.3\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.2\n"+key+vars)
+	start = time.Now()
+	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
+	t.Logf("cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("cluster create: %v", err)
+	}
+	for _, line := range []string{`Setting config variable "VSPHERE_FOLDER" to value "/dc0/vm/folder0"`,
+		"successfully reconciled package: 'tkg-vc-antrea-antrea' in namespace: 'tkg-system'",
+		"successfully reconciled package: 'tkg-vc-antrea-vsphere-cpi' in namespace: 'tkg-system'",
+		"successfully reconciled package: 'tkg-vc-antrea-vsphere-csi' in namespace: 'tkg-system'",
+		"Workload cluster 'tkg-vc-antrea' created"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("cluster create's output lacks %q", line)
 		}
-		if v.Status.VMRef == "" {
-			return fmt.Errorf("VSphereVM %s has no VM yet: %+v", v.Name, v.Status.Conditions)
-		}
-		vmName = v.Name
-		vm, err := finder.VirtualMachine(ctx, simulator.Folder+"/"+v.Name)
+	}
+	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 2)
+	wcKubeconfig := filepath.Join(dir, "wc.kubeconfig")
+	if out, err := runSlipway(t, "cluster", "kubeconfig", "get", "tkg-vc-antrea", "--admin", "--export-file", wcKubeconfig); err != nil {
+		t.Fatalf("cluster kubeconfig get: %v\n%s", err, out)
+	}
+	wcConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: wcKubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: "tkg-vc-antrea-admin@tkg-vc-antrea"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.New(wcConfig, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPods(t, wc, "the workload column", vsphereWorkloadPods)
+
+	// Scale: one more worker VM.
+	if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
+		t.Fatalf("cluster scale: %v\n%s", err, out)
+	}
+	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 3)
+
+	// Upgrade: every machine is replaced by a VM cloned from the new release's template.
+	start = time.Now()
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "cluster", "upgrade", "tkg-vc-antrea", "--tkr", "v1.35", "-y", "-t", "10m")
+	t.Logf("cluster upgrade on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil || !strings.Contains(out, "Cluster 'tkg-vc-antrea' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'") {
+		t.Fatalf("cluster upgrade: %v", err)
+	}
+	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
+
+	// Delete: its VMs are destroyed and nothing of it is left.
+	vms, err := folderVMs(ctx, finder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "tkg-vc-antrea", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'tkg-vc-antrea' deleted") {
+		t.Fatalf("cluster delete: %v\n%s", err, out)
+	}
+	checkNothingLeft(t, mc, store, "tkg-mgmt-vc", "default", "tkg-vc-antrea", nil)
+	eventually(t, time.Minute, "the workload cluster's VMs destroyed", func() error {
+		now, err := folderVMs(ctx, finder)
 		if err != nil {
 			return err
 		}
-		var props mo.VirtualMachine
-		if err := vm.Properties(ctx, vm.Reference(), []string{"runtime.powerState", "config"}, &props); err != nil {
-			return err
-		}
-		if props.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
-			return fmt.Errorf("VM %s is %s", v.Name, props.Runtime.PowerState)
-		}
-		if props.Config.Uuid != v.Spec.BiosUUID {
-			return fmt.Errorf("VM %s has the BIOS UUID %s, its VSphereVM %q", v.Name, props.Config.Uuid, v.Spec.BiosUUID)
+		for name := range vms {
+			if _, ok := now[name]; ok && strings.HasPrefix(name, "tkg-vc-antrea-") {
+				return fmt.Errorf("VM %s is still there", name)
+			}
 		}
 		return nil
 	})
 
-	// The VM boots as the cluster's first node: it reports its guest IP, and the node, registered
-	// as the VM's BIOS UUID, is the Machine's.
-	eventually(t, 3*time.Minute, "the control-plane VM booted as the Machine's node", func() error {
-		vm, err := finder.VirtualMachine(ctx, simulator.Folder+"/"+vmName)
-		if err != nil {
-			return err
-		}
-		var props mo.VirtualMachine
-		if err := vm.Properties(ctx, vm.Reference(), []string{"guest.ipAddress", "config.uuid"}, &props); err != nil {
-			return err
-		}
-		if props.Guest == nil || props.Guest.IpAddress == "" {
-			return fmt.Errorf("VM %s reports no guest IP", vmName)
-		}
-		machine := &clusterv1.Machine{}
-		if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: vmName}, machine); err != nil {
-			return err
-		}
-		if want := "vsphere://" + props.Config.Uuid; machine.Spec.ProviderID != want {
-			return fmt.Errorf("Machine %s has providerID %q, want %q", vmName, machine.Spec.ProviderID, want)
-		}
-		if !machine.Status.NodeRef.IsDefined() {
-			return fmt.Errorf("Machine %s has no node yet (VM IP %s): %+v", vmName, props.Guest.IpAddress, machine.Status.Conditions)
-		}
-		for _, a := range machine.Status.Addresses {
-			if a.Address == props.Guest.IpAddress {
-				return nil
-			}
-		}
-		return fmt.Errorf("Machine %s addresses %v lack the VM's guest IP %s", vmName, machine.Status.Addresses, props.Guest.IpAddress)
-	})
-
-	// Deleting the Cluster destroys the VM, and the VM's node stops.
-	if err := lc.client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-vc"}}); err != nil {
-		t.Fatal(err)
+	// management-cluster delete destroys the management cluster's VMs: none is left.
+	start = time.Now()
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
+	t.Logf("management-cluster delete on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
+		t.Fatalf("management-cluster delete: %v", err)
 	}
-	eventually(t, 2*time.Minute, "the Cluster and its VM gone", func() error {
-		if err := lc.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-vc"}, &clusterv1.Cluster{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Cluster is still there (%v)", err)
+	eventually(t, time.Minute, "no VM and no local cluster left", func() error {
+		if vms, err := folderVMs(ctx, finder); err != nil || len(vms) > 0 {
+			return fmt.Errorf("VMs left: %v (%v)", vms, err)
 		}
-		vms, err := finder.VirtualMachineList(ctx, simulator.Folder+"/*")
-		if err != nil {
-			return err
-		}
-		for _, vm := range vms {
-			if vm.Name() == vmName {
-				return fmt.Errorf("VM %s is still in %s", vmName, simulator.Folder)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(home, "local", "e2e-vc")); err == nil {
-			return errors.New("the local cluster of e2e-vc's VMs is still there")
+		if after, _ := store.List(); len(after) != len(before) {
+			return fmt.Errorf("%d local clusters, %d before", len(after), len(before))
 		}
 		return nil
 	})

@@ -29,11 +29,13 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
+	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
+	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 )
 
 // CreateOptions are what Create takes.
@@ -272,9 +274,12 @@ func (f *flow) validate(ctx context.Context) error {
 	// A release's name is its version with '+' spelt "---", as TKG names them.
 	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
 	if f.cfg.VSphere != nil {
-		// The release's node images are read once it is on the bootstrap cluster: here the
-		// template check is left to tkr-vsphere-resolver.
-		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], nil, nil, f.p.Infof); err != nil {
+		// No cluster holds the release yet: its node image is named as the catalogue names it.
+		image, err := clientvsphere.ReleaseImage(releases[i], f.cfg)
+		if err != nil {
+			return err
+		}
+		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], []prerequisites.Image{image}, nil, f.p.Infof); err != nil {
 			return err
 		}
 	}

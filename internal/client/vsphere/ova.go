@@ -41,6 +41,19 @@ func NodeImage(release, osName string) (ova.Image, error) {
 	return ova.Image{Name: short + "-kube-" + m[1], OVAVersion: release + "-" + short, Distro: os}, nil
 }
 
+// ReleaseImage is the node OVA of a release for a cluster configuration's OS, as the release's
+// OSImages of the package repository's catalogue name it, for the template check of
+// management-cluster create, which runs before any cluster holds the release.
+func ReleaseImage(release string, cfg *config.Cluster) (prerequisites.Image, error) {
+	img, err := NodeImage(release, cfg.OSName+"-"+cfg.OSVersion)
+	if err != nil || img.Distro.Arch != cfg.OSArch {
+		return prerequisites.Image{}, fmt.Errorf("release %s has no vSphere node image of %s %s %s: set %s, %s and %s to ubuntu 20.04 amd64 or photon 3 amd64",
+			release, cfg.OSName, cfg.OSVersion, cfg.OSArch, config.OSName, config.OSVersion, config.OSArch)
+	}
+	return prerequisites.Image{OVAVersion: img.OVAVersion, OS: vcenter.OS{Name: img.Distro.Name,
+		Version: strings.ReplaceAll(img.Distro.Version, ".", ""), Arch: img.Distro.Arch}}, nil
+}
+
 // BuildOVA writes the node OVA of a release and OS to w.
 func BuildOVA(w io.Writer, release, osName string) (ova.Image, error) {
 	img, err := NodeImage(release, osName)

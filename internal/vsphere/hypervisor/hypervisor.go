@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -283,7 +284,9 @@ func (h *Hypervisor) addNode(dirs cluster.Dirs, spec *cluster.Spec, v vm, b *inf
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
-	node.KubernetesVersion = v.version
+	// The image's VERSION is the OVA's (v1.35.4+vmware.1-tkg.1-ubuntu-2004); its kubelet is the
+	// Kubernetes version before the TKG build.
+	node.KubernetesVersion, _, _ = strings.Cut(v.version, "-tkg.")
 	if node.KubernetesVersion == "" {
 		node.KubernetesVersion = b.KubernetesVersion
 	}
@@ -355,7 +358,7 @@ func (h *Hypervisor) stopGone(vms []vm) error {
 			if err := cluster.WriteSpec(dirs, spec); err != nil {
 				errs = append(errs, err)
 			}
-			h.Log.Printf("VM %s is off: stopped its node of cluster %s", n.Name, spec.Name)
+			h.Log.Printf("VM %s is powered off or destroyed: stopped its node of cluster %s", n.Name, spec.Name)
 		}
 		if len(spec.Nodes) == 0 {
 			if err := h.Store.Delete(spec.Name, ""); err != nil {

@@ -59,8 +59,8 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 }
 
 // TestVMsBootAsNodes: a powered-on clone with a cloud-init becomes a node of a local cluster
-// named by its kubeadm configuration, with the VM's BIOS UUID as providerID and its image's
-// Kubernetes version; the VM reports the node's address as its guest IP; a worker VM joins the
+// named by its kubeadm configuration, with the VM's BIOS UUID as providerID and the Kubernetes
+// version of its image's VERSION; the VM reports the node's address as its guest IP; a worker VM joins the
 // same cluster; powering the VMs off stops the nodes and deletes the cluster.
 func TestVMsBootAsNodes(t *testing.T) {
 	ctx := t.Context()
@@ -74,7 +74,7 @@ func TestVMsBootAsNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	path, err := vcenter.CreateNodeTemplate(ctx, c.Client, vcenter.NodeTemplate{Name: "node-v1.34.3", Folder: simulator.Folder,
-		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.34.3+vmware.1",
+		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.34.3+vmware.1-tkg.1-ubuntu-2004",
 		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestVMsBootAsNodes(t *testing.T) {
 			continue
 		}
 		if node.ProviderID != "vsphere://"+props.Config.Uuid || node.KubernetesVersion != "v1.34.3+vmware.1" {
-			t.Errorf("node %s: providerID %s version %s, want vsphere://%s and the template's VERSION", node.Name, node.ProviderID, node.KubernetesVersion, props.Config.Uuid)
+			t.Errorf("node %s: providerID %s version %s, want vsphere://%s and v1.34.3+vmware.1, the template's", node.Name, node.ProviderID, node.KubernetesVersion, props.Config.Uuid)
 		}
 		if props.Guest == nil || props.Guest.IpAddress != node.Address {
 			t.Errorf("VM %s reports guest IP %+v, want its node's %s", props.Name, props.Guest, node.Address)

@@ -7,9 +7,12 @@ package prerequisites
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -104,7 +108,7 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 		return nil, fmt.Errorf("the minimum vSphere version supported by Tanzu Kubernetes Grid is vSphere 6.7u3, please upgrade vSphere and try again (%s runs %s)", host, about.FullName)
 	}
 	if env.ManagementCluster && version[0] == 7 {
-		vsphere7(infof)
+		vsphere7(infof, withTanzu(ctx, c, env))
 	}
 
 	finder := find.NewFinder(c.Client, true)
@@ -221,18 +225,42 @@ func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, err
 	return c, actual, nil
 }
 
-// vsphere7 prints what TKG says on a vSphere 7 without vSphere with Tanzu (seeds/000).
-func vsphere7(infof func(string, ...any)) {
+// vsphere7 prints what TKG says on a vSphere 7, with vSphere with Tanzu enabled or without it
+// (seeds/000), and goes on as TKG does when told to deploy a management cluster anyway.
+func vsphere7(infof func(string, ...any), tanzu bool) {
 	infof("")
-	infof("vSphere 7.0 Environment Detected.")
-	infof("")
-	infof("You have connected to a vSphere 7.0 environment which does not have vSphere with Tanzu enabled. vSphere with Tanzu includes")
-	infof("an integrated Tanzu Kubernetes Grid Service which turns a vSphere cluster into a platform for running Kubernetes workloads in dedicated")
-	infof("resource pools. Configuring Tanzu Kubernetes Grid Service is done through vSphere HTML5 client.")
+	if tanzu {
+		infof("vSphere 7.0 with Tanzu Detected.")
+		infof("")
+		infof("You have connected to a vSphere 7.0 with Tanzu environment that includes an integrated Tanzu Kubernetes Grid Service which")
+		infof("turns a vSphere cluster into a platform for running Kubernetes workloads in dedicated resource pools. Configuring Tanzu")
+		infof("Kubernetes Grid Service is done through the vSphere HTML5 Client.")
+	} else {
+		infof("vSphere 7.0 Environment Detected.")
+		infof("")
+		infof("You have connected to a vSphere 7.0 environment which does not have vSphere with Tanzu enabled. vSphere with Tanzu includes")
+		infof("an integrated Tanzu Kubernetes Grid Service which turns a vSphere cluster into a platform for running Kubernetes workloads in dedicated")
+		infof("resource pools. Configuring Tanzu Kubernetes Grid Service is done through vSphere HTML5 client.")
+	}
 	infof("")
 	infof("Tanzu Kubernetes Grid Service is the preferred way to consume Tanzu Kubernetes Grid in vSphere 7.0 environments. Alternatively you may")
 	infof("deploy a non-integrated Tanzu Kubernetes Grid instance on vSphere 7.0.")
 	infof("Deploying TKG management cluster on vSphere 7.0 ...")
+}
+
+// withTanzu says whether vSphere with Tanzu is enabled on a cluster of the vCenter, as TKG finds
+// out: a vCenter that does not answer the question has it off.
+func withTanzu(ctx context.Context, c *govmomi.Client, env Environment) bool {
+	rc := rest.NewClient(c.Client)
+	if err := rc.Login(ctx, url.UserPassword(env.Username, env.Password)); err != nil {
+		return false
+	}
+	defer func() { _ = rc.Logout(context.WithoutCancel(ctx)) }()
+	var clusters []json.RawMessage
+	if err := rc.Do(ctx, rc.Resource(vcenter.SupervisorClustersPath).Request(http.MethodGet), &clusters); err != nil {
+		return false
+	}
+	return len(clusters) > 0
 }
 
 // serverThumbprint reads the SHA-1 thumbprint of the certificate host presents.

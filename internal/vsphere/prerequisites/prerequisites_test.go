@@ -185,3 +185,29 @@ func TestCheckRefusesAnOldVSphere(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A vCenter with vSphere with Tanzu enabled on a cluster gets TKG's other vSphere 7 paragraph.
+func TestCheckDetectsVSphereWithTanzu(t *testing.T) {
+	s, err := simulator.Start(t.Context(), simulator.Options{Address: vcentertest.FreeAddress(t), Dir: t.TempDir(),
+		Username: simulator.DefaultUsername, Password: vcentertest.Password, WithTanzu: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
+	var lines []string
+	if _, err := prerequisites.Check(t.Context(), environment(s), func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(lines, "\n")
+	for _, want := range []string{"vSphere 7.0 with Tanzu Detected.",
+		"You have connected to a vSphere 7.0 with Tanzu environment that includes an integrated Tanzu Kubernetes Grid Service which",
+		"Deploying TKG management cluster on vSphere 7.0 ..."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing line %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "does not have vSphere with Tanzu enabled") {
+		t.Errorf("vSphere with Tanzu enabled was described as not enabled:\n%s", out)
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 
 	// vcsim's vAPI endpoints (sessions, tags, content libraries), which CAPV and the resolver
 	// call, and its cluster modules, in which CAPV keeps a control plane's VMs apart.
@@ -83,6 +86,9 @@ type Options struct {
 	// restarts) and the datastore's files.
 	Dir                string
 	Username, Password string
+	// WithTanzu serves cluster0 as a cluster with vSphere with Tanzu enabled, as vCenter lists it
+	// at vcenter.SupervisorClustersPath.
+	WithTanzu bool
 }
 
 // Server is a running simulator.
@@ -147,6 +153,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := s.buildInventory(ctx, filepath.Join(o.Dir, "datastore")); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("building the inventory: %w", err)
+	}
+	if o.WithTanzu {
+		// The list vCenter's namespace management gives: one summary per enabled cluster.
+		cluster0 := model.Map().Any("ClusterComputeResource").Reference().Value
+		model.Service.Handle(vcenter.SupervisorClustersPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode([]map[string]string{{"cluster": cluster0, "cluster_name": filepath.Base(Cluster)}})
+		}))
 	}
 	return s, nil
 }

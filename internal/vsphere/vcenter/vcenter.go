@@ -33,6 +33,10 @@ const (
 	guestInfoUserData = "guestinfo.userdata"
 )
 
+// SupervisorClustersPath is where vCenter lists the clusters that vSphere with Tanzu (a
+// Supervisor) runs on, which TKG asks to detect it.
+const SupervisorClustersPath = "/api/vcenter/namespace-management/software/clusters"
+
 // Endpoint is where and as whom to look for templates.
 type Endpoint struct {
 	// Server is the vCenter's host[:port] or URL.

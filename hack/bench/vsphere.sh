@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Measures issue 18's goals on this host over RUNS runs (assets built), on slipway's vCenter
+# simulator: each run times `slipway management-cluster create -f` of a vSphere management
+# cluster (dev, 1 control plane + 1 worker VM, v1.35.4) from the command to "Management cluster
+# created!", the bootstrap cluster deleted (goal <= 180 s), then `slipway cluster create -f` of a
+# workload cluster on it (dev, seeds/001's variables) to "Workload cluster … created" with antrea,
+# vsphere-cpi and vsphere-csi reconciled (goal <= 60 s), then deletes both. Prints each run and
+# the medians.
+# Usage: hack/bench/vsphere.sh [RUNS=3]   (VCSIM_ADDRESS=127.0.0.1:8989 by default)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+runs=${1:-3}
+slipway=$root/bin/slipway
+
+[ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
+make -C "$root" build providers packages >/dev/null
+
+work=$(mktemp -d)
+export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig
+cleanup() {
+	"$slipway" management-cluster delete -y >/dev/null 2>&1 || true
+	"$slipway" vsphere simulator stop >/dev/null 2>&1 || true
+	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
+		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
+	done
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+
+"$slipway" vsphere simulator start --address "${VCSIM_ADDRESS:-127.0.0.1:8989}" >/dev/null
+vars=$("$slipway" vsphere simulator status | grep '^VSPHERE_' | grep -v CONTROL_PLANE_ENDPOINT)
+key='VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ bench@example'
+# file NAME ENDPOINT: a dev configuration of a cluster on the simulator.
+file() {
+	printf 'CLUSTER_NAME: %s\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\nOS_NAME: ubuntu\nOS_VERSION: "20.04"\nVSPHERE_CONTROL_PLANE_ENDPOINT: %s\n%s\n%s\n' \
+		"$1" "$2" "$key" "$vars" >"$work/$1.yaml"
+	echo "$work/$1.yaml"
+}
+"$slipway" vsphere ova build --kubernetes-release v1.35.4+vmware.1-tkg.1 -o "$work/node.ova" >/dev/null
+"$slipway" vsphere ova import "$work/node.ova" -f "$(file tkg-mgmt-vc 127.0.100.1)" >/dev/null
+
+# timed NAME CMD...: runs CMD, appends its seconds to the array NAME, and shows its output on
+# failure.
+timed() {
+	local -n into=$1
+	shift
+	local start end
+	start=$(date +%s.%N)
+	"$@" >"$work/step.log" 2>&1 || { echo "failed: $*"; cat "$work/step.log"; exit 1; }
+	end=$(date +%s.%N)
+	into+=("$(echo "$end - $start" | bc)")
+}
+
+mcs=() wcs=()
+for i in $(seq 1 "$runs"); do
+	timed mcs "$slipway" management-cluster create -f "$(file tkg-mgmt-vc 127.0.100.1)" -y -t 10m
+	timed wcs "$slipway" cluster create -f "$(file tkg-vc-antrea 127.0.100.2)" -t 5m
+	"$slipway" cluster delete tkg-vc-antrea -y -t 3m >/dev/null
+	"$slipway" management-cluster delete -y -t 10m >/dev/null
+	echo "run $i: management-cluster create ${mcs[-1]}s, cluster create ${wcs[-1]}s"
+done
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median management-cluster create on vSphere: $(median "${mcs[@]}")s over $runs runs (goal <= 180s)"
+echo "median cluster create on vSphere:            $(median "${wcs[@]}")s (goal <= 60s)"

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// An upgrade the API server refuses (as the TKR resolver's webhook refuses a release the
+// cluster cannot run) leaves the Cluster as it was, its TKR label included: the upgrade is one
+// write of the topology's version, to which the resolver adds the label, never a label written
+// first as TKG did.
+func TestRefusedUpgradeLeavesTheClusterUnchanged(t *testing.T) {
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(topologyCluster(1)).WithInterceptorFuncs(interceptor.Funcs{
+		// The webhook refuses the new version; any other write goes through.
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			writes++
+			if cl, ok := o.(*clusterv1.Cluster); ok && cl.Spec.Topology.Version == "v1.36.0+vmware.1" {
+				return apierrors.NewForbidden(schema.GroupResource{Group: "cluster.x-k8s.io", Resource: "clusters"}, "wc",
+					errString(`admission webhook "tkr-resolver-cluster-webhook.tanzu.vmware.com" denied the request: no TKR matches v1.36.0`))
+			}
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			writes++
+			return c.Update(ctx, o, opts...)
+		},
+	}).Build()
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	err := RunUpgrade(t.Context(), c, key, &Upgrade{TKR: "v1.36.0---vmware.1-tkg.1", Version: "v1.36.0+vmware.1-tkg.1", Kubernetes: "v1.36.0+vmware.1"},
+		time.Second, progress.ForWriter(&strings.Builder{}))
+	if err == nil || !strings.Contains(err.Error(), "the upgrade was refused") || !strings.Contains(err.Error(), "denied the request") {
+		t.Fatalf("want the refusal, got %v", err)
+	}
+	if writes != 1 {
+		t.Errorf("the upgrade tried %d writes, want one", writes)
+	}
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(t.Context(), key, cl); err != nil {
+		t.Fatal(err)
+	}
+	if cl.Labels[runv1alpha3.LabelTKR] != "v1.35.4---vmware.1-tkg.1" || cl.Spec.Topology.Version != "v1.35.4+vmware.1" {
+		t.Errorf("after a refused upgrade: label %q, version %q", cl.Labels[runv1alpha3.LabelTKR], cl.Spec.Topology.Version)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

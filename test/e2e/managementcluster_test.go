@@ -138,18 +138,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	start := time.Now()
 	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
 	t.Logf("management-cluster create took %s:\n%s", time.Since(start).Round(time.Second), out)
-	t.Cleanup(func() {
-		// What a failed run leaves: the management cluster and any bootstrap or cleanup cluster.
-		after, _ := store.List()
-		for _, s := range after {
-			if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-				continue
-			}
-			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
-				t.Logf("delete %s: %v\n%s", s.Name, err, o)
-			}
-		}
-	})
+	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 	if err != nil {
 		t.Fatalf("management-cluster create failed: %v", err)
 	}
@@ -559,6 +548,20 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	if cfg, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG")); err == nil && cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] != nil {
 		t.Errorf("the management cluster's context is left in the kubeconfig")
+	}
+}
+
+// deleteAddedClusters deletes the local clusters that are not in before: what a failed run
+// leaves, the management cluster and any bootstrap or cleanup cluster.
+func deleteAddedClusters(t *testing.T, store cluster.Store, before []*cluster.Spec) {
+	after, _ := store.List()
+	for _, s := range after {
+		if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+			continue
+		}
+		if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
+			t.Logf("delete %s: %v\n%s", s.Name, err, o)
+		}
 	}
 }
 

@@ -42,9 +42,16 @@ var managementPods = map[string][]string{
 // checkManagementPods waits until every pod of managementPods is Running and Ready.
 func checkManagementPods(t *testing.T, c client.Client) {
 	t.Helper()
-	eventually(t, 3*time.Minute, "the management column of seeds/003 running", func() error {
+	checkPods(t, c, "the management column", managementPods)
+}
+
+// checkPods waits until every pod of a column of seeds/003, by namespace and name prefix, is
+// Running and Ready.
+func checkPods(t *testing.T, c client.Client, column string, want map[string][]string) {
+	t.Helper()
+	eventually(t, 3*time.Minute, column+" of seeds/003 running", func() error {
 		var missing []string
-		for ns, prefixes := range managementPods {
+		for ns, prefixes := range want {
 			pods := &corev1.PodList{}
 			if err := c.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -55,30 +54,6 @@ var vsphereWorkloadPods = map[string][]string{
 	"secretgen-controller": {"secretgen-controller"},
 	"tkg-system":           {"kapp-controller"},
 	"vmware-system-csi":    {"vsphere-csi-controller", "vsphere-csi-node"},
-}
-
-// checkPods waits until every pod of a column is Running and Ready.
-func checkPods(t *testing.T, c client.Client, column string, want map[string][]string) {
-	t.Helper()
-	eventually(t, 3*time.Minute, column+" of seeds/003 running", func() error {
-		var missing []string
-		for ns, prefixes := range want {
-			pods := &corev1.PodList{}
-			if err := c.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
-				return err
-			}
-			for _, p := range prefixes {
-				if !hasReadyPod(pods, p) {
-					missing = append(missing, ns+"/"+p)
-				}
-			}
-		}
-		sort.Strings(missing)
-		if len(missing) > 0 {
-			return fmt.Errorf("no Running and Ready pod %s", strings.Join(missing, ", "))
-		}
-		return nil
-	})
 }
 
 // nodeVM is what the test reads of a VM of the simulator.
@@ -217,18 +192,7 @@ func TestVSphereFlows(t *testing.T) {
 	start := time.Now()
 	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", mgmtFile, "--package-repository", repo, "-t", "10m")
 	t.Logf("management-cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
-	t.Cleanup(func() {
-		// What a failed run leaves: the management cluster and any bootstrap or cleanup cluster.
-		after, _ := store.List()
-		for _, s := range after {
-			if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-				continue
-			}
-			if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
-				t.Logf("delete %s: %v\n%s", s.Name, err, o)
-			}
-		}
-	})
+	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 	if err != nil {
 		t.Fatalf("management-cluster create: %v", err)
 	}

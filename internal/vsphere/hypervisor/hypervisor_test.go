@@ -11,17 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
-	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
-	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // cloudInit is a kubeadm bootstrap provider's cloud-config: kubeadm init with the cluster's
@@ -64,62 +60,19 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 // same cluster; powering the VMs off stops the nodes and deletes the cluster.
 func TestVMsBootAsNodes(t *testing.T) {
 	ctx := t.Context()
-	s, err := simulator.Start(ctx, simulator.Options{Address: vcentertest.FreeAddress(t), Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := vcentertest.Start(t)
 	c, err := s.Login(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := vcenter.CreateNodeTemplate(ctx, c.Client, vcenter.NodeTemplate{Name: "node-v1.34.3", Folder: simulator.Folder,
-		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.34.3+vmware.1-tkg.1-ubuntu-2004",
-		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finder := find.NewFinder(c.Client, true)
-	template, err := finder.VirtualMachine(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := finder.Folder(ctx, simulator.Folder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := finder.ResourcePool(ctx, simulator.ResourcePool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	template := vcentertest.Template(t, s, "node-v1.34.3", "v1.34.3+vmware.1-tkg.1-ubuntu-2004")
 	cas, err := pki.GenerateCAs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	clone := func(name, userdata string) *object.VirtualMachine {
-		poolRef := pool.Reference()
-		task, err := template.Clone(ctx, folder, name, types.VirtualMachineCloneSpec{
-			Location: types.VirtualMachineRelocateSpec{Pool: &poolRef},
-			Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
-				&types.OptionValue{Key: "guestinfo.userdata", Value: base64.StdEncoding.EncodeToString([]byte(userdata))},
-				&types.OptionValue{Key: "guestinfo.userdata.encoding", Value: "base64"}}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := task.WaitForResult(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vm := object.NewVirtualMachine(c.Client, info.Result.(types.ManagedObjectReference))
-		// As CAPV does, once the clone is made.
-		if task, err = vm.PowerOn(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := task.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return vm
+		return vcentertest.Clone(t, template, name, map[string]string{
+			"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(userdata)), "guestinfo.userdata.encoding": "base64"}, true)
 	}
 	worker := clone("wc1-md-0-a", cloudInit(t, cas, false))
 	cp := clone("wc1-cp-a", cloudInit(t, cas, true))

@@ -16,21 +16,6 @@ const ova = "v1.35.4+vmware.1-tkg.1-ubuntu-2004"
 
 var ubuntu = vcenter.OS{Name: "ubuntu", Version: "2004", Arch: "amd64"}
 
-// addTemplate makes a VM template in folder0 carrying a node OVA's vApp properties.
-func addTemplate(t *testing.T, s *simulator.Server, name, ovaVersion string) {
-	t.Helper()
-	c, err := s.Login(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := vcenter.CreateNodeTemplate(t.Context(), c.Client, vcenter.NodeTemplate{
-		Name: name, Folder: simulator.Folder, ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore,
-		OVAVersion: ovaVersion, Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // environment points at s with the inventory's short names, as a user may write them.
 func environment(s *simulator.Server) prerequisites.Environment {
 	return prerequisites.Environment{
@@ -43,7 +28,7 @@ func environment(s *simulator.Server) prerequisites.Environment {
 
 func TestCheckResolvesTheInventoryWithTKGsLines(t *testing.T) {
 	s := vcentertest.Start(t)
-	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
+	vcentertest.Template(t, s, "ubuntu-2004-kube-v1.35.4", ova)
 	var lines []string
 	infof := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 	r, err := prerequisites.Check(t.Context(), environment(s), infof)
@@ -96,7 +81,7 @@ func TestCheckResolvesTheInventoryWithTKGsLines(t *testing.T) {
 
 func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 	s := vcentertest.Start(t)
-	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
+	vcentertest.Template(t, s, "ubuntu-2004-kube-v1.35.4", ova)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +179,7 @@ func TestCheckDetectsVSphereWithTanzu(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	addTemplate(t, s, "ubuntu-2004-kube-v1.35.4", ova)
+	vcentertest.Template(t, s, "ubuntu-2004-kube-v1.35.4", ova)
 	var lines []string
 	if _, err := prerequisites.Check(t.Context(), environment(s), func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }); err != nil {
 		t.Fatal(err)

@@ -6,9 +6,7 @@ import (
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
@@ -78,50 +76,11 @@ func TestSimulatorServesTheSeedsInventory(t *testing.T) {
 // only through the simulator's fix.
 func TestCloneKeepsExtraConfigAndVAppProperties(t *testing.T) {
 	ctx := t.Context()
-	s, err := simulator.Start(ctx, simulator.Options{Address: vcentertest.FreeAddress(t), Dir: t.TempDir(), Username: simulator.DefaultUsername, Password: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.Login(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := vcenter.CreateNodeTemplate(ctx, c.Client, vcenter.NodeTemplate{Name: "node-v1.35.4", Folder: simulator.Folder,
-		ResourcePool: simulator.ResourcePool, Datastore: simulator.Datastore, OVAVersion: "v1.35.4+vmware.1",
-		Distro: vcenter.OS{Name: "ubuntu", Version: "20.04", Arch: "amd64"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finder := find.NewFinder(c.Client, true)
-	template, err := finder.VirtualMachine(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := finder.Folder(ctx, simulator.Folder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := finder.ResourcePool(ctx, simulator.ResourcePool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	poolRef := pool.Reference()
-	task, err := template.Clone(ctx, folder, "node-0", types.VirtualMachineCloneSpec{
-		Location: types.VirtualMachineRelocateSpec{Pool: &poolRef},
-		Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
-			&types.OptionValue{Key: "guestinfo.userdata", Value: "I2Nsb3VkLWNvbmZpZw=="}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := task.WaitForResult(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := vcentertest.Start(t)
+	template := vcentertest.Template(t, s, "node-v1.35.4", "v1.35.4+vmware.1")
+	vm := vcentertest.Clone(t, template, "node-0", map[string]string{"guestinfo.userdata": "I2Nsb3VkLWNvbmZpZw=="}, false)
 	var clone mo.VirtualMachine
-	if err := object.NewVirtualMachine(c.Client, info.Result.(types.ManagedObjectReference)).Properties(ctx, info.Result.(types.ManagedObjectReference),
-		[]string{"config.extraConfig", "config.vAppConfig"}, &clone); err != nil {
+	if err := vm.Properties(ctx, vm.Reference(), []string{"config.extraConfig", "config.vAppConfig"}, &clone); err != nil {
 		t.Fatal(err)
 	}
 	userdata := ""

@@ -9,6 +9,7 @@
 # Usage: hack/bench/cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 runs=${1:-3}
 slipway=$root/bin/slipway
 
@@ -26,18 +27,6 @@ cleanup() {
 trap 'cleanup; rm -rf "$work"' EXIT
 
 "$slipway" management-cluster create --name bench >"$work/mc.log" 2>&1 || { cat "$work/mc.log"; exit 1; }
-
-# timed NAME CMD...: runs CMD, appends its seconds to the array NAME, and shows its output on
-# failure.
-timed() {
-	local -n into=$1
-	shift
-	local start end
-	start=$(date +%s.%N)
-	"$@" >"$work/step.log" 2>&1 || { echo "failed: $*"; cat "$work/step.log"; exit 1; }
-	end=$(date +%s.%N)
-	into+=("$(echo "$end - $start" | bc)")
-}
 
 # scale NAME N: scales the workload cluster to N workers and waits until it lists N of N.
 scale() {
@@ -60,7 +49,6 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: create ${creates[-1]}s, scale ${scales[-1]}s, upgrade ${upgrades[-1]}s, delete ${deletes[-1]}s"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median cluster create:  $(median "${creates[@]}")s over $runs runs (goal <= 45s)"
 echo "median cluster scale:   $(median "${scales[@]}")s (goal <= 15s)"
 echo "median cluster upgrade: $(median "${upgrades[@]}")s (goal <= 120s)"

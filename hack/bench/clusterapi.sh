@@ -8,6 +8,7 @@
 # Usage: hack/bench/clusterapi.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 runs=${1:-3}
 
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
@@ -38,6 +39,5 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: bootstrap-ready ${boot[-1]}s, workload cluster Available ${avail[-1]}s"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median bootstrap-ready: $(median "${boot[@]}")s over $runs runs (goal <= 60s)"
 echo "median workload cluster Available: $(median "${avail[@]}")s over $runs runs (goal <= 60s)"

@@ -6,6 +6,7 @@
 # Usage: hack/bench/local-cluster.sh [RUNS=3] [SETTLE=30]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 runs=${1:-3}
 settle=${2:-30}
 
@@ -34,6 +35,5 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: create ${times[-1]}s, node peak RSS ${peaks[-1]} MiB"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median create time: $(median "${times[@]}")s over $runs runs (goal <= 20s)"
 echo "median node peak RSS: $(median "${peaks[@]}") MiB, max $(printf '%s\n' "${peaks[@]}" | sort -n | tail -1) MiB (goal <= 700 MiB)"

@@ -8,6 +8,7 @@
 # Usage: hack/bench/management-cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 runs=${1:-3}
 
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
@@ -59,7 +60,6 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: create ${total[-1]}s, delete ${deletes[-1]}s, peak memory $((peak / 1024)) MiB"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median management-cluster create: $(median "${total[@]}")s over $runs runs (goal <= 120s)"
 echo "median management-cluster delete: $(median "${deletes[@]}")s"
 echo "median peak memory of slipway's processes: $(($(median "${peaks[@]}") / 1024)) MiB (goal <= 6144 MiB)"

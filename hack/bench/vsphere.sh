@@ -9,6 +9,7 @@
 # Usage: hack/bench/vsphere.sh [RUNS=3]   (VCSIM_ADDRESS=127.0.0.1:8989 by default)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 runs=${1:-3}
 slipway=$root/bin/slipway
 
@@ -38,18 +39,6 @@ file() {
 "$slipway" vsphere ova build --kubernetes-release v1.35.4+vmware.1-tkg.1 -o "$work/node.ova" >/dev/null
 "$slipway" vsphere ova import "$work/node.ova" -f "$(file tkg-mgmt-vc 127.0.100.1)" >/dev/null
 
-# timed NAME CMD...: runs CMD, appends its seconds to the array NAME, and shows its output on
-# failure.
-timed() {
-	local -n into=$1
-	shift
-	local start end
-	start=$(date +%s.%N)
-	"$@" >"$work/step.log" 2>&1 || { echo "failed: $*"; cat "$work/step.log"; exit 1; }
-	end=$(date +%s.%N)
-	into+=("$(echo "$end - $start" | bc)")
-}
-
 mcs=() wcs=()
 for i in $(seq 1 "$runs"); do
 	timed mcs "$slipway" management-cluster create -f "$(file tkg-mgmt-vc 127.0.100.1)" -y -t 10m
@@ -59,6 +48,5 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: management-cluster create ${mcs[-1]}s, cluster create ${wcs[-1]}s"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median management-cluster create on vSphere: $(median "${mcs[@]}")s over $runs runs (goal <= 180s)"
 echo "median cluster create on vSphere:            $(median "${wcs[@]}")s (goal <= 60s)"

@@ -63,8 +63,7 @@ func (s Store) validate(opts *CreateOptions) error {
 	}
 	if _, err := os.Stat(dirs.Root); err == nil {
 		if spec, err := ReadSpec(dirs); err == nil && spec.Owner != nil {
-			return fmt.Errorf("the name %q is taken by the local cluster of Cluster %s, %s; or choose another name",
-				opts.Name, spec.Owner.Name, spec.Owner.Manager())
+			return fmt.Errorf("the name %q is taken by the local cluster of %s; or choose another name", opts.Name, spec.Owner.Describe())
 		}
 		return fmt.Errorf("local cluster %q already exists: delete it with `slipway local cluster delete %s` or choose another name", opts.Name, opts.Name)
 	}

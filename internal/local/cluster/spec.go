@@ -71,12 +71,12 @@ type Owner struct {
 	VCenter string `json:"vcenter,omitempty"`
 }
 
-// Manager says who adds and removes the cluster's nodes and how to delete it, for messages.
-func (o *Owner) Manager() string {
+// Describe names the owner and how to delete its cluster, for messages.
+func (o *Owner) Describe() string {
 	if o.VCenter != "" {
-		return fmt.Sprintf("whose nodes are VMs of the vCenter simulator at %s: delete Cluster %s on its management cluster (`slipway cluster delete %s`)", o.VCenter, o.Name, o.Name)
+		return fmt.Sprintf("Cluster %s, whose nodes are VMs of the vCenter simulator at %s: delete it on its management cluster (`slipway cluster delete %s`)", o.Name, o.VCenter, o.Name)
 	}
-	return fmt.Sprintf("which management cluster %s manages: delete it with `slipway cluster delete %s -n %s` there", o.ManagementCluster, o.Name, o.Namespace)
+	return fmt.Sprintf("Cluster %s/%s, which management cluster %s manages: delete it with `slipway cluster delete %s -n %s` there", o.Namespace, o.Name, o.ManagementCluster, o.Name, o.Namespace)
 }
 
 // NodeSpec is one node. A node and its pods each have two addresses: a loopback address its

@@ -2,6 +2,7 @@ package hypervisor
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +50,6 @@ type Hypervisor struct {
 
 // Run looks at the VMs every Period until ctx ends.
 func (h *Hypervisor) Run(ctx context.Context) {
-	h.failed = map[string]string{}
 	t := time.NewTicker(Period)
 	defer t.Stop()
 	for {
@@ -85,27 +86,52 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 	if err := h.stopGone(vms); err != nil {
 		errs = append(errs, err)
 	}
+	type booting struct {
+		v vm
+		b *infrastructure.Bootstrap
+	}
+	var boots []booting
+	on := map[string]bool{}
+	for _, v := range vms {
+		on[v.name] = true
+		b, err := infrastructure.ParseBootstrap(v.userdata, "cloud-config")
+		if err != nil {
+			h.fail(v.name, err)
+			continue
+		}
+		boots = append(boots, booting{v, b})
+	}
 	// Control-plane VMs that init go first: the others join their cluster.
-	for _, init := range []bool{true, false} {
-		for _, v := range vms {
-			b, err := infrastructure.ParseBootstrap(v.userdata, "cloud-config")
-			if err == nil && b.Init != init {
-				continue
-			}
-			if err == nil {
-				err = h.boot(ctx, v, b)
-			}
-			if err != nil {
-				if h.failed[v.name] != err.Error() {
-					h.Log.Printf("VM %s does not boot as a node: %v", v.name, err)
-					h.failed[v.name] = err.Error()
-				}
-				continue
-			}
-			delete(h.failed, v.name)
+	slices.SortStableFunc(boots, func(x, y booting) int { return cmp.Compare(btoi(!x.b.Init), btoi(!y.b.Init)) })
+	for _, bt := range boots {
+		if err := h.boot(ctx, bt.v, bt.b); err != nil {
+			h.fail(bt.v.name, err)
+			continue
+		}
+		delete(h.failed, bt.v.name)
+	}
+	// A VM that is gone has no failure left to repeat.
+	for name := range h.failed {
+		if !on[name] {
+			delete(h.failed, name)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fail logs why a VM does not boot, once until the reason changes.
+func (h *Hypervisor) fail(name string, err error) {
+	if h.failed[name] != err.Error() {
+		h.Log.Printf("VM %s does not boot as a node: %v", name, err)
+		h.failed[name] = err.Error()
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // poweredOn lists the powered-on VMs that carry a cloud-init.

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -44,8 +45,16 @@ type Hypervisor struct {
 	// Executable is the slipway binary that runs the nodes' agents and load balancers.
 	Executable string
 	Log        *log.Logger
+
+	// mu orders the changes to the store: a pass of Sync and the boot of a VM as it powers on.
+	// It is never held while calling the simulator, which may hold a VM's lock while it waits
+	// for mu (PowerOn).
+	mu sync.Mutex
 	// failed keeps the last failure of each VM, by VM, so that it is logged once.
 	failed map[string]string
+	// powerOns counts the VMs booted by PowerOn, so that a pass of Sync knows when its list
+	// of VMs is older than a node.
+	powerOns int
 }
 
 // Run looks at the VMs every Period until ctx ends.
@@ -73,18 +82,25 @@ type vm struct {
 }
 
 // Sync stops the nodes whose VM is off or gone, then boots the powered-on VMs that are not
-// nodes yet and supervises those that are.
+// nodes yet, supervises those that are, and reports their addresses.
 func (h *Hypervisor) Sync(ctx context.Context) error {
-	if h.failed == nil {
-		h.failed = map[string]string{}
-	}
+	h.mu.Lock()
+	seen := h.powerOns
+	h.mu.Unlock()
 	vms, err := h.poweredOn(ctx)
 	if err != nil {
 		return err
 	}
+	h.mu.Lock()
+	if h.failed == nil {
+		h.failed = map[string]string{}
+	}
 	var errs []error
-	if err := h.stopGone(vms); err != nil {
-		errs = append(errs, err)
+	// A VM booted as it powered on since the list was read is not in it: its node stays.
+	if h.powerOns == seen {
+		if err := h.stopGone(vms); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	type booting struct {
 		v vm
@@ -103,12 +119,21 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 	}
 	// Control-plane VMs that init go first: the others join their cluster.
 	slices.SortStableFunc(boots, func(x, y booting) int { return cmp.Compare(btoi(!x.b.Init), btoi(!y.b.Init)) })
+	type report struct {
+		v    vm
+		node cluster.NodeSpec
+	}
+	var reports []report
 	for _, bt := range boots {
-		if err := h.boot(ctx, bt.v, bt.b); err != nil {
+		node, err := h.boot(bt.v, bt.b)
+		if err != nil {
 			h.fail(bt.v.name, err)
 			continue
 		}
 		delete(h.failed, bt.v.name)
+		if bt.v.ip != node.Address {
+			reports = append(reports, report{bt.v, node})
+		}
 	}
 	// A VM that is gone has no failure left to repeat.
 	for name := range h.failed {
@@ -116,7 +141,41 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 			delete(h.failed, name)
 		}
 	}
+	h.mu.Unlock()
+	for _, r := range reports {
+		if err := h.report(ctx, r.v, r.node); err != nil {
+			errs = append(errs, fmt.Errorf("VM %s: reporting its guest IP: %w", r.v.name, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// PowerOn boots a VM as it powers on, and returns the address and host name its guest is to
+// report; false when the VM has no cloud-init or does not boot now, in which case Sync tries
+// again. The simulator calls it inside the power-on task, so it reads the VM from m only.
+func (h *Hypervisor) PowerOn(m mo.VirtualMachine) (ip, hostName string, ok bool) {
+	v, ok := h.vmOf(m)
+	if !ok {
+		return "", "", false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed == nil {
+		h.failed = map[string]string{}
+	}
+	b, err := infrastructure.ParseBootstrap(v.userdata, "cloud-config")
+	if err != nil {
+		h.fail(v.name, err)
+		return "", "", false
+	}
+	node, err := h.boot(v, b)
+	if err != nil {
+		h.fail(v.name, err)
+		return "", "", false
+	}
+	delete(h.failed, v.name)
+	h.powerOns++
+	return node.Address, node.Name, true
 }
 
 // fail logs why a VM does not boot, once until the reason changes.
@@ -149,30 +208,37 @@ func (h *Hypervisor) poweredOn(ctx context.Context) ([]vm, error) {
 	}
 	var out []vm
 	for _, m := range all {
-		if m.Config == nil || m.Config.Template || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
-			continue
+		if v, ok := h.vmOf(m); ok {
+			out = append(out, v)
 		}
-		extra := map[string]string{}
-		for _, o := range m.Config.ExtraConfig {
-			if v := o.GetOptionValue(); v != nil {
-				extra[v.Key], _ = v.Value.(string)
-			}
-		}
-		if extra["guestinfo.userdata"] == "" {
-			continue
-		}
-		data, err := decode(extra["guestinfo.userdata"], extra["guestinfo.userdata.encoding"])
-		if err != nil {
-			h.Log.Printf("VM %s: guestinfo.userdata: %v", m.Name, err)
-			continue
-		}
-		v := vm{ref: m.Self, name: m.Name, uuid: m.Config.Uuid, userdata: data, version: vcenter.VAppVersion(m.Config.VAppConfig)}
-		if m.Guest != nil {
-			v.ip = m.Guest.IpAddress
-		}
-		out = append(out, v)
 	}
 	return out, nil
+}
+
+// vmOf reads a VM that is powered on and carries a cloud-init.
+func (h *Hypervisor) vmOf(m mo.VirtualMachine) (vm, bool) {
+	if m.Config == nil || m.Config.Template || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+		return vm{}, false
+	}
+	extra := map[string]string{}
+	for _, o := range m.Config.ExtraConfig {
+		if v := o.GetOptionValue(); v != nil {
+			extra[v.Key], _ = v.Value.(string)
+		}
+	}
+	if extra["guestinfo.userdata"] == "" {
+		return vm{}, false
+	}
+	data, err := decode(extra["guestinfo.userdata"], extra["guestinfo.userdata.encoding"])
+	if err != nil {
+		h.Log.Printf("VM %s: guestinfo.userdata: %v", m.Name, err)
+		return vm{}, false
+	}
+	v := vm{ref: m.Self, name: m.Name, uuid: m.Config.Uuid, userdata: data, version: vcenter.VAppVersion(m.Config.VAppConfig)}
+	if m.Guest != nil {
+		v.ip = m.Guest.IpAddress
+	}
+	return v, true
 }
 
 // decode reads guestinfo data in its encoding, as cloud-init's VMware datasource does.
@@ -195,47 +261,44 @@ func decode(data, encoding string) ([]byte, error) {
 	}
 }
 
-// boot makes the VM a node of its cluster unless it is one, starts its agent unless it runs,
-// and reports its address to vCenter.
-func (h *Hypervisor) boot(ctx context.Context, v vm, b *infrastructure.Bootstrap) error {
+// boot makes the VM a node of its cluster unless it is one, and starts its agent unless it
+// runs. h.mu is held.
+func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, error) {
 	host, port, err := net.SplitHostPort(b.Endpoint)
 	if err != nil {
-		return fmt.Errorf("control-plane endpoint %q: %w", b.Endpoint, err)
+		return cluster.NodeSpec{}, fmt.Errorf("control-plane endpoint %q: %w", b.Endpoint, err)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || port != strconv.Itoa(cluster.APIServerPort) {
-		return fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
+		return cluster.NodeSpec{}, fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
 			b.Endpoint, cluster.APIServerPort)
 	}
 	name, err := h.clusterOf(b, host)
 	if err != nil {
-		return err
+		return cluster.NodeSpec{}, err
 	}
 	dirs, err := h.Store.Dirs(name)
 	if err != nil {
-		return err
+		return cluster.NodeSpec{}, err
 	}
 	spec, err := cluster.ReadSpec(dirs)
 	if err != nil {
-		return err
+		return cluster.NodeSpec{}, err
 	}
 	node, ok := spec.Node(v.name)
 	if !ok {
 		if node, err = h.addNode(dirs, spec, v, b); err != nil {
-			return err
+			return cluster.NodeSpec{}, err
 		}
 		h.Log.Printf("VM %s boots as %s node %s of cluster %s (Kubernetes %s, %s, providerID %s)", v.name, node.Role, node.Address, name,
 			spec.NodeVersion(node), map[bool]string{true: "kubeadm init", false: "kubeadm join"}[node.Init], node.ProviderID)
 	}
 	if _, err := h.Store.StartLoadBalancer(name, h.Executable); err != nil {
-		return err
+		return cluster.NodeSpec{}, err
 	}
 	if _, err := h.Store.StartNode(name, node, h.Executable); err != nil {
-		return err
+		return cluster.NodeSpec{}, err
 	}
-	if v.ip != node.Address {
-		return h.report(ctx, v, node)
-	}
-	return nil
+	return node, nil
 }
 
 // clusterOf returns the local cluster of a VM: the one whose control-plane endpoint it names,
@@ -342,10 +405,14 @@ func (h *Hypervisor) report(ctx context.Context, v vm, node cluster.NodeSpec) er
 
 // Shutdown stops every node of the simulator's VMs and deletes their clusters, as the VMs are
 // gone with the simulator.
-func (h *Hypervisor) Shutdown() error { return h.stopGone(nil) }
+func (h *Hypervisor) Shutdown() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stopGone(nil)
+}
 
 // stopGone stops the nodes whose VM is no longer powered on, and deletes a cluster left with
-// no node.
+// no node. h.mu is held.
 func (h *Hypervisor) stopGone(vms []vm) error {
 	on := map[string]bool{}
 	for _, v := range vms {

@@ -56,8 +56,10 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 
 // TestVMsBootAsNodes: a powered-on clone with a cloud-init becomes a node of a local cluster
 // named by its kubeadm configuration, with the VM's BIOS UUID as providerID and the Kubernetes
-// version of its image's VERSION; the VM reports the node's address as its guest IP; a worker VM joins the
-// same cluster; powering the VMs off stops the nodes and deletes the cluster.
+// version of its image's VERSION; the VM reports the node's address as its guest IP, by the end
+// of its power-on task when it can boot then; a worker VM powered on before its control plane
+// joins the same cluster at the next pass; powering the VMs off stops the nodes and deletes the
+// cluster.
 func TestVMsBootAsNodes(t *testing.T) {
 	ctx := t.Context()
 	s := vcentertest.Start(t)
@@ -74,20 +76,42 @@ func TestVMsBootAsNodes(t *testing.T) {
 		return vcentertest.Clone(t, template, name, map[string]string{
 			"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(userdata)), "guestinfo.userdata.encoding": "base64"}, true)
 	}
-	worker := clone("wc1-md-0-a", cloudInit(t, cas, false))
-	cp := clone("wc1-cp-a", cloudInit(t, cas, true))
-
 	store := cluster.Store{Root: t.TempDir()}
 	var logs bytes.Buffer
 	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store,
 		// The agents and the load balancer are not what is tested: a program that exits stands in.
 		Executable: "/bin/true", Log: log.New(io.MultiWriter(&logs, os.Stderr), "", 0)}
+	s.OnPowerOn(h.PowerOn)
+	guestIP := func(vm *object.VirtualMachine) string {
+		var props mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"guest.ipAddress"}, &props); err != nil {
+			t.Fatal(err)
+		}
+		if props.Guest == nil {
+			return ""
+		}
+		return props.Guest.IpAddress
+	}
+
+	// The worker's cluster does not exist yet: it cannot boot as it powers on.
+	worker := clone("wc1-md-0-a", cloudInit(t, cas, false))
+	if ip := guestIP(worker); ip != "" {
+		t.Errorf("worker VM reports guest IP %s before its cluster exists", ip)
+	}
+	cp := clone("wc1-cp-a", cloudInit(t, cas, true))
+	spec, err := store.Get("wc1")
+	if err != nil {
+		t.Fatalf("no local cluster wc1 once its control-plane VM is on: %v\n%s", err, logs.String())
+	}
+	if node, ok := spec.Node("wc1-cp-a"); !ok || guestIP(cp) != node.Address {
+		t.Errorf("after its power-on task, control-plane VM reports guest IP %q; its node: %+v", guestIP(cp), node)
+	}
+
 	if err := h.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := store.Get("wc1")
-	if err != nil {
-		t.Fatalf("no local cluster wc1: %v\n%s", err, logs.String())
+	if spec, err = store.Get("wc1"); err != nil {
+		t.Fatal(err)
 	}
 	if spec.LoadBalancerIP != "127.0.100.1" || spec.Owner == nil || spec.Owner.VCenter != s.URL.Host {
 		t.Errorf("cluster wc1: endpoint %s owner %+v", spec.LoadBalancerIP, spec.Owner)

@@ -157,6 +157,7 @@ func (d Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.OnPowerOn(h.PowerOn)
 	h.Run(ctx)
 	// The VMs are gone with the simulator: so are their nodes.
 	return h.Shutdown()

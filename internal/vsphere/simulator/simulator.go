@@ -93,8 +93,9 @@ type Options struct {
 
 // Server is a running simulator.
 type Server struct {
-	model  *simulator.Model
-	server *simulator.Server
+	model   *simulator.Model
+	server  *simulator.Server
+	powerOn *powerOn
 	// URL is the SDK endpoint, https://ADDRESS/sdk, without credentials.
 	URL *url.URL
 	// Thumbprint is the SHA-1 thumbprint of the server's certificate, as VSPHERE_TLS_THUMBPRINT
@@ -135,12 +136,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	clones := newCloneConfig()
 	model.Map().Handler = clones.noteClone
 	model.Map().AddHandler(clones)
+	powerOn := &powerOn{}
+	model.Map().AddHandler(powerOn)
 	model.Service.Listen = &url.URL{Host: o.Address, User: url.UserPassword(o.Username, o.Password)}
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	model.Service.RegisterEndpoints = true
 	server := model.Service.NewServer()
 	s := &Server{
-		model: model, server: server,
+		model: model, server: server, powerOn: powerOn,
 		URL:      sdkURL(o.Address),
 		Username: o.Username, Password: o.Password,
 	}

@@ -1,13 +1,17 @@
 // Package lb is the load balancer of the local runtime: a TCP proxy on a cluster's endpoint
-// address that spreads connections over the control-plane nodes whose API servers accept them,
-// as the haproxy container of a kind cluster with several control-plane nodes does.
+// address that spreads connections over the control-plane nodes whose API servers are ready,
+// as the haproxy container of a kind cluster does (health-checked backends) and as kube-vip does
+// on vSphere (the endpoint answers once a control plane is up, not as soon as a port is open).
 package lb
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,9 +19,23 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Run listens on listen and forwards each connection to the first backend, in round-robin
-// order, that accepts it, until the context ends. backends is asked for each connection, since
-// the control-plane nodes of a Cluster API cluster come and go while it runs.
+// Health checking, as haproxy's `inter 1s rise 2 fall 2`: a backend takes connections once its
+// API server's /readyz answered 200 twice in a row. After two failures in a row it is tried
+// only when no ready backend accepts a connection: an API server that is slow to answer its
+// checks on a loaded host still serves, where a load balancer that dropped it would leave a
+// cluster of one control-plane node without an endpoint.
+const (
+	CheckInterval = time.Second
+	checkTimeout  = 2 * time.Second
+	rise, fall    = 2, 2
+)
+
+// Run listens on listen and forwards each connection to a ready backend, in round-robin order,
+// until the context ends. backends is asked at each check, since the control-plane nodes of a
+// Cluster API cluster come and go while it runs. A connection that comes before any backend was
+// ready is closed, as a load balancer with no server up does: a new cluster's endpoint answers
+// once its first API server is ready, as kube-vip's address on vSphere does, by when kubeadm
+// init has uploaded its configuration.
 func Run(ctx context.Context, listen string, backends func() []string) error {
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -29,6 +47,8 @@ func Run(ctx context.Context, listen string, backends func() []string) error {
 	}()
 	log := ctrl.LoggerFrom(ctx)
 	log.Info("Load balancing", "listen", listen, "backends", backends())
+	h := newHealth(backends)
+	go h.run(ctx)
 	var next atomic.Uint32
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -44,16 +64,140 @@ func Run(ctx context.Context, listen string, backends func() []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			forward(ctx, conn, backends(), start)
+			up, down := h.ready()
+			forward(ctx, conn, append(rotate(up, start), down...))
 		}()
 	}
 }
 
-func forward(ctx context.Context, client net.Conn, backends []string, start int) {
+// health keeps which backends are ready.
+type health struct {
+	backends func() []string
+	client   *http.Client
+	mu       sync.Mutex
+	// streak counts the last checks of a backend that agree: > 0 successes, < 0 failures.
+	streak map[string]int
+	up     map[string]bool
+	// served holds the backends that were ready once.
+	served map[string]bool
+	// order is the backends of the last check, in the order backends gave them.
+	order []string
+}
+
+func newHealth(backends func() []string) *health {
+	return &health{
+		backends: backends,
+		client: &http.Client{Timeout: checkTimeout, Transport: &http.Transport{
+			// A probe of the node's own API server, as haproxy's `check-ssl verify none`: the
+			// answer is what matters, not who serves it.
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // health probe only
+			DisableKeepAlives: true,
+		}},
+		streak: map[string]int{}, up: map[string]bool{}, served: map[string]bool{},
+	}
+}
+
+// run checks every backend each CheckInterval until ctx ends.
+func (h *health) run(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	t := time.NewTicker(CheckInterval)
+	defer t.Stop()
+	for {
+		addrs := h.backends()
+		results := make([]bool, len(addrs))
+		var wg sync.WaitGroup
+		for i, addr := range addrs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = h.check(ctx, addr)
+			}()
+		}
+		wg.Wait()
+		h.mu.Lock()
+		h.order = addrs
+		for addr := range h.streak {
+			if !slices.Contains(addrs, addr) {
+				delete(h.streak, addr)
+				delete(h.up, addr)
+				delete(h.served, addr)
+			}
+		}
+		for i, addr := range addrs {
+			s := h.streak[addr]
+			switch {
+			case results[i] && s >= 0:
+				s++
+			case results[i]:
+				s = 1
+			case s <= 0:
+				s--
+			default:
+				s = -1
+			}
+			h.streak[addr] = s
+			if s >= rise && !h.up[addr] {
+				h.up[addr], h.served[addr] = true, true
+				log.Info("Backend ready", "backend", addr)
+			} else if s <= -fall && h.up[addr] {
+				h.up[addr] = false
+				log.Info("Backend not ready", "backend", addr)
+			}
+		}
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// check says whether the API server at addr is ready.
+func (h *health) check(ctx context.Context, addr string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// ready returns the backends to try, in the order of the last check: the ready ones, and those
+// that were ready once and fail their checks now.
+func (h *health) ready() (up, down []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, addr := range h.order {
+		switch {
+		case h.up[addr]:
+			up = append(up, addr)
+		case h.served[addr]:
+			down = append(down, addr)
+		}
+	}
+	return up, down
+}
+
+// rotate returns s begun at its element start (modulo its length): round-robin order.
+func rotate(s []string, start int) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	start %= len(s)
+	return append(slices.Clone(s[start:]), s[:start]...)
+}
+
+// forward copies a connection to and from the first of backends that accepts it.
+func forward(ctx context.Context, client net.Conn, backends []string) {
 	defer client.Close()
 	var backend net.Conn
-	for i := range backends {
-		addr := backends[(start+i)%len(backends)]
+	for _, addr := range backends {
 		d := net.Dialer{Timeout: time.Second}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {

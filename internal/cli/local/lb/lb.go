@@ -33,8 +33,8 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 				return fmt.Errorf("cluster %s has one control-plane node and no load balancer", spec.Name)
 			}
 			backends := func() []string {
-				// The spec is read again for each connection: the infrastructure provider adds and
-				// removes control-plane nodes of a Cluster API cluster while it runs.
+				// The spec is read again for each health check: the infrastructure provider adds
+				// and removes control-plane nodes of a Cluster API cluster while it runs.
 				current := spec
 				if fresh, err := localcluster.ReadSpec(localcluster.Dirs{Root: dir}); err == nil {
 					current = fresh

@@ -19,15 +19,15 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Health checking, as haproxy's `inter 1s rise 2 fall 2`: a backend takes connections once its
-// API server's /readyz answered 200 twice in a row. After two failures in a row it is tried
+// Health checking, as haproxy's `inter 1s rise 3 fall 2`: a backend takes connections once its
+// API server's /readyz answered 200 three times in a row. After two failures in a row it is tried
 // only when no ready backend accepts a connection: an API server that is slow to answer its
 // checks on a loaded host still serves, where a load balancer that dropped it would leave a
 // cluster of one control-plane node without an endpoint.
 const (
 	CheckInterval = time.Second
 	checkTimeout  = 2 * time.Second
-	rise, fall    = 2, 2
+	rise, fall    = 3, 2
 )
 
 // Run listens on listen and forwards each connection to a ready backend, in round-robin order,

@@ -30,7 +30,7 @@ func apiServer(t *testing.T, name string, ready *atomic.Bool) string {
 }
 
 // TestOnlyReadyBackends: before any backend was ready the load balancer closes connections; it
-// forwards to a backend once its /readyz answered 200 twice, prefers the ready ones once a
+// forwards to a backend once its /readyz answered 200 rise times in a row, prefers the ready ones once a
 // backend failed twice, and still forwards to backends that were ready once when none is now.
 func TestOnlyReadyBackends(t *testing.T) {
 	var aReady, bReady atomic.Bool

@@ -92,9 +92,6 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 		return err
 	}
 	h.mu.Lock()
-	if h.failed == nil {
-		h.failed = map[string]string{}
-	}
 	var errs []error
 	// A VM booted as it powered on since the list was read is not in it: its node stays.
 	if h.powerOns == seen {
@@ -125,13 +122,8 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 	}
 	var reports []report
 	for _, bt := range boots {
-		node, err := h.boot(bt.v, bt.b)
-		if err != nil {
-			h.fail(bt.v.name, err)
-			continue
-		}
-		delete(h.failed, bt.v.name)
-		if bt.v.ip != node.Address {
+		node, ok := h.tryBoot(bt.v, bt.b)
+		if ok && bt.v.ip != node.Address {
 			reports = append(reports, report{bt.v, node})
 		}
 	}
@@ -160,26 +152,36 @@ func (h *Hypervisor) PowerOn(m mo.VirtualMachine) (ip, hostName string, ok bool)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.failed == nil {
-		h.failed = map[string]string{}
-	}
 	b, err := infrastructure.ParseBootstrap(v.userdata, "cloud-config")
 	if err != nil {
 		h.fail(v.name, err)
 		return "", "", false
 	}
-	node, err := h.boot(v, b)
-	if err != nil {
-		h.fail(v.name, err)
+	node, ok := h.tryBoot(v, b)
+	if !ok {
 		return "", "", false
 	}
-	delete(h.failed, v.name)
 	h.powerOns++
 	return node.Address, node.Name, true
 }
 
+// tryBoot boots a VM, logging why it does not (once per reason) or forgetting that it did not.
+// h.mu is held.
+func (h *Hypervisor) tryBoot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, bool) {
+	node, err := h.boot(v, b)
+	if err != nil {
+		h.fail(v.name, err)
+		return node, false
+	}
+	delete(h.failed, v.name)
+	return node, true
+}
+
 // fail logs why a VM does not boot, once until the reason changes.
 func (h *Hypervisor) fail(name string, err error) {
+	if h.failed == nil {
+		h.failed = map[string]string{}
+	}
 	if h.failed[name] != err.Error() {
 		h.Log.Printf("VM %s does not boot as a node: %v", name, err)
 		h.failed[name] = err.Error()

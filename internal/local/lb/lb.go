@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -24,6 +25,13 @@ import (
 // only when no ready backend accepts a connection: an API server that is slow to answer its
 // checks on a loaded host still serves, where a load balancer that dropped it would leave a
 // cluster of one control-plane node without an endpoint.
+//
+// The connections forwarded to a backend that is not ready, or no longer a control-plane node,
+// are closed as soon as another backend is ready, as haproxy's `on-marked-down
+// shutdown-sessions` and as kube-vip's address moving to another node do. A client's HTTP/2
+// connection otherwise stays on an API server whose etcd member was removed (the old node of a
+// rollout) and every request on it hangs: on a self-hosted management cluster, that is the
+// connection of the controllers that would finish the rollout.
 const (
 	CheckInterval = time.Second
 	checkTimeout  = 2 * time.Second
@@ -65,7 +73,7 @@ func Run(ctx context.Context, listen string, backends func() []string) error {
 		go func() {
 			defer wg.Done()
 			up, down := h.ready()
-			forward(ctx, conn, append(rotate(up, start), down...))
+			forward(ctx, conn, append(rotate(up, start), down...), h.track)
 		}()
 	}
 }
@@ -82,6 +90,8 @@ type health struct {
 	served map[string]bool
 	// order is the backends of the last check, in the order backends gave them.
 	order []string
+	// sessions holds the open connections to each backend.
+	sessions map[string]map[net.Conn]bool
 }
 
 func newHealth(backends func() []string) *health {
@@ -95,6 +105,7 @@ func newHealth(backends func() []string) *health {
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // health probe only
 		}},
 		streak: map[string]int{}, up: map[string]bool{}, served: map[string]bool{},
+		sessions: map[string]map[net.Conn]bool{},
 	}
 }
 
@@ -145,12 +156,46 @@ func (h *health) run(ctx context.Context) {
 				log.Info("Backend not ready", "backend", addr)
 			}
 		}
+		h.shutdownSessions(log)
 		h.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// shutdownSessions closes the connections to every backend that is not ready, or gone, while
+// another one is ready. h.mu is held.
+func (h *health) shutdownSessions(log logr.Logger) {
+	if !slices.ContainsFunc(h.order, func(addr string) bool { return h.up[addr] }) {
+		return
+	}
+	for addr, conns := range h.sessions {
+		if h.up[addr] || len(conns) == 0 {
+			continue
+		}
+		for c := range conns {
+			c.Close()
+		}
+		log.Info("Closed the connections to a backend that is not ready", "backend", addr, "connections", len(conns))
+		delete(h.sessions, addr)
+	}
+}
+
+// track records an open connection to a backend until the returned function is called.
+func (h *health) track(addr string, c net.Conn) (untrack func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions[addr] == nil {
+		h.sessions[addr] = map[net.Conn]bool{}
+	}
+	h.sessions[addr][c] = true
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.sessions[addr], c)
 	}
 }
 
@@ -194,8 +239,9 @@ func rotate(s []string, start int) []string {
 	return append(slices.Clone(s[start:]), s[:start]...)
 }
 
-// forward copies a connection to and from the first of backends that accepts it.
-func forward(ctx context.Context, client net.Conn, backends []string) {
+// forward copies a connection to and from the first of backends that accepts it, tracked as a
+// session of that backend while it lasts.
+func forward(ctx context.Context, client net.Conn, backends []string, track func(string, net.Conn) func()) {
 	defer client.Close()
 	var backend net.Conn
 	for _, addr := range backends {
@@ -203,6 +249,7 @@ func forward(ctx context.Context, client net.Conn, backends []string) {
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			backend = c
+			defer track(addr, c)()
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package lb
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -30,12 +31,10 @@ func apiServer(t *testing.T, name string, ready *atomic.Bool) string {
 	return strings.TrimPrefix(s.URL, "https://")
 }
 
-// TestOnlyReadyBackends: before any backend was ready the load balancer closes connections; it
-// forwards to a backend once its /readyz answered 200 rise times in a row, prefers the ready ones once a
-// backend failed twice, and still forwards to backends that were ready once when none is now.
-func TestOnlyReadyBackends(t *testing.T) {
-	var aReady, bReady atomic.Bool
-	a, b := apiServer(t, "a", &aReady), apiServer(t, "b", &bReady)
+// runLB runs a load balancer over backends on a free loopback port until the test ends, and
+// returns its address.
+func runLB(t *testing.T, backends ...string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -44,13 +43,23 @@ func TestOnlyReadyBackends(t *testing.T) {
 	l.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, listen, func() []string { return []string{a, b} }) }()
+	go func() { done <- Run(ctx, listen, func() []string { return backends }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
 	})
+	return listen
+}
+
+// TestOnlyReadyBackends: before any backend was ready the load balancer closes connections; it
+// forwards to a backend once its /readyz answered 200 rise times in a row, prefers the ready ones once a
+// backend failed twice, and still forwards to backends that were ready once when none is now.
+func TestOnlyReadyBackends(t *testing.T) {
+	var aReady, bReady atomic.Bool
+	a, b := apiServer(t, "a", &aReady), apiServer(t, "b", &bReady)
+	listen := runLB(t, a, b)
 	// A new connection per request, so that each is balanced anew.
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}} //nolint:gosec // test server
@@ -94,6 +103,44 @@ func TestOnlyReadyBackends(t *testing.T) {
 	time.Sleep((fall + 1) * CheckInterval)
 	if got := get(); got != "a" && got != "b" {
 		t.Fatalf("with both backends failing their checks, a request was answered by %q", got)
+	}
+}
+
+// TestShutdownSessions: an open connection to a backend that fails its checks stays open while no
+// other backend is ready, and is closed once another one is.
+func TestShutdownSessions(t *testing.T) {
+	var aReady, bReady atomic.Bool
+	a, b := apiServer(t, "a", &aReady), apiServer(t, "b", &bReady)
+	listen := runLB(t, a, b)
+	aReady.Store(true)
+	// A connection that reached a: a is the only ready backend.
+	var conn net.Conn
+	deadline := time.Now().Add((rise + 2) * CheckInterval)
+	for {
+		c, err := tls.Dial("tcp", listen, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test server
+		if err == nil {
+			conn = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend a, ready, takes no connection after %s: %v", (rise+2)*CheckInterval, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer conn.Close()
+	open := func(wait time.Duration) bool {
+		_ = conn.SetReadDeadline(time.Now().Add(wait))
+		_, err := conn.Read(make([]byte, 1))
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+	aReady.Store(false)
+	if !open((fall + 1) * CheckInterval) {
+		t.Fatal("the connection to a was closed while a failed its checks and no other backend was ready")
+	}
+	bReady.Store(true)
+	if open((rise + 2) * CheckInterval) {
+		t.Fatalf("the connection to a, which fails its checks, is still open %s after b became ready", (rise+2)*CheckInterval)
 	}
 }
 

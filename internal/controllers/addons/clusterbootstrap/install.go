@@ -171,7 +171,11 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		}
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: addons.DataValuesSecretName(cluster.Name, p.Spec.RefName)}}
 		if _, err := controllerutil.CreateOrPatch(ctx, remote, s, func() error {
-			s.Type = corev1.SecretTypeOpaque
+			// The type is set on creation only: on a management cluster that manages itself
+			// this is the *Config controller's Secret (see configs.Config.Reconcile).
+			if s.CreationTimestamp.IsZero() {
+				s.Type = corev1.SecretTypeOpaque
+			}
 			s.Data = local.Data
 			return nil
 		}); err != nil {

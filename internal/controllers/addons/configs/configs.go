@@ -106,7 +106,13 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: addons.DataValuesSecretName(cluster.Name, r.Package)}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
-		s.Type = addons.SecretTypeClusterBootstrap
+		// A Secret's type cannot change. On a management cluster that manages itself, the
+		// ClusterBootstrap controller's copy of these values on the "workload" cluster is this
+		// very Secret (same namespace, same name), written as Opaque by the bootstrap cluster
+		// before the move: its type is kept, its data and labels are the values', as in TKG.
+		if s.CreationTimestamp.IsZero() {
+			s.Type = addons.SecretTypeClusterBootstrap
+		}
 		if s.Labels == nil {
 			s.Labels = map[string]string{}
 		}

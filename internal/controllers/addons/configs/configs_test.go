@@ -73,6 +73,10 @@ func TestConfigValues(t *testing.T) {
 		&cpiv1alpha1.VSphereCPIConfig{ObjectMeta: owner("vs-vsphere-cpi-package")},
 		&csiv1alpha1.VSphereCSIConfig{ObjectMeta: owner("vs-vsphere-csi-package"), Spec: csiv1alpha1.VSphereCSIConfigSpec{VSphereCSI: csiv1alpha1.VSphereCSI{Mode: csiv1alpha1.ModeVSphereCSI}}},
 		&runv1alpha3.KappControllerConfig{ObjectMeta: owner("vs-kapp-controller-package")},
+		// A self-managed management cluster's copy of its values, written as Opaque on it from
+		// the bootstrap cluster before the move, is the Secret the config writes after it.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-calico-data-values"}, Type: corev1.SecretTypeOpaque,
+			StringData: map[string]string{addons.ValuesKey: "copied: from the bootstrap cluster"}},
 		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "template",
 			Labels: map[string]string{addons.LabelClusterName: "vs"}, Annotations: map[string]string{addons.AnnotationTemplateConfig: "true"}}},
 	} {

@@ -147,12 +147,13 @@ func DropForeignProviders(ctx context.Context, c client.Reader, cluster *cluster
 	if err != nil || infra == "" {
 		return nil, err
 	}
-	return dropForeign(spec, infra), nil
+	return DropForeign(spec, infra), nil
 }
 
-// dropForeign removes the cpi and csi packages of spec that configure another infrastructure
-// than infraKind.
-func dropForeign(spec *runv1alpha3.ClusterBootstrapTemplateSpec, infraKind string) []string {
+// DropForeign removes the cpi and csi packages of spec that configure another infrastructure
+// than infraKind, and returns their refNames; with infraKind "" it removes those of every
+// infrastructure.
+func DropForeign(spec *runv1alpha3.ClusterBootstrapTemplateSpec, infraKind string) []string {
 	if spec == nil {
 		return nil
 	}

@@ -28,18 +28,18 @@ func TestDropForeign(t *testing.T) {
 		}
 	}
 	local := spec()
-	if dropped := dropForeign(local, "LocalCluster"); !slices.Equal(dropped, []string{"vsphere-cpi.tanzu.vmware.com.1.27.0", "vsphere-csi.tanzu.vmware.com.3.1.2"}) ||
+	if dropped := DropForeign(local, "LocalCluster"); !slices.Equal(dropped, []string{"vsphere-cpi.tanzu.vmware.com.1.27.0", "vsphere-csi.tanzu.vmware.com.3.1.2"}) ||
 		local.CPI != nil || local.CSI != nil || local.CNI == nil {
 		t.Errorf("a local cluster: dropped %v, left %+v", dropped, local)
 	}
 	vsphere := spec()
-	if dropped := dropForeign(vsphere, "VSphereCluster"); len(dropped) != 0 || vsphere.CPI == nil || vsphere.CSI == nil {
+	if dropped := DropForeign(vsphere, "VSphereCluster"); len(dropped) != 0 || vsphere.CPI == nil || vsphere.CSI == nil {
 		t.Errorf("a vSphere cluster keeps its CPI and CSI: dropped %v", dropped)
 	}
 	// A CPI whose configuration kind is not a known provider's is kept.
 	other := spec()
 	other.CPI = providerPackage("kube-vip-cloud-provider.tanzu.vmware.com.0.0.5", "KubevipCPIConfig")
-	if dropForeign(other, "LocalCluster"); other.CPI == nil {
+	if DropForeign(other, "LocalCluster"); other.CPI == nil {
 		t.Error("a CPI of no known infrastructure was dropped")
 	}
 }

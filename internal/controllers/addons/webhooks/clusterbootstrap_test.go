@@ -203,6 +203,7 @@ func TestClusterBootstrap(t *testing.T) {
 		cbt := &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: tkr.Name}, Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
 			Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.1", ValuesFrom: provider("KappControllerConfig", "run.tanzu.vmware.com", "kapp-template")},
 			CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1", ValuesFrom: provider("AntreaConfig", "cni.tanzu.vmware.com", "antrea-template")},
+			CPI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "vsphere-cpi.tanzu.vmware.com.1.27.0", ValuesFrom: provider("VSphereCPIConfig", "cpi.tanzu.vmware.com", "cpi-template")},
 			AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
 				{RefName: "metrics-server.tanzu.vmware.com.0.7.2", ValuesFrom: &runv1alpha3.ValuesFrom{Inline: runv1alpha3.JSONObject{"replicas": float64(2)}}}}}}
 		create(t, tkr, cbt)
@@ -221,8 +222,22 @@ func TestClusterBootstrap(t *testing.T) {
 		if cb.Spec.Kapp == nil || cb.Spec.Kapp.ValuesFrom.ProviderRef.Name != "kapp-template" || len(cb.Spec.AdditionalPackages) != 1 {
 			t.Errorf("kapp and additional packages not filled in from the template: %+v", cb.Spec)
 		}
+		if cb.Spec.CPI != nil {
+			t.Errorf("the ClusterBootstrap of a Cluster not known yet got the template's vSphere CPI: %+v", cb.Spec.CPI)
+		}
 		if _, err := w.ValidateCreate(t.Context(), cb); err != nil {
 			t.Errorf("the defaulted object is rejected: %v", err)
+		}
+		// Once its Cluster is known to run on vSphere, it is given that CPI.
+		vs := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "partial"}}
+		vs.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "VSphereCluster", Name: "partial"}
+		create(t, vs)
+		onVSphere := annotated(&runv1alpha3.ClusterBootstrapTemplateSpec{})
+		if err := w.Default(t.Context(), onVSphere); err != nil {
+			t.Fatal(err)
+		}
+		if onVSphere.Spec.CPI == nil || onVSphere.Spec.CPI.RefName != "vsphere-cpi.tanzu.vmware.com.1.27.0" {
+			t.Errorf("the ClusterBootstrap of a vSphere Cluster lacks the template's vSphere CPI: %+v", onVSphere.Spec.CPI)
 		}
 		for _, tc := range []struct{ refName, want string }{
 			{"foo*", "refName \"foo*\" matches none of the bootstrap packages of TanzuKubernetesRelease v1.35.4---vmware.1-tkg.1"},

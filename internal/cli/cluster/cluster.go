@@ -328,7 +328,11 @@ func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			return cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p)
+			if err := cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p); err != nil {
+				return err
+			}
+			p.Infof("Cluster '%s' successfully upgraded to kubernetes version '%s'", key.Name, u.Kubernetes)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
@@ -245,8 +246,13 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			mc := &clusterv1.Cluster{}
+			if err := c.Get(cmd.Context(), key, mc); err != nil {
+				return err
+			}
+			tkgVersion := mc.Annotations[tkg.AnnotationTKGVersion]
 			if !yes {
-				if err := cliutil.Confirm(streams, fmt.Sprintf("Upgrading management cluster '%s' to kubernetes version '%s', tkr version '%s'. Are you sure?", name, u.Kubernetes, u.Version)); err != nil {
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Upgrading management cluster '%s' to TKG version '%s' with Kubernetes version '%s'. Are you sure?", name, tkgVersion, u.Kubernetes)); err != nil {
 					return err
 				}
 			}
@@ -255,7 +261,14 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			return cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p)
+			// TKG's management-cluster upgrade also upgrades the providers and management
+			// packages to a new TKG version; slipway has one, so only Kubernetes moves.
+			p.Infof("Upgrading management cluster kubernetes version...")
+			if err := cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p); err != nil {
+				return err
+			}
+			p.Infof("Management cluster '%s' successfully upgraded to TKG version '%s' with kubernetes version '%s'", name, tkgVersion, u.Kubernetes)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")

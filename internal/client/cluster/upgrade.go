@@ -106,7 +106,8 @@ func AvailableUpgrades(ctx context.Context, c client.Client, key client.ObjectKe
 
 // RunUpgrade moves the cluster's topology to the release's Kubernetes version (the TKR resolver
 // and the addons manager follow it), then waits, as TKG does, for the control-plane machines,
-// the workers and the release's core packages.
+// the workers and the release's core packages. The caller says it succeeded, in its words for a
+// workload or a management cluster.
 func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *Upgrade, timeout time.Duration, p *progress.Printer) error {
 	p.Infof("Upgrading kubernetes cluster to `%s` version, tkr version: `%s`", u.Kubernetes, u.Version)
 	cl := &clusterv1.Cluster{}
@@ -140,11 +141,7 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	if err := w.resolved(ctx, u.TKR); err != nil {
 		return err
 	}
-	if err := w.corePackages(ctx); err != nil {
-		return err
-	}
-	p.Infof("Cluster '%s' successfully upgraded to kubernetes version '%s'", key.Name, u.Kubernetes)
-	return nil
+	return w.corePackages(ctx)
 }
 
 // machinesAt waits until every control-plane machine (or every worker) runs the version and is

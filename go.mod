@@ -16,6 +16,7 @@ require (
 	github.com/vmware-tanzu/carvel-vendir v0.36.0
 	github.com/vmware/govmomi v0.53.0
 	go.etcd.io/etcd/client/v3 v3.6.10
+	go.uber.org/zap v1.27.1
 	golang.org/x/mod v0.36.0
 	k8s.io/api v0.35.4
 	k8s.io/apiextensions-apiserver v0.35.4
@@ -180,7 +181,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.43.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	go4.org v0.0.0-20201209231011-d4a079459e60 // indirect

@@ -9,12 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-
-	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 )
 
 // moveAnnotations are what move itself sets and clears while objects are in flight; they are
@@ -51,45 +50,45 @@ func nodeOf(u *unstructured.Unstructured) Node {
 // Graph is the set of objects clusterctl moves from one namespace.
 type Graph []Node
 
-// Snapshot returns the graph clusterctl would move from the source of opts, read with
-// clusterctl's own discovery: its backup to a directory (dir), which pauses the namespace's
-// Clusters while it reads them and resumes them.
-func Snapshot(ctx context.Context, opts MoveOptions, dir string) (Graph, error) {
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress.Detail(), nil)
-	if err != nil {
-		return nil, err
-	}
+// recorder keeps each object a move creates on its target, as the move read it from the source,
+// and writes it to a directory: the graph the target must hold after the move, from the move's
+// own discovery rather than a second one.
+type recorder struct {
+	dir  string
+	mu   sync.Mutex
+	seen map[string]bool
+	g    Graph
+}
+
+func newRecorder(dir string) (*recorder, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	err = c.Move(ctx, clusterctlclient.MoveOptions{
-		FromKubeconfig: clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},
-		ToDirectory:    dir,
-		Namespace:      opts.Namespace,
-	})
+	return &recorder{dir: dir, seen: map[string]bool{}}, nil
+}
+
+// record is a clusterctl resource mutator that changes nothing. The move calls it on each object
+// it creates, then on the stubs it patches to resume the Clusters and ClusterClasses: only the
+// first sight of an object is kept.
+func (r *recorder) record(u *unstructured.Unstructured) error {
+	n := nodeOf(u.DeepCopy())
+	key := n.APIVersion + "/" + n.String()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[key] {
+		return nil
+	}
+	r.seen[key] = true
+	r.g = append(r.g, n)
+	data, err := yaml.Marshal(u.Object)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the object graph of namespace %s: %w", opts.Namespace, err)
+		return err
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var g Graph
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(data, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		g = append(g, nodeOf(u))
-	}
-	return g, nil
+	name := strings.ToLower(fmt.Sprintf("%s_%s_%s.yaml", n.Kind, n.Namespace, n.Name))
+	return os.WriteFile(filepath.Join(r.dir, name), data, 0o600)
 }
 
 // Compare returns what of the graph the cluster c does not hold as it was: objects missing,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/cluster"
 
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -18,6 +19,9 @@ type MoveOptions struct {
 	Namespace string
 	// WorkDir receives the clusterctl configuration.
 	WorkDir string
+	// RecordDir, when set, receives each object the move creates on the target, as it was read
+	// from the source, one YAML file each; Move then returns their graph.
+	RecordDir string
 	// Progress prints clusterctl's log: discovery counts, pause, create, delete, resume.
 	Progress *progress.Printer
 }
@@ -25,19 +29,32 @@ type MoveOptions struct {
 // Move runs clusterctl move: every Cluster API object of the namespace, with what it owns and
 // references, goes from the source cluster to the target, which must have the same providers
 // (clusterctl checks it). The source's clusters are paused for the move and resumed on the
-// target.
-func Move(ctx context.Context, opts MoveOptions) error {
+// target. With RecordDir, it returns the graph of what it moved, for Graph.Compare to check the
+// target against.
+func Move(ctx context.Context, opts MoveOptions) (Graph, error) {
 	c, err := newClient(ctx, opts.WorkDir, opts.Progress, nil)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var rec *recorder
+	var mutators []cluster.ResourceMutatorFunc
+	if opts.RecordDir != "" {
+		if rec, err = newRecorder(opts.RecordDir); err != nil {
+			return nil, err
+		}
+		mutators = append(mutators, rec.record)
 	}
 	err = c.Move(ctx, clusterctlclient.MoveOptions{
-		FromKubeconfig: clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},
-		ToKubeconfig:   clusterctlclient.Kubeconfig{Path: opts.ToKubeconfig, Context: opts.ToContext},
-		Namespace:      opts.Namespace,
+		FromKubeconfig:               clusterctlclient.Kubeconfig{Path: opts.FromKubeconfig, Context: opts.FromContext},
+		ToKubeconfig:                 clusterctlclient.Kubeconfig{Path: opts.ToKubeconfig, Context: opts.ToContext},
+		Namespace:                    opts.Namespace,
+		ExperimentalResourceMutators: mutators,
 	})
 	if err != nil {
-		return fmt.Errorf("failed to move the Cluster API objects of namespace %s: %w", opts.Namespace, err)
+		return nil, fmt.Errorf("failed to move the Cluster API objects of namespace %s: %w", opts.Namespace, err)
 	}
-	return nil
+	if rec == nil {
+		return nil, nil
+	}
+	return rec.g, nil
 }

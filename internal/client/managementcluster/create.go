@@ -563,17 +563,15 @@ func (f *flow) move(ctx context.Context) error {
 		ToKubeconfig: f.mgmtKubeconfig, ToContext: contextName(f.cfg.Name),
 		Namespace: f.cfg.Namespace, WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name), Progress: f.p,
 	}
-	// The graph before the move, as clusterctl discovers it, is what the management cluster must
-	// hold after it: the move is checked, not trusted.
-	dir := filepath.Join(opts.WorkDir, "move")
-	before, err := clusterctl.Snapshot(ctx, opts, dir)
+	// The objects as the move read them from the bootstrap cluster are what the management
+	// cluster must hold after it: the move is checked, not trusted.
+	opts.RecordDir = filepath.Join(opts.WorkDir, "move")
+	dir := opts.RecordDir
+	before, err := clusterctl.Move(ctx, opts)
 	if err != nil {
 		return err
 	}
-	f.p.Detail().Infof("Saved the %d objects to move in %s", len(before), dir)
-	if err := clusterctl.Move(ctx, opts); err != nil {
-		return err
-	}
+	f.p.Detail().Infof("Saved the %d objects moved in %s", len(before), dir)
 	if diffs := before.Compare(ctx, f.mgmt); len(diffs) > 0 {
 		return fmt.Errorf("the move did not keep %d of the %d objects as they were (they are saved in %s):\n  %s",
 			len(diffs), len(before), dir, strings.Join(diffs, "\n  "))

@@ -194,7 +194,7 @@ func (d *deletion) moveBack(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := clusterctl.Move(ctx, clusterctl.MoveOptions{
+	if _, err := clusterctl.Move(ctx, clusterctl.MoveOptions{
 		FromKubeconfig: d.kubeconfig, FromContext: contextName(d.o.Name),
 		ToKubeconfig: d.cleanupKubeconfig, ToContext: localcluster.ContextName(d.cleanupName),
 		Namespace: tkg.SystemNamespace, WorkDir: dirs.Root, Progress: d.p,

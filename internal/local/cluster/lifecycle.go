@@ -190,23 +190,25 @@ func (s Store) NodeRunning(name, node string) bool {
 	return err == nil && agentAlive(dirs, node)
 }
 
-// StopNode stops a node's agent, which stops its pods and control-plane processes, kills
-// whatever of the node is left, and removes the node's state.
+// StopNode destroys a node as the deletion of its machine does, and removes its state: its
+// agent and every process of it are killed at once, as a VM is powered off rather than shut
+// down. What needed a graceful end had it before: Cluster API drained the node and, for a
+// control-plane node, removed its etcd member first.
 func (s Store) StopNode(name, node string) error {
 	dirs, err := s.nodeDirs(name, node)
 	if err != nil {
 		return err
 	}
 	var errs []error
+	pids := proc.WithArgs(agentArgs("", dirs, node))
 	if agentAlive(dirs, node) {
-		if err := proc.Terminate([]int{proc.ReadPID(dirs.NodePID(node))}, 30*time.Second); err != nil {
-			errs = append(errs, err)
-		}
+		pids = append(pids, proc.ReadPID(dirs.NodePID(node)))
 	}
-	if err := proc.Terminate(proc.Using(dirs.Node(node)), 10*time.Second); err != nil {
+	if err := proc.Terminate(append(pids, proc.Using(dirs.Node(node))...), 0); err != nil {
 		errs = append(errs, err)
 	}
-	if err := proc.Terminate(proc.WithArgs(agentArgs("", dirs, node)), 10*time.Second); err != nil {
+	// A process the agent started as it died.
+	if err := proc.Terminate(proc.Using(dirs.Node(node)), 0); err != nil {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(dirs.Node(node)); err != nil {

@@ -114,6 +114,13 @@ func Run(ctx context.Context, opts Options) error {
 		if err := a.startControlPlane(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
+		if len(a.spec.ControlPlane()) > 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.promoteEtcd(runCtx)
+			}()
+		}
 	}
 	if err := a.waitForAPIServer(runCtx); err != nil {
 		return err

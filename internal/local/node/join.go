@@ -9,10 +9,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -20,7 +22,10 @@ import (
 )
 
 // joinEtcd adds the node to the etcd cluster of the running control plane, as kubeadm join
-// --control-plane does, and returns etcd's --initial-cluster for it. A node that joined before
+// --control-plane does, and returns etcd's --initial-cluster for it. It joins as a learner, as
+// kubeadm's EtcdLearnerMode (on by default since v1.32) does: the cluster keeps its quorum while
+// the new member catches up, where a voting member added to a one-member cluster would stop
+// every write until its etcd runs; promoteEtcd makes it a voter then. A node that joined before
 // (its data directory holds a member) rejoins with what it has and returns "".
 func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
 	if _, err := os.Stat(filepath.Join(a.dirs.Node(a.node.Name), "etcd", "member")); err == nil {
@@ -85,7 +90,7 @@ func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 		}
 	}
 	if !known {
-		added, err := cli.MemberAdd(ctx, []string{peerURL})
+		added, err := cli.MemberAddAsLearner(ctx, []string{peerURL})
 		if err != nil {
 			return "", err
 		}
@@ -102,6 +107,64 @@ func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 		}
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// promoteEtcd makes the node's etcd member a voting member once it has caught up with the
+// leader, as kubeadm join does after it starts a learner; a voter already is left alone. It
+// tries every second until the context ends, and is run again at each start of the agent, so a
+// learner left by an agent stopped mid-way is promoted too.
+func (a *Agent) promoteEtcd(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
+	tlsConfig, err := a.etcdClientTLS()
+	if err != nil {
+		log.Error(err, "Cannot promote the etcd learner")
+		return
+	}
+	var endpoints []string
+	for _, n := range a.spec.ControlPlane() {
+		endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
+	}
+	var last error
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		var promoted bool
+		promoted, last = promoteMember(ctx, endpoints, tlsConfig, peerURL)
+		return promoted, nil
+	})
+	if err != nil {
+		log.Info("Stopped promoting the etcd learner", "reason", errors.Join(err, last).Error())
+	}
+}
+
+// promoteMember promotes the learner of peerURL, and says whether the member is a voter now.
+// Its client logs nothing: until the learner has caught up, the refusal is expected and is
+// tried again.
+func promoteMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, peerURL string) (bool, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig, Logger: zap.NewNop()})
+	if err != nil {
+		return false, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range list.Members {
+		if !slices.Contains(m.PeerURLs, peerURL) {
+			continue
+		}
+		if !m.IsLearner {
+			return true, nil
+		}
+		if _, err := cli.MemberPromote(ctx, m.ID); err != nil {
+			return false, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Promoted the etcd learner to a voting member")
+		return true, nil
+	}
+	return false, fmt.Errorf("no etcd member has peer URL %s", peerURL)
 }
 
 // etcdClientTLS is the API server's etcd client identity on this node.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -387,6 +388,25 @@ func TestManagementClusterCreate(t *testing.T) {
 		return wcc.List(ctx, &corev1.NodeList{})
 	})
 	t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	// The management cluster's own load balancer, killed, cannot be started again through its
+	// API, which it serves: its control-plane node's agent starts it, as a kubelet restarts
+	// kube-vip.
+	killed = time.Now()
+	lbPID := proc.ReadPID(dirs.LoadBalancerPID())
+	if lbPID <= 0 || syscall.Kill(lbPID, syscall.SIGKILL) != nil {
+		t.Fatalf("no load balancer of e2e-mgmt to kill (pid %d)", lbPID)
+	}
+	eventually(t, 10*time.Second, "the killed load balancer gone", func() error {
+		if len(proc.Cmdline(lbPID)) > 0 {
+			return fmt.Errorf("pid %d still runs", lbPID)
+		}
+		return nil
+	})
+	eventually(t, time.Minute, "the management cluster's API through its restarted load balancer", func() error {
+		return mc.List(ctx, &corev1.NodeList{})
+	})
+	t.Logf("the killed load balancer of e2e-mgmt serves again after %s", time.Since(killed).Round(100*time.Millisecond))
+
 	// CNI: calico means calico, not the release's default antrea, on the workload cluster.
 	pis := &pkgingv1alpha1.PackageInstallList{}
 	if err := wcc.List(ctx, pis, client.InNamespace("tkg-system")); err != nil {

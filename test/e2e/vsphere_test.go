@@ -20,6 +20,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
@@ -258,6 +259,18 @@ func TestVSphereFlows(t *testing.T) {
 	finder := find.NewFinder(vc.Client)
 	checkClusterVMs(t, mc, finder, "tkg-mgmt-vc", ovaVersions["v1.35.4"], 2)
 	checkPods(t, mc, "the management column", vsphereManagementPods)
+	// Its ClusterBootstrap, written by the CLI on it before the move, names vSphere's CPI and CSI
+	// once its Cluster is there: they stay its packages after the move.
+	eventually(t, time.Minute, "the management cluster's ClusterBootstrap naming vSphere's CPI and CSI", func() error {
+		cb := &runv1alpha3.ClusterBootstrap{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "tkg-mgmt-vc"}, cb); err != nil {
+			return err
+		}
+		if cb.Spec.CPI == nil || !strings.HasPrefix(cb.Spec.CPI.RefName, "vsphere-cpi.") || cb.Spec.CSI == nil || !strings.HasPrefix(cb.Spec.CSI.RefName, "vsphere-csi.") {
+			return fmt.Errorf("CPI %+v, CSI %+v", cb.Spec.CPI, cb.Spec.CSI)
+		}
+		return nil
+	})
 	pods := &corev1.PodList{}
 	if err := mc.List(ctx, pods, client.InNamespace("capv-system")); err != nil {
 		t.Fatal(err)

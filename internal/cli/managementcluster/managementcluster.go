@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
@@ -20,7 +19,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // NewCommand returns `slipway management-cluster`.
@@ -241,18 +239,12 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: name}
-			u, err := cluster.PlanUpgrade(cmd.Context(), c, key, tkr)
+			u, err := managementcluster.PlanUpgrade(cmd.Context(), c, name, tkr)
 			if err != nil {
 				return err
 			}
-			mc := &clusterv1.Cluster{}
-			if err := c.Get(cmd.Context(), key, mc); err != nil {
-				return err
-			}
-			tkgVersion := mc.Annotations[tkg.AnnotationTKGVersion]
 			if !yes {
-				if err := cliutil.Confirm(streams, fmt.Sprintf("Upgrading management cluster '%s' to TKG version '%s' with Kubernetes version '%s'. Are you sure?", name, tkgVersion, u.Kubernetes)); err != nil {
+				if err := cliutil.Confirm(streams, u.Prompt(name)); err != nil {
 					return err
 				}
 			}
@@ -261,14 +253,7 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			// TKG's management-cluster upgrade also upgrades the providers and management
-			// packages to a new TKG version; slipway has one, so only Kubernetes moves.
-			p.Infof("Upgrading management cluster kubernetes version...")
-			if err := cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p); err != nil {
-				return err
-			}
-			p.Infof("Management cluster '%s' successfully upgraded to TKG version '%s' with kubernetes version '%s'", name, tkgVersion, u.Kubernetes)
-			return nil
+			return managementcluster.RunUpgrade(cmd.Context(), c, name, u, timeout, p)
 		},
 	}
 	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")

@@ -2,6 +2,7 @@ package clusterctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -50,45 +51,64 @@ func nodeOf(u *unstructured.Unstructured) Node {
 // Graph is the set of objects clusterctl moves from one namespace.
 type Graph []Node
 
-// recorder keeps each object a move creates on its target, as the move read it from the source,
-// and writes it to a directory: the graph the target must hold after the move, from the move's
-// own discovery rather than a second one.
+// recorder keeps each object a move creates on its target, as it is on the source: the move's
+// own discovery names the objects, the source says what they were, owners included (clusterctl
+// rebuilds the owner references it creates from its graph, so what it creates cannot witness an
+// owner it dropped). It is a clusterctl resource mutator that changes nothing and never fails
+// the move, which is under way when it is called: what it cannot read is reported after.
 type recorder struct {
-	dir  string
+	from client.Reader
 	mu   sync.Mutex
 	seen map[string]bool
-	g    Graph
+	objs []*unstructured.Unstructured
+	errs []error
 }
 
-func newRecorder(dir string) (*recorder, error) {
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	return &recorder{dir: dir, seen: map[string]bool{}}, nil
-}
-
-// record is a clusterctl resource mutator that changes nothing. The move calls it on each object
-// it creates, then on the stubs it patches to resume the Clusters and ClusterClasses: only the
-// first sight of an object is kept.
+// record is called on each object the move creates, then on the stubs it patches to resume the
+// Clusters and ClusterClasses: only the first sight of an object is kept.
 func (r *recorder) record(u *unstructured.Unstructured) error {
-	n := nodeOf(u.DeepCopy())
-	key := n.APIVersion + "/" + n.String()
+	key := u.GetAPIVersion() + "/" + u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen[key] {
 		return nil
 	}
 	r.seen[key] = true
-	r.g = append(r.g, n)
-	data, err := yaml.Marshal(u.Object)
-	if err != nil {
-		return err
+	source := &unstructured.Unstructured{}
+	source.SetGroupVersionKind(u.GroupVersionKind())
+	if err := r.from.Get(context.Background(), client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, source); err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s %s/%s on the source: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err))
+		return nil
 	}
-	name := strings.ToLower(fmt.Sprintf("%s_%s_%s.yaml", n.Kind, n.Namespace, n.Name))
-	return os.WriteFile(filepath.Join(r.dir, name), data, 0o600)
+	r.objs = append(r.objs, source)
+	return nil
+}
+
+// save writes each object to dir, one YAML file each, and returns their graph.
+func (r *recorder) save(dir string) (Graph, error) {
+	if err := errors.Join(r.errs...); err != nil {
+		return nil, fmt.Errorf("the moved objects could not all be read from the source: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var g Graph
+	for _, u := range r.objs {
+		n := nodeOf(u)
+		data, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, err
+		}
+		name := strings.ToLower(fmt.Sprintf("%s_%s_%s.yaml", n.Kind, n.Namespace, n.Name))
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+		g = append(g, n)
+	}
+	return g, nil
 }
 
 // Compare returns what of the graph the cluster c does not hold as it was: objects missing,

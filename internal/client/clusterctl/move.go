@@ -6,6 +6,7 @@ import (
 
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -19,9 +20,10 @@ type MoveOptions struct {
 	Namespace string
 	// WorkDir receives the clusterctl configuration.
 	WorkDir string
-	// RecordDir, when set, receives each object the move creates on the target, as it was read
-	// from the source, one YAML file each; Move then returns their graph.
+	// RecordDir, when set, receives each object the move creates on the target, as it was on the
+	// source (read through From), one YAML file each; Move then returns their graph.
 	RecordDir string
+	From      client.Reader
 	// Progress prints clusterctl's log: discovery counts, pause, create, delete, resume.
 	Progress *progress.Printer
 }
@@ -39,9 +41,7 @@ func Move(ctx context.Context, opts MoveOptions) (Graph, error) {
 	var rec *recorder
 	var mutators []cluster.ResourceMutatorFunc
 	if opts.RecordDir != "" {
-		if rec, err = newRecorder(opts.RecordDir); err != nil {
-			return nil, err
-		}
+		rec = &recorder{from: opts.From, seen: map[string]bool{}}
 		mutators = append(mutators, rec.record)
 	}
 	err = c.Move(ctx, clusterctlclient.MoveOptions{
@@ -56,5 +56,5 @@ func Move(ctx context.Context, opts MoveOptions) (Graph, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	return rec.g, nil
+	return rec.save(opts.RecordDir)
 }

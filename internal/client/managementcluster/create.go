@@ -563,9 +563,9 @@ func (f *flow) move(ctx context.Context) error {
 		ToKubeconfig: f.mgmtKubeconfig, ToContext: contextName(f.cfg.Name),
 		Namespace: f.cfg.Namespace, WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name), Progress: f.p,
 	}
-	// The objects as the move read them from the bootstrap cluster are what the management
+	// The objects the move takes, as they were on the bootstrap cluster, are what the management
 	// cluster must hold after it: the move is checked, not trusted.
-	opts.RecordDir = filepath.Join(opts.WorkDir, "move")
+	opts.RecordDir, opts.From = filepath.Join(opts.WorkDir, "move"), f.boot
 	dir := opts.RecordDir
 	before, err := clusterctl.Move(ctx, opts)
 	if err != nil {

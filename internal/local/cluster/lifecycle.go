@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -199,18 +200,18 @@ func (s Store) StopNode(name, node string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
 	pids := proc.WithArgs(agentArgs("", dirs, node))
 	if agentAlive(dirs, node) {
 		pids = append(pids, proc.ReadPID(dirs.NodePID(node)))
 	}
-	if err := proc.Terminate(append(pids, proc.Using(dirs.Node(node))...), 0); err != nil {
-		errs = append(errs, err)
+	// Then a process the agent started as it died. The state stays while anything of the node
+	// runs: the next try kills it.
+	for _, pids := range [][]int{append(pids, proc.Using(dirs.Node(node))...), proc.Using(dirs.Node(node))} {
+		if err := proc.Terminate(pids, 0); err != nil {
+			return fmt.Errorf("failed to stop node %s of %s: %w", node, name, err)
+		}
 	}
-	// A process the agent started as it died.
-	if err := proc.Terminate(proc.Using(dirs.Node(node)), 0); err != nil {
-		errs = append(errs, err)
-	}
+	var errs []error
 	if err := os.RemoveAll(dirs.Node(node)); err != nil {
 		errs = append(errs, err)
 	}
@@ -227,11 +228,22 @@ func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return StartLoadBalancerIn(dirs, exe)
+}
+
+// StartLoadBalancerIn is StartLoadBalancer for the cluster whose directories are dirs.
+func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 	started, err := startUnlessAlive(lbArgs(exe, dirs), dirs.LoadBalancerPID(), dirs.LoadBalancerLog())
 	if err != nil {
-		return false, fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
+		return false, fmt.Errorf("failed to start the load balancer of %s: %w", filepath.Base(dirs.Root), err)
 	}
 	return started, nil
+}
+
+// LoadBalancerRunning says whether the load balancer of the cluster whose directories are dirs
+// runs.
+func LoadBalancerRunning(dirs Dirs) bool {
+	return proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs))
 }
 
 // nodeDirs returns the directories of a cluster after checking the node's name too.

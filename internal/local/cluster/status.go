@@ -49,7 +49,7 @@ func (s Store) Inspect(spec *Spec) State {
 	if err != nil {
 		return st
 	}
-	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || proc.Alive(dirs.LoadBalancerPID(), lbArgs("", dirs))
+	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || LoadBalancerRunning(dirs)
 	for _, n := range spec.Nodes {
 		switch {
 		case agentAlive(dirs, n.Name):

@@ -7,6 +7,7 @@ package lb
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -26,16 +28,20 @@ import (
 // checks on a loaded host still serves, where a load balancer that dropped it would leave a
 // cluster of one control-plane node without an endpoint.
 //
-// The connections forwarded to a backend that is not ready, or no longer a control-plane node,
-// are closed as soon as another backend is ready, as haproxy's `on-marked-down
-// shutdown-sessions` and as kube-vip's address moving to another node do. A client's HTTP/2
-// connection otherwise stays on an API server whose etcd member was removed (the old node of a
-// rollout) and every request on it hangs: on a self-hosted management cluster, that is the
-// connection of the controllers that would finish the rollout.
+// The connections forwarded to a backend that is no longer a control-plane node, or that is not
+// ready (its API server answered so, refused the connection, or did not answer closeAfter checks
+// in a row), are closed as soon as another backend is ready, as haproxy's `on-marked-down shutdown-sessions`
+// and as kube-vip's address moving to another node do. A client's HTTP/2 connection otherwise
+// stays on an API server whose etcd member was removed (the old node of a rollout) and every
+// request on it hangs: on a self-hosted management cluster, that is the connection of the
+// controllers that would finish the rollout; such an API server answers its /readyz only after
+// its own etcd checks time out, later than a check waits. A backend that is only slow for a few
+// checks keeps its connections.
 const (
 	CheckInterval = time.Second
 	checkTimeout  = 2 * time.Second
 	rise, fall    = 3, 2
+	closeAfter    = 5
 )
 
 // Run listens on listen and forwards each connection to a ready backend, in round-robin order,
@@ -88,6 +94,8 @@ type health struct {
 	up     map[string]bool
 	// served holds the backends that were ready once.
 	served map[string]bool
+	// refused holds the backends whose last failed check was answered or refused, not timed out.
+	refused map[string]bool
 	// order is the backends of the last check, in the order backends gave them.
 	order []string
 	// sessions holds the open connections to each backend.
@@ -104,7 +112,7 @@ func newHealth(backends func() []string) *health {
 			// API server would cost the host more than the checks themselves.
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // health probe only
 		}},
-		streak: map[string]int{}, up: map[string]bool{}, served: map[string]bool{},
+		streak: map[string]int{}, up: map[string]bool{}, served: map[string]bool{}, refused: map[string]bool{},
 		sessions: map[string]map[net.Conn]bool{},
 	}
 }
@@ -116,7 +124,7 @@ func (h *health) run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		addrs := h.backends()
-		results := make([]bool, len(addrs))
+		results := make([]result, len(addrs))
 		var wg sync.WaitGroup
 		for i, addr := range addrs {
 			wg.Add(1)
@@ -133,14 +141,15 @@ func (h *health) run(ctx context.Context) {
 				delete(h.streak, addr)
 				delete(h.up, addr)
 				delete(h.served, addr)
+				delete(h.refused, addr)
 			}
 		}
 		for i, addr := range addrs {
 			s := h.streak[addr]
 			switch {
-			case results[i] && s >= 0:
+			case results[i] == ready && s >= 0:
 				s++
-			case results[i]:
+			case results[i] == ready:
 				s = 1
 			case s <= 0:
 				s--
@@ -148,6 +157,9 @@ func (h *health) run(ctx context.Context) {
 				s = -1
 			}
 			h.streak[addr] = s
+			if results[i] != ready {
+				h.refused[addr] = results[i] == refused
+			}
 			if s >= rise && !h.up[addr] {
 				h.up[addr], h.served[addr] = true, true
 				log.Info("Backend ready", "backend", addr)
@@ -166,14 +178,15 @@ func (h *health) run(ctx context.Context) {
 	}
 }
 
-// shutdownSessions closes the connections to every backend that is not ready, or gone, while
-// another one is ready. h.mu is held.
+// shutdownSessions closes the connections to every backend that is gone, or not ready and
+// refusing, while another one is ready. h.mu is held.
 func (h *health) shutdownSessions(log logr.Logger) {
 	if !slices.ContainsFunc(h.order, func(addr string) bool { return h.up[addr] }) {
 		return
 	}
 	for addr, conns := range h.sessions {
-		if h.up[addr] || len(conns) == 0 {
+		streak, current := h.streak[addr]
+		if h.up[addr] || len(conns) == 0 || (current && !h.refused[addr] && streak > -closeAfter) {
 			continue
 		}
 		for c := range conns {
@@ -199,19 +212,36 @@ func (h *health) track(addr string, c net.Conn) (untrack func()) {
 	}
 }
 
-// check says whether the API server at addr is ready.
-func (h *health) check(ctx context.Context, addr string) bool {
+// result is what one health check found.
+type result int
+
+const (
+	ready result = iota
+	// refused: the API server answered that it is not ready, or its port refused the connection.
+	refused
+	// slow: no answer within the check's timeout.
+	slow
+)
+
+// check asks the API server at addr whether it is ready.
+func (h *health) check(ctx context.Context, addr string) result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/readyz", nil)
 	if err != nil {
-		return false
+		return slow
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return false
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return refused
+		}
+		return slow
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return refused
+	}
+	return ready
 }
 
 // ready returns the backends to try, in the order of the last check: the ready ones, and those

@@ -17,9 +17,17 @@ import (
 // apiServer is a TLS server that answers /readyz with 200 when ready, 500 otherwise, and
 // anything else with its name.
 func apiServer(t *testing.T, name string, ready *atomic.Bool) string {
+	return slowAPIServer(t, name, ready, &atomic.Bool{})
+}
+
+// slowAPIServer is an apiServer whose /readyz answers only after the check's timeout while slow.
+func slowAPIServer(t *testing.T, name string, ready, slow *atomic.Bool) string {
 	t.Helper()
 	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/readyz" {
+			if slow.Load() {
+				time.Sleep(checkTimeout + 500*time.Millisecond)
+			}
 			if !ready.Load() {
 				w.WriteHeader(http.StatusInternalServerError)
 			}
@@ -107,27 +115,14 @@ func TestOnlyReadyBackends(t *testing.T) {
 }
 
 // TestShutdownSessions: an open connection to a backend that fails its checks stays open while no
-// other backend is ready, and is closed once another one is.
+// other backend is ready, and while it only answers too slowly; it is closed once it answers
+// that it is not ready and another backend is ready.
 func TestShutdownSessions(t *testing.T) {
-	var aReady, bReady atomic.Bool
-	a, b := apiServer(t, "a", &aReady), apiServer(t, "b", &bReady)
+	var aReady, aSlow, bReady atomic.Bool
+	a, b := slowAPIServer(t, "a", &aReady, &aSlow), apiServer(t, "b", &bReady)
 	listen := runLB(t, a, b)
 	aReady.Store(true)
-	// A connection that reached a: a is the only ready backend.
-	var conn net.Conn
-	deadline := time.Now().Add((rise + 2) * CheckInterval)
-	for {
-		c, err := tls.Dial("tcp", listen, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test server
-		if err == nil {
-			conn = c
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backend a, ready, takes no connection after %s: %v", (rise+2)*CheckInterval, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	defer conn.Close()
+	conn := dialReady(t, listen)
 	open := func(wait time.Duration) bool {
 		_ = conn.SetReadDeadline(time.Now().Add(wait))
 		_, err := conn.Read(make([]byte, 1))
@@ -138,9 +133,63 @@ func TestShutdownSessions(t *testing.T) {
 	if !open((fall + 1) * CheckInterval) {
 		t.Fatal("the connection to a was closed while a failed its checks and no other backend was ready")
 	}
+	// Ready again, then slow to answer while b becomes ready.
+	aReady.Store(true)
+	time.Sleep((rise + 1) * CheckInterval)
+	aSlow.Store(true)
 	bReady.Store(true)
-	if open((rise + 2) * CheckInterval) {
-		t.Fatalf("the connection to a, which fails its checks, is still open %s after b became ready", (rise+2)*CheckInterval)
+	// b is ready after rise checks, while a misses fewer than closeAfter (each takes checkTimeout).
+	if !open(rise*CheckInterval + 2*checkTimeout) {
+		t.Fatal("the connection to a was closed while a was slow to answer for only a few checks")
+	}
+	aSlow.Store(false)
+	aReady.Store(false)
+	// Its checks answer 500 now: closed within a few checks (generous: a loaded host).
+	if open(4 * (fall + 1) * CheckInterval) {
+		t.Fatalf("the connection to a, which answers that it is not ready, is still open %s after b became ready", 4*(fall+1)*CheckInterval)
+	}
+}
+
+// TestShutdownSessionsOfASilentBackend: a backend that stops answering its checks at all (an API
+// server whose etcd member was removed answers after its own etcd checks time out) loses its
+// connections once it missed closeAfter checks and another backend is ready.
+func TestShutdownSessionsOfASilentBackend(t *testing.T) {
+	var aReady, aSlow, bReady atomic.Bool
+	a, b := slowAPIServer(t, "a", &aReady, &aSlow), apiServer(t, "b", &bReady)
+	listen := runLB(t, a, b)
+	aReady.Store(true)
+	conn := dialReady(t, listen)
+	aSlow.Store(true)
+	bReady.Store(true)
+	deadline := time.Now().Add(2 * closeAfter * (checkTimeout + CheckInterval))
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		_, err := conn.Read(make([]byte, 1))
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			return // closed
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connection to a, which stopped answering its checks, is still open after %s", 2*closeAfter*(checkTimeout+CheckInterval))
+		}
+	}
+}
+
+// dialReady opens a TLS connection through the load balancer once its one ready backend takes
+// it, and closes it when the test ends.
+func dialReady(t *testing.T, listen string) net.Conn {
+	t.Helper()
+	deadline := time.Now().Add((rise + 2) * CheckInterval)
+	for {
+		c, err := tls.Dial("tcp", listen, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test server
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ready backend takes no connection after %s: %v", (rise+2)*CheckInterval, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

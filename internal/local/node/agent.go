@@ -114,11 +114,18 @@ func Run(ctx context.Context, opts Options) error {
 		if err := a.startControlPlane(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
-		if len(a.spec.ControlPlane()) > 1 {
+		if a.node.Join {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				a.promoteEtcd(runCtx)
+			}()
+		}
+		if a.spec.LoadBalancerIP != "" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.superviseLoadBalancer(runCtx)
 			}()
 		}
 	}
@@ -290,6 +297,49 @@ func (a *Agent) heartbeat(ctx context.Context) {
 		}
 	}
 }
+
+// superviseLoadBalancer starts the cluster's load balancer again when it has been dead for
+// lbDeadFor, as the kubelet of each control-plane node restarts kube-vip, a static pod. The
+// `local` provider restarts it within seconds, and counts it, through the API; but the API of a
+// management cluster that manages itself is reached through that very load balancer, so
+// without this, its death would be for good.
+func (a *Agent) superviseLoadBalancer(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	var deadSince time.Time
+	t := time.NewTicker(lbCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if cluster.LoadBalancerRunning(a.dirs) {
+			deadSince = time.Time{}
+			continue
+		}
+		if deadSince.IsZero() {
+			deadSince = time.Now()
+		}
+		if time.Since(deadSince) < lbDeadFor {
+			continue
+		}
+		if started, err := cluster.StartLoadBalancerIn(a.dirs, a.executable); err != nil {
+			log.Error(err, "Failed to start the cluster's load balancer")
+		} else if started {
+			log.Info("Started the cluster's load balancer, dead for a while", "after", time.Since(deadSince).Round(time.Second).String())
+		}
+		deadSince = time.Time{}
+	}
+}
+
+// A control-plane node's agent looks at its cluster's load balancer every lbCheckEvery and starts
+// it once dead for lbDeadFor: longer than the `local` provider takes (3 s), so that it stays the
+// one that restarts, and counts, while it can reach the API.
+const (
+	lbCheckEvery = 5 * time.Second
+	lbDeadFor    = 15 * time.Second
+)
 
 func (a *Agent) tick(ctx context.Context, log logr.Logger, what string, f func(context.Context) error) {
 	if len(a.staticPods) == 0 && what == "mirror pods" {

@@ -23,7 +23,7 @@ import (
 
 // joinEtcd adds the node to the etcd cluster of the running control plane, as kubeadm join
 // --control-plane does, and returns etcd's --initial-cluster for it. It joins as a learner, as
-// kubeadm's EtcdLearnerMode (on by default since v1.32) does: the cluster keeps its quorum while
+// kubeadm's EtcdLearnerMode (on by default since v1.29, GA in v1.32) does: the cluster keeps its quorum while
 // the new member catches up, where a voting member added to a one-member cluster would stop
 // every write until its etcd runs; promoteEtcd makes it a voter then. A node that joined before
 // (its data directory holds a member) rejoins with what it has and returns "".
@@ -110,9 +110,10 @@ func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 }
 
 // promoteEtcd makes the node's etcd member a voting member once it has caught up with the
-// leader, as kubeadm join does after it starts a learner; a voter already is left alone. It
-// tries every second until the context ends, and is run again at each start of the agent, so a
-// learner left by an agent stopped mid-way is promoted too.
+// leader, as kubeadm join does after it starts a learner; a voter already, or a member removed,
+// is left alone. It asks the other members (a learner refuses the request) every second until
+// the context ends, and is run at each start of a joining node's agent, so a learner left by an
+// agent stopped mid-way is promoted too.
 func (a *Agent) promoteEtcd(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
 	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
@@ -123,7 +124,12 @@ func (a *Agent) promoteEtcd(ctx context.Context) {
 	}
 	var endpoints []string
 	for _, n := range a.spec.ControlPlane() {
-		endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
+		if n.Name != a.node.Name {
+			endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
+		}
+	}
+	if len(endpoints) == 0 {
+		return
 	}
 	var last error
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
@@ -136,7 +142,8 @@ func (a *Agent) promoteEtcd(ctx context.Context) {
 	}
 }
 
-// promoteMember promotes the learner of peerURL, and says whether the member is a voter now.
+// promoteMember promotes the learner of peerURL, and says whether there is nothing left to do:
+// the member is a voter now, or is no longer a member.
 // Its client logs nothing: until the learner has caught up, the refusal is expected and is
 // tried again.
 func promoteMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, peerURL string) (bool, error) {
@@ -164,7 +171,8 @@ func promoteMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 		ctrl.LoggerFrom(ctx).Info("Promoted the etcd learner to a voting member")
 		return true, nil
 	}
-	return false, fmt.Errorf("no etcd member has peer URL %s", peerURL)
+	ctrl.LoggerFrom(ctx).Info("The node is not an etcd member: nothing to promote", "peerURL", peerURL)
+	return true, nil
 }
 
 // etcdClientTLS is the API server's etcd client identity on this node.

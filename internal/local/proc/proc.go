@@ -183,11 +183,13 @@ func Terminate(pids []int, grace time.Duration) error {
 	for _, pid := range running(pids) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if left := running(pids); len(left) > 0 {
-		return fmt.Errorf("processes %v survive SIGKILL", left)
+	// A killed process may take a moment to exit: a large one, or one in the middle of disk I/O.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if len(running(pids)) == 0 {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("processes %v survive SIGKILL", running(pids))
 }
 
 func running(pids []int) []int {

@@ -69,14 +69,14 @@ func TestConfigValues(t *testing.T) {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, cluster, vsphereCluster,
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-credentials"}, StringData: map[string]string{"username": "admin", "password": "s3cret"}},
-		&cniv1alpha1.CalicoConfig{ObjectMeta: owner("vs-calico-package"), Spec: cniv1alpha1.CalicoConfigSpec{Calico: cniv1alpha1.Calico{Config: cniv1alpha1.CalicoConfigDataValue{VethMTU: 1440}}}},
-		&cpiv1alpha1.VSphereCPIConfig{ObjectMeta: owner("vs-vsphere-cpi-package")},
-		&csiv1alpha1.VSphereCSIConfig{ObjectMeta: owner("vs-vsphere-csi-package"), Spec: csiv1alpha1.VSphereCSIConfigSpec{VSphereCSI: csiv1alpha1.VSphereCSI{Mode: csiv1alpha1.ModeVSphereCSI}}},
-		&runv1alpha3.KappControllerConfig{ObjectMeta: owner("vs-kapp-controller-package")},
 		// A self-managed management cluster's copy of its values, written as Opaque on it from
 		// the bootstrap cluster before the move, is the Secret the config writes after it.
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-calico-data-values"}, Type: corev1.SecretTypeOpaque,
 			StringData: map[string]string{addons.ValuesKey: "copied: from the bootstrap cluster"}},
+		&cniv1alpha1.CalicoConfig{ObjectMeta: owner("vs-calico-package"), Spec: cniv1alpha1.CalicoConfigSpec{Calico: cniv1alpha1.Calico{Config: cniv1alpha1.CalicoConfigDataValue{VethMTU: 1440}}}},
+		&cpiv1alpha1.VSphereCPIConfig{ObjectMeta: owner("vs-vsphere-cpi-package")},
+		&csiv1alpha1.VSphereCSIConfig{ObjectMeta: owner("vs-vsphere-csi-package"), Spec: csiv1alpha1.VSphereCSIConfigSpec{VSphereCSI: csiv1alpha1.VSphereCSI{Mode: csiv1alpha1.ModeVSphereCSI}}},
+		&runv1alpha3.KappControllerConfig{ObjectMeta: owner("vs-kapp-controller-package")},
 		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "template",
 			Labels: map[string]string{addons.LabelClusterName: "vs"}, Annotations: map[string]string{addons.AnnotationTemplateConfig: "true"}}},
 	} {
@@ -102,6 +102,13 @@ func TestConfigValues(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	calico := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-calico-data-values"}, calico); err != nil {
+		t.Fatal(err)
+	}
+	if calico.Type != corev1.SecretTypeOpaque || calico.Labels[addons.LabelClusterName] != "vs" || calico.Labels[addons.LabelPackageName] != "calico" {
+		t.Errorf("the Opaque values Secret the CalicoConfig took over: type %s, labels %v; want Opaque, labelled", calico.Type, calico.Labels)
 	}
 	cpi := &cpiv1alpha1.VSphereCPIConfig{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-vsphere-cpi-package"}, cpi); err != nil || cpi.Status.SecretRef != "vs-vsphere-cpi-data-values" {

@@ -224,23 +224,22 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 		return err
 	}
 	// The release's template serves every provider: of its CPI and CSI, a cluster is given its
-	// own provider's only. One whose Cluster or infrastructure is not known yet (a management
-	// cluster's, which the CLI writes on it before the move brings its Cluster) gets none here:
-	// the ClusterBootstrap controller adds its provider's when it adopts it with its Cluster.
-	// Nothing the ClusterBootstrap names is taken away.
+	// own provider's only, by the rule the ClusterBootstrap controller follows. One whose Cluster
+	// does not exist yet (a management cluster's, which the CLI writes on it before the move
+	// brings its Cluster) gets none here: the controller adds its provider's when it adopts it
+	// with its Cluster. Nothing the ClusterBootstrap names is taken away.
 	template := cbt.Spec.DeepCopy()
-	infra := ""
 	cluster := &clusterv1.Cluster{}
 	switch err := w.Client.Get(ctx, client.ObjectKeyFromObject(cb), cluster); {
 	case apierrors.IsNotFound(err):
+		addons.DropForeign(template, "")
 	case err != nil:
 		return err
 	default:
-		if infra, err = addons.InfrastructureKind(ctx, w.Client, cluster); err != nil {
+		if _, err := addons.DropForeignProviders(ctx, w.Client, cluster, template); err != nil {
 			return err
 		}
 	}
-	addons.DropForeign(template, infra)
 	addons.AddMissingFields(template, cb.Spec)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -388,9 +389,20 @@ func TestManagementClusterCreate(t *testing.T) {
 		return wcc.List(ctx, &corev1.NodeList{})
 	})
 	t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
-	// The management cluster's own load balancer, killed, cannot be started again through its
-	// API, which it serves: its control-plane node's agent starts it, as a kubelet restarts
-	// kube-vip.
+	// The management cluster's own load balancer, killed while its provider does not run (a
+	// provider pod starting anew needs the API that load balancer serves), is started again by
+	// its control-plane node's agent, as a kubelet restarts kube-vip.
+	scaleDeployment(t, mc, "capl-system", "capl-controller-manager", 0)
+	eventually(t, time.Minute, "the provider's pods gone", func() error {
+		pods := &corev1.PodList{}
+		if err := mc.List(ctx, pods, client.InNamespace("capl-system")); err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods", len(pods.Items))
+		}
+		return nil
+	})
 	killed = time.Now()
 	lbPID := proc.ReadPID(dirs.LoadBalancerPID())
 	if lbPID <= 0 || syscall.Kill(lbPID, syscall.SIGKILL) != nil {
@@ -406,6 +418,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		return mc.List(ctx, &corev1.NodeList{})
 	})
 	t.Logf("the killed load balancer of e2e-mgmt serves again after %s", time.Since(killed).Round(100*time.Millisecond))
+	scaleDeployment(t, mc, "capl-system", "capl-controller-manager", 1)
 
 	// CNI: calico means calico, not the release's default antrea, on the workload cluster.
 	pis := &pkgingv1alpha1.PackageInstallList{}
@@ -605,6 +618,20 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	if cfg, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG")); err == nil && cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] != nil {
 		t.Errorf("the management cluster's context is left in the kubeconfig")
+	}
+}
+
+// scaleDeployment sets a Deployment's replicas.
+func scaleDeployment(t *testing.T, c client.Client, namespace, name string, replicas int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	before := d.DeepCopy()
+	d.Spec.Replicas = &replicas
+	if err := c.Patch(t.Context(), d, client.MergeFrom(before)); err != nil {
+		t.Fatalf("scaling %s/%s to %d: %v", namespace, name, replicas, err)
 	}
 }
 

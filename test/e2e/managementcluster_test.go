@@ -310,17 +310,10 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cluster create: %v", err)
 	}
-	last = -1
-	for _, line := range []string{"Validating configuration...", "Legacy configuration file detected.", "Using this new Cluster configuration '",
+	checkLinesInOrder(t, "cluster create", out, "Validating configuration...", "Legacy configuration file detected.", "Using this new Cluster configuration '",
 		"creating workload cluster 'e2e-wc'...", "waiting for cluster to be initialized...", "waiting for cluster nodes to be available...",
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-wc-calico' in namespace: 'tkg-system'",
-		"Workload cluster 'e2e-wc' created"} {
-		i := strings.Index(out, line)
-		if i < last || i < 0 {
-			t.Errorf("cluster create's output lacks %q, or has it out of order", line)
-		}
-		last = max(last, i)
-	}
+		"Workload cluster 'e2e-wc' created")
 	out, err = runSlipway(t, "cluster", "list", "-o", "json")
 	var listed []map[string]any
 	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
@@ -575,18 +568,11 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster upgrade: %v", err)
 	}
-	last = -1
-	for _, line := range []string{"Upgrading management cluster kubernetes version...",
+	checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster kubernetes version...",
 		"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
 		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
-		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '"} {
-		i := strings.Index(out, line)
-		if i < last || i < 0 {
-			t.Errorf("management-cluster upgrade's output lacks %q, or has it out of order", line)
-		}
-		last = max(last, i)
-	}
+		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '")
 	eventually(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
 	eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
 		pi := &pkgingv1alpha1.PackageInstall{}
@@ -618,6 +604,19 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	if cfg, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG")); err == nil && cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] != nil {
 		t.Errorf("the management cluster's context is left in the kubeconfig")
+	}
+}
+
+// checkLinesInOrder checks that a command's output has each line, in this order.
+func checkLinesInOrder(t *testing.T, command, out string, lines ...string) {
+	t.Helper()
+	last := -1
+	for _, line := range lines {
+		i := strings.Index(out, line)
+		if i < last || i < 0 {
+			t.Errorf("%s's output lacks %q, or has it out of order", command, line)
+		}
+		last = max(last, i)
 	}
 }
 

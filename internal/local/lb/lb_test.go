@@ -114,38 +114,51 @@ func TestOnlyReadyBackends(t *testing.T) {
 	}
 }
 
+// sessionTest is a load balancer over backends a (which can be made slow) and b, with a
+// connection forwarded to a, the only ready one.
+type sessionTest struct {
+	aReady, aSlow, bReady atomic.Bool
+	conn                  net.Conn
+}
+
+func newSessionTest(t *testing.T) *sessionTest {
+	st := &sessionTest{}
+	listen := runLB(t, slowAPIServer(t, "a", &st.aReady, &st.aSlow), apiServer(t, "b", &st.bReady))
+	st.aReady.Store(true)
+	st.conn = dialReady(t, listen)
+	return st
+}
+
+// stillOpen says whether the connection is still open after wait.
+func (st *sessionTest) stillOpen(wait time.Duration) bool {
+	_ = st.conn.SetReadDeadline(time.Now().Add(wait))
+	_, err := st.conn.Read(make([]byte, 1))
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // TestShutdownSessions: an open connection to a backend that fails its checks stays open while no
 // other backend is ready, and while it only answers too slowly; it is closed once it answers
 // that it is not ready and another backend is ready.
 func TestShutdownSessions(t *testing.T) {
-	var aReady, aSlow, bReady atomic.Bool
-	a, b := slowAPIServer(t, "a", &aReady, &aSlow), apiServer(t, "b", &bReady)
-	listen := runLB(t, a, b)
-	aReady.Store(true)
-	conn := dialReady(t, listen)
-	open := func(wait time.Duration) bool {
-		_ = conn.SetReadDeadline(time.Now().Add(wait))
-		_, err := conn.Read(make([]byte, 1))
-		var ne net.Error
-		return errors.As(err, &ne) && ne.Timeout()
-	}
-	aReady.Store(false)
-	if !open((fall + 1) * CheckInterval) {
+	st := newSessionTest(t)
+	st.aReady.Store(false)
+	if !st.stillOpen((fall + 1) * CheckInterval) {
 		t.Fatal("the connection to a was closed while a failed its checks and no other backend was ready")
 	}
 	// Ready again, then slow to answer while b becomes ready.
-	aReady.Store(true)
+	st.aReady.Store(true)
 	time.Sleep((rise + 1) * CheckInterval)
-	aSlow.Store(true)
-	bReady.Store(true)
+	st.aSlow.Store(true)
+	st.bReady.Store(true)
 	// b is ready after rise checks, while a misses fewer than closeAfter (each takes checkTimeout).
-	if !open(rise*CheckInterval + 2*checkTimeout) {
+	if !st.stillOpen(rise*CheckInterval + 2*checkTimeout) {
 		t.Fatal("the connection to a was closed while a was slow to answer for only a few checks")
 	}
-	aSlow.Store(false)
-	aReady.Store(false)
+	st.aSlow.Store(false)
+	st.aReady.Store(false)
 	// Its checks answer 500 now: closed within a few checks (generous: a loaded host).
-	if open(4 * (fall + 1) * CheckInterval) {
+	if st.stillOpen(4 * (fall + 1) * CheckInterval) {
 		t.Fatalf("the connection to a, which answers that it is not ready, is still open %s after b became ready", 4*(fall+1)*CheckInterval)
 	}
 }
@@ -154,24 +167,11 @@ func TestShutdownSessions(t *testing.T) {
 // server whose etcd member was removed answers after its own etcd checks time out) loses its
 // connections once it missed closeAfter checks and another backend is ready.
 func TestShutdownSessionsOfASilentBackend(t *testing.T) {
-	var aReady, aSlow, bReady atomic.Bool
-	a, b := slowAPIServer(t, "a", &aReady, &aSlow), apiServer(t, "b", &bReady)
-	listen := runLB(t, a, b)
-	aReady.Store(true)
-	conn := dialReady(t, listen)
-	aSlow.Store(true)
-	bReady.Store(true)
-	deadline := time.Now().Add(2 * closeAfter * (checkTimeout + CheckInterval))
-	for {
-		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-		_, err := conn.Read(make([]byte, 1))
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
-			return // closed
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the connection to a, which stopped answering its checks, is still open after %s", 2*closeAfter*(checkTimeout+CheckInterval))
-		}
+	st := newSessionTest(t)
+	st.aSlow.Store(true)
+	st.bReady.Store(true)
+	if bound := 2 * closeAfter * (checkTimeout + CheckInterval); st.stillOpen(bound) {
+		t.Fatalf("the connection to a, which stopped answering its checks, is still open after %s", bound)
 	}
 }
 

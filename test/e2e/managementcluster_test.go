@@ -412,6 +412,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 	t.Logf("the killed load balancer of e2e-mgmt serves again after %s", time.Since(killed).Round(100*time.Millisecond))
 	scaleDeployment(t, mc, "capl-system", "capl-controller-manager", 1)
+	// The controllers lost their leader leases while the endpoint was gone, as they would on a
+	// real one, and start again: the test goes on once all are back and stay up.
+	waitDeploymentsSettled(t, mc, 20*time.Second)
 
 	// CNI: calico means calico, not the release's default antrea, on the workload cluster.
 	pis := &pkgingv1alpha1.PackageInstallList{}
@@ -618,6 +621,54 @@ func checkLinesInOrder(t *testing.T, command, out string, lines ...string) {
 		}
 		last = max(last, i)
 	}
+}
+
+// waitDeploymentsSettled waits until every Deployment of the cluster has all its replicas
+// updated and available, and its pods have not restarted, for a whole window.
+func waitDeploymentsSettled(t *testing.T, c client.Client, window time.Duration) {
+	t.Helper()
+	var since time.Time
+	restarts := map[string]int32{}
+	eventually(t, 4*time.Minute, "every Deployment available and its pods steady for "+window.String(), func() error {
+		deployments := &appsv1.DeploymentList{}
+		if err := c.List(t.Context(), deployments); err != nil {
+			since = time.Time{}
+			return err
+		}
+		pods := &corev1.PodList{}
+		if err := c.List(t.Context(), pods); err != nil {
+			since = time.Time{}
+			return err
+		}
+		var notSettled []string
+		for _, d := range deployments.Items {
+			want := ptr.Deref(d.Spec.Replicas, 1)
+			if d.Status.AvailableReplicas != want || d.Status.UpdatedReplicas != want || d.Status.Replicas != want {
+				notSettled = append(notSettled, d.Namespace+"/"+d.Name)
+			}
+		}
+		for _, p := range pods.Items {
+			var n int32
+			for _, cs := range p.Status.ContainerStatuses {
+				n += cs.RestartCount
+			}
+			if before, seen := restarts[p.Namespace+"/"+p.Name]; seen && before != n {
+				notSettled = append(notSettled, "pod "+p.Namespace+"/"+p.Name+" restarted")
+			}
+			restarts[p.Namespace+"/"+p.Name] = n
+		}
+		if len(notSettled) > 0 {
+			since = time.Time{}
+			return fmt.Errorf("not settled: %v", notSettled)
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) < window {
+			return fmt.Errorf("settled for %s only", time.Since(since).Round(time.Second))
+		}
+		return nil
+	})
 }
 
 // scaleDeployment sets a Deployment's replicas.

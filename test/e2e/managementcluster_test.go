@@ -85,10 +85,10 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	// --dry-run prints the management Cluster and its ClusterBootstrap, and starts nothing.
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.35.4\n")
 	out, err = runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
 	if err != nil || !strings.Contains(out, "kind: Cluster\n") || !strings.Contains(out, "kind: ClusterBootstrap\n") ||
-		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.34.3---vmware.1-tkg.1") {
+		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.35.4---vmware.1-tkg.1") {
 		t.Fatalf("--dry-run: %v\n%s", err, out)
 	}
 	if after, _ := store.List(); len(after) != len(before) {
@@ -153,7 +153,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Installing providers on bootstrapper...",
 		"Bootstrapper created. Kubeconfig: ",
 		"Management cluster config file has been generated and stored at: '",
-		"Checking Tkr v1.34.3---vmware.1-tkg.1 in bootstrap cluster...",
+		"Checking Tkr v1.35.4---vmware.1-tkg.1 in bootstrap cluster...",
 		"Start creating management cluster...",
 		"Management cluster control plane is available, means API server is ready to receive requests",
 		"Saving management cluster kubeconfig into ",
@@ -286,7 +286,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err := mc.Get(ctx, client.ObjectKeyFromObject(c), cb); err != nil {
 			return err
 		}
-		if cb.Status.ResolvedTKR != "v1.34.3---vmware.1-tkg.1" {
+		if cb.Status.ResolvedTKR != "v1.35.4---vmware.1-tkg.1" {
 			return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
 		}
 		// A local cluster's ClusterBootstrap names no CPI or CSI: the release's are vSphere's.
@@ -345,7 +345,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	// The management cluster's own controllers scale its workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
-	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 3) })
+	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
 	t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
 
 	// A node agent killed with SIGKILL is started again by the management cluster's own provider.
@@ -526,7 +526,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster get: %v\n%s", err, out)
 	}
-	for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.34.3+vmware.1 management dev v1.34.3---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
+	for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.35.4+vmware.1 management dev v1.35.4---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
 		"Providers:", "capl-system", "infrastructure-local"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("management-cluster get lacks %q:\n%s", want, out)
@@ -561,32 +561,6 @@ func TestManagementClusterCreate(t *testing.T) {
 	} else if cfg, err := clientcmd.LoadFromFile(exported); err != nil || cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] == nil {
 		t.Errorf("the exported kubeconfig lacks the context: %v", err)
 	}
-
-	// management-cluster upgrade moves the management cluster, which runs the controllers doing
-	// it, to the newer release: its control plane swaps its only node, then its workers roll, and
-	// its add-ons follow.
-	upgradedMC := time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "upgrade", "--tkr", "v1.35", "-y", "-t", "10m")
-	t.Logf("management-cluster upgrade took %s:\n%s", time.Since(upgradedMC).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("management-cluster upgrade: %v", err)
-	}
-	checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster kubernetes version...",
-		"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
-		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
-		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
-		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '")
-	eventually(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
-	eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
-		pi := &pkgingv1alpha1.PackageInstall{}
-		if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "e2e-mgmt-antrea"}, pi); err != nil {
-			return err
-		}
-		if pi.Spec.PackageRef == nil || pi.Spec.PackageRef.VersionSelection == nil || pi.Spec.PackageRef.VersionSelection.Constraints != "1.13.1+vmware.1-tkg.1" {
-			return fmt.Errorf("e2e-mgmt-antrea's package: %+v", pi.Spec.PackageRef)
-		}
-		return nil
-	})
 
 	// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
 	// state or context is left.

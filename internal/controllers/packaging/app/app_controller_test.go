@@ -148,6 +148,22 @@ func TestAppDeploysValuesChangesPrunesAndDeletes(t *testing.T) {
 	if a.Status.FriendlyDescription != "Reconcile succeeded" || a.Status.Deploy == nil || a.Status.Deploy.KappDeployStatus.AssociatedResources.Label == "" {
 		t.Errorf("status %+v", a.Status)
 	}
+	// A controller's copy of a deployed object carries its labels and annotations, as Cluster
+	// API's clones of a ClusterClass's templates do; the app neither prunes nor deletes it.
+	one := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "app-lifecycle", Name: "one"}, one); err != nil {
+		t.Fatal(err)
+	}
+	clone := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "app-lifecycle", Name: "one-clone", Labels: one.Labels, Annotations: one.Annotations}, Data: one.Data}
+	if err := env.Client.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	cloneKept := func() error {
+		if _, err := configMapData(env.Client, "app-lifecycle", "one-clone"); err != nil {
+			return fmt.Errorf("the copy a controller made was removed: %w", err)
+		}
+		return nil
+	}
 
 	t.Run("a values change is deployed and a dropped object pruned", func(t *testing.T) {
 		values.StringData = map[string]string{"values.yml": "greeting: bonjour\nnames: [one]\n"}
@@ -163,6 +179,9 @@ func TestAppDeploysValuesChangesPrunesAndDeletes(t *testing.T) {
 			}
 			return nil
 		})
+		if err := cloneKept(); err != nil {
+			t.Error(err)
+		}
 	})
 
 	t.Run("delete removes what was deployed", func(t *testing.T) {
@@ -178,6 +197,9 @@ func TestAppDeploysValuesChangesPrunesAndDeletes(t *testing.T) {
 			}
 			return nil
 		})
+		if err := cloneKept(); err != nil {
+			t.Error(err)
+		}
 	})
 }
 

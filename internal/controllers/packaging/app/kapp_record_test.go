@@ -151,7 +151,7 @@ func TestAppTakesOverKappsRecord(t *testing.T) {
 		&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "app-adopt", Name: "one", Labels: map[string]string{
 				"kapp.k14s.io/app": "1764000000000000000", "kapp.k14s.io/association": "v1.b827e5c5f15d155482f1e59314a713ba",
-			}},
+			}, Annotations: map[string]string{"kapp.k14s.io/identity": "v1;app-adopt//ConfigMap/one;v1"}},
 			Data: map[string]string{"greeting": "from kapp"},
 		},
 	} {

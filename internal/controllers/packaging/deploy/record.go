@@ -232,7 +232,8 @@ func (r *record) kinds(also []*unstructured.Unstructured) []schema.GroupKind {
 	return out
 }
 
-// owned lists the objects labelled as the app's, of the given kinds: across the cluster, or,
+// owned lists the objects the app deployed (labelled as the app's, and not controllers' copies of
+// them), of the given kinds: across the cluster, or,
 // where the target may not list across it, in the namespaces the app is known to use, as kapp
 // falls back to.
 func owned(ctx context.Context, t Target, r *record, gks []schema.GroupKind, namespaces []string) ([]*unstructured.Unstructured, error) {
@@ -273,10 +274,22 @@ func owned(ctx context.Context, t Target, r *record, gks []schema.GroupKind, nam
 			return nil, fmt.Errorf("failed to list the app's %s: %w", gk, err)
 		}
 		for i := range list.Items {
-			out = append(out, &list.Items[i])
+			if deployedByApp(&list.Items[i]) {
+				out = append(out, &list.Items[i])
+			}
 		}
 	}
 	return out, nil
+}
+
+// deployedByApp says whether an object with the app's label is one the app deployed: its kapp
+// identity annotation names the object itself. A copy a controller made of a deployed object
+// carries the label and annotation of its source, as Cluster API's clones of a ClusterClass's
+// templates do: kapp takes such an object for a transient one of the cluster's, and neither
+// prunes nor deletes it, and nor does the app here.
+func deployedByApp(u *unstructured.Unstructured) bool {
+	pieces := strings.Split(u.GetAnnotations()[annotationIdentity], ";")
+	return len(pieces) == 3 && pieces[0] == "v1" && pieces[1] == uniqueKey(u)
 }
 
 // uniqueKey is kapp's key of an object, which does not change with its API version.

@@ -37,25 +37,21 @@ func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
 		return "", err
 	}
 	a.spec = spec
-	var endpoints []string
-	for _, n := range a.spec.ControlPlane() {
-		if n.Name != a.node.Name {
-			endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
-		}
-	}
+	endpoints := a.otherEtcdEndpoints()
 	if len(endpoints) == 0 {
 		return "", errors.New("the node joins the control plane but the cluster has no other control-plane node")
 	}
-	tlsConfig, err := a.etcdClientTLS()
+	cli, err := a.etcdClient(endpoints)
 	if err != nil {
 		return "", err
 	}
+	defer cli.Close()
 	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
 	log := ctrl.LoggerFrom(ctx)
 	var initial string
 	var lastErr error
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		initial, lastErr = addEtcdMember(ctx, endpoints, tlsConfig, a.node.Name, peerURL)
+		initial, lastErr = addEtcdMember(ctx, cli, a.node.Name, peerURL)
 		if lastErr != nil {
 			log.Info("Waiting to join etcd", "endpoints", endpoints, "reason", lastErr.Error())
 		}
@@ -70,12 +66,7 @@ func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
 
 // addEtcdMember adds peerURL as a member unless it is one already, and returns the
 // --initial-cluster of every member, the new one named name.
-func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, name, peerURL string) (string, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig})
-	if err != nil {
-		return "", err
-	}
-	defer cli.Close()
+func addEtcdMember(ctx context.Context, cli *clientv3.Client, name, peerURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	list, err := cli.MemberList(ctx)
@@ -117,24 +108,20 @@ func addEtcdMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 func (a *Agent) promoteEtcd(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
 	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
-	tlsConfig, err := a.etcdClientTLS()
+	endpoints := a.otherEtcdEndpoints()
+	if len(endpoints) == 0 {
+		return
+	}
+	cli, err := a.etcdClient(endpoints)
 	if err != nil {
 		log.Error(err, "Cannot promote the etcd learner")
 		return
 	}
-	var endpoints []string
-	for _, n := range a.spec.ControlPlane() {
-		if n.Name != a.node.Name {
-			endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
-		}
-	}
-	if len(endpoints) == 0 {
-		return
-	}
+	defer cli.Close()
 	var last error
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		var promoted bool
-		promoted, last = promoteMember(ctx, endpoints, tlsConfig, peerURL)
+		promoted, last = promoteMember(ctx, cli, peerURL)
 		return promoted, nil
 	})
 	if err != nil {
@@ -144,14 +131,7 @@ func (a *Agent) promoteEtcd(ctx context.Context) {
 
 // promoteMember promotes the learner of peerURL, and says whether there is nothing left to do:
 // the member is a voter now, or is no longer a member.
-// Its client logs nothing: until the learner has caught up, the refusal is expected and is
-// tried again.
-func promoteMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config, peerURL string) (bool, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig, Logger: zap.NewNop()})
-	if err != nil {
-		return false, err
-	}
-	defer cli.Close()
+func promoteMember(ctx context.Context, cli *clientv3.Client, peerURL string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	list, err := cli.MemberList(ctx)
@@ -175,8 +155,21 @@ func promoteMember(ctx context.Context, endpoints []string, tlsConfig *tls.Confi
 	return true, nil
 }
 
-// etcdClientTLS is the API server's etcd client identity on this node.
-func (a *Agent) etcdClientTLS() (*tls.Config, error) {
+// otherEtcdEndpoints are the etcd client URLs of the cluster's control-plane nodes but this one.
+func (a *Agent) otherEtcdEndpoints() []string {
+	var endpoints []string
+	for _, n := range a.spec.ControlPlane() {
+		if n.Name != a.node.Name {
+			endpoints = append(endpoints, "https://"+net.JoinHostPort(n.IP, fmt.Sprint(cluster.EtcdPort)))
+		}
+	}
+	return endpoints
+}
+
+// etcdClient is a client of the etcd members at endpoints with the API server's etcd client
+// identity on this node. It logs nothing: its callers try again and report what stopped them
+// (until a learner has caught up, etcd refuses its promotion, and that is expected).
+func (a *Agent) etcdClient(endpoints []string) (*clientv3.Client, error) {
 	pkiDir := a.dirs.NodePKI(a.node.Name)
 	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, "apiserver-etcd-client.crt"), filepath.Join(pkiDir, "apiserver-etcd-client.key"))
 	if err != nil {
@@ -188,7 +181,8 @@ func (a *Agent) etcdClientTLS() (*tls.Config, error) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tlsConfig, Logger: zap.NewNop()})
 }
 
 // initCluster runs kubeadm init's upload and addon phases against the node's API server.

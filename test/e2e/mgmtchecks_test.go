@@ -205,10 +205,17 @@ func kindsSample(t *testing.T, what string, c client.Client, namespace string, l
 }
 
 // deployedSample is every object of a cluster that kapp deployed (labelled kapp.k14s.io/app),
-// of every kind the API server lists, found by discovery.
+// of every kind the API server lists, found by discovery. Its lists include deprecated kinds
+// (v1 Endpoints), so the API server's deprecation warnings are not logged.
 func deployedSample(t *testing.T, what string, cfg *rest.Config, c client.Client) stillSample {
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler = rest.NoWarnings{}
 	return stillSample{what, func() map[string]string {
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		dc, err := discovery.NewDiscoveryClientForConfig(quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.New(quiet, client.Options{Scheme: c.Scheme(), Mapper: c.RESTMapper()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,6 +43,12 @@ func (e *Environment) StartManager(setups ...func(ctrl.Manager) error) ctrl.Mana
 // when the timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
+	EventuallyEvery(t, timeout, 200*time.Millisecond, what, f)
+}
+
+// EventuallyEvery is Eventually polling every period, for checks that read much of a cluster.
+func EventuallyEvery(t testing.TB, timeout, period time.Duration, what string, f func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
@@ -52,7 +58,7 @@ func Eventually(t testing.TB, timeout time.Duration, what string, f func() error
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %v", what, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(period)
 	}
 }
 

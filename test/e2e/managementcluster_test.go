@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -85,10 +87,10 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	// --dry-run prints the management Cluster and its ClusterBootstrap, and starts nothing.
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.35.4\n")
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
 	out, err = runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo, "--dry-run")
 	if err != nil || !strings.Contains(out, "kind: Cluster\n") || !strings.Contains(out, "kind: ClusterBootstrap\n") ||
-		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.35.4---vmware.1-tkg.1") {
+		!strings.Contains(out, "tkg.tanzu.vmware.com/add-missing-fields-from-tkr: v1.34.3---vmware.1-tkg.1") {
 		t.Fatalf("--dry-run: %v\n%s", err, out)
 	}
 	if after, _ := store.List(); len(after) != len(before) {
@@ -153,7 +155,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Installing providers on bootstrapper...",
 		"Bootstrapper created. Kubeconfig: ",
 		"Management cluster config file has been generated and stored at: '",
-		"Checking Tkr v1.35.4---vmware.1-tkg.1 in bootstrap cluster...",
+		"Checking Tkr v1.34.3---vmware.1-tkg.1 in bootstrap cluster...",
 		"Start creating management cluster...",
 		"Management cluster control plane is available, means API server is ready to receive requests",
 		"Saving management cluster kubeconfig into ",
@@ -286,7 +288,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err := mc.Get(ctx, client.ObjectKeyFromObject(c), cb); err != nil {
 			return err
 		}
-		if cb.Status.ResolvedTKR != "v1.35.4---vmware.1-tkg.1" {
+		if cb.Status.ResolvedTKR != "v1.34.3---vmware.1-tkg.1" {
 			return fmt.Errorf("resolvedTKR %q", cb.Status.ResolvedTKR)
 		}
 		// A local cluster's ClusterBootstrap names no CPI or CSI: the release's are vSphere's.
@@ -345,7 +347,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	// The management cluster's own controllers scale its workers 1→2.
 	scaled := time.Now()
 	patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
-	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
+	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 3) })
 	t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
 
 	// A node agent killed with SIGKILL is started again by the management cluster's own provider.
@@ -526,7 +528,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster get: %v\n%s", err, out)
 	}
-	for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.35.4+vmware.1 management dev v1.35.4---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
+	for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.34.3+vmware.1 management dev v1.34.3---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
 		"Providers:", "capl-system", "infrastructure-local"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("management-cluster get lacks %q:\n%s", want, out)
@@ -561,6 +563,39 @@ func TestManagementClusterCreate(t *testing.T) {
 	} else if cfg, err := clientcmd.LoadFromFile(exported); err != nil || cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] == nil {
 		t.Errorf("the exported kubeconfig lacks the context: %v", err)
 	}
+
+	// management-cluster upgrade moves the management cluster, which runs the controllers doing
+	// it, to the newer release: its control plane swaps its only node, then its workers roll, and
+	// its add-ons follow.
+	upgradedMC := time.Now()
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "upgrade", "--tkr", "v1.35", "-y", "-t", "10m")
+	t.Logf("management-cluster upgrade took %s:\n%s", time.Since(upgradedMC).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("management-cluster upgrade: %v", err)
+	}
+	checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster kubernetes version...",
+		"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
+		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
+		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
+		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '")
+	func() {
+		defer func() {
+			if t.Failed() {
+				logTemplates(t, mc, c)
+			}
+		}()
+		eventually(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
+	}()
+	eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
+		pi := &pkgingv1alpha1.PackageInstall{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "e2e-mgmt-antrea"}, pi); err != nil {
+			return err
+		}
+		if pi.Spec.PackageRef == nil || pi.Spec.PackageRef.VersionSelection == nil || pi.Spec.PackageRef.VersionSelection.Constraints != "1.13.1+vmware.1-tkg.1" {
+			return fmt.Errorf("e2e-mgmt-antrea's package: %+v", pi.Spec.PackageRef)
+		}
+		return nil
+	})
 
 	// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
 	// state or context is left.
@@ -599,11 +634,45 @@ func checkLinesInOrder(t *testing.T, command, out string, lines ...string) {
 
 // waitDeploymentsSettled waits until every Deployment of the cluster has all its replicas
 // updated and available, and its pods have not restarted, for a whole window.
+// logTemplates logs, for a failed check of a topology Cluster, the machine templates its
+// KubeadmControlPlane and MachineDeployments name, the LocalMachineTemplates there are, and what
+// the capi-controller-manager logged about them.
+func logTemplates(t *testing.T, c client.Client, cl *clusterv1.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	kcps := &controlplanev1.KubeadmControlPlaneList{}
+	if err := c.List(ctx, kcps, client.InNamespace(cl.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cl.Name}); err == nil {
+		for _, k := range kcps.Items {
+			t.Logf("KubeadmControlPlane %s: resourceVersion %s, infrastructureRef %s", k.Name, k.ResourceVersion, k.Spec.MachineTemplate.Spec.InfrastructureRef.Name)
+		}
+	}
+	templates := &infrav1.LocalMachineTemplateList{}
+	if err := c.List(ctx, templates, client.InNamespace(cl.Namespace)); err == nil {
+		for _, lmt := range templates.Items {
+			t.Logf("LocalMachineTemplate %s: created %s, deleting %v", lmt.Name, lmt.CreationTimestamp.UTC().Format(time.RFC3339), lmt.DeletionTimestamp != nil)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(home, "local", cl.Name, "nodes", "*", "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
+	for _, f := range logs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, "LocalMachineTemplate") || strings.Contains(line, "KubeadmControlPlane") && strings.Contains(line, "rror") {
+				t.Logf("%s: %s", filepath.Base(filepath.Dir(filepath.Dir(f))), strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
 func waitDeploymentsSettled(t *testing.T, c client.Client, window time.Duration) {
 	t.Helper()
 	var since time.Time
 	restarts := map[string]int32{}
-	eventually(t, 4*time.Minute, "every Deployment available and its pods steady for "+window.String(), func() error {
+	// It lists every Deployment and Pod of the cluster: every 2 s is often enough for a window
+	// of seconds.
+	envtest.EventuallyEvery(t, 4*time.Minute, 2*time.Second, "every Deployment available and its pods steady for "+window.String(), func() error {
 		deployments := &appsv1.DeploymentList{}
 		if err := c.List(t.Context(), deployments); err != nil {
 			since = time.Time{}

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -35,13 +35,9 @@ func (k *KubeconfigFlags) AddPersistent(cmd *cobra.Command) {
 
 // Client returns a client of the cluster the flags name, with slipway's scheme.
 func (k *KubeconfigFlags) Client() (client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.Kubeconfig != "" {
-		rules.ExplicitPath = k.Kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context}).ClientConfig()
+	cfg, err := slipwayclient.RESTConfig(k.Kubeconfig, k.Context)
 	if err != nil {
-		return nil, fmt.Errorf("failed to load the kubeconfig (--kubeconfig, --context): %w", err)
+		return nil, fmt.Errorf("%w (--kubeconfig, --context)", err)
 	}
 	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }

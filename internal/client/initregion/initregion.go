@@ -28,11 +28,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/packaging"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
@@ -110,11 +110,9 @@ func (o Options) target() string {
 // Run installs the whole payload: kapp-controller, the providers, the management packages. It
 // returns the TKG version of the tkg-pkg it installed.
 func Run(ctx context.Context, o Options) (string, error) {
-	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	restConfig, err := slipwayclient.RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
-		return "", fmt.Errorf("failed to read kubeconfig %s: %w", o.Kubeconfig, err)
+		return "", err
 	}
 	c, err := client.New(restConfig, client.Options{Scheme: scheme.New()})
 	if err != nil {

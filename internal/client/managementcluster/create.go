@@ -26,6 +26,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
+	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
@@ -635,10 +636,9 @@ func (f *flow) deleteBootstrap(context.Context) error {
 
 // clientFor returns a client of a kubeconfig's context ("" is its current one).
 func clientFor(path, context string) (client.Client, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	cfg, err := slipwayclient.RESTConfig(path, context)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
+		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }

@@ -42,7 +42,8 @@ import (
 // configuration file as seeds/000 does: a bootstrap cluster with the payload, the management
 // Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
 // cluster then manages itself: its own providers scale its workers and repair a killed node
-// agent.
+// agent. It is made at v1.34.3, runs a workload cluster's whole life, and is upgraded to v1.35
+// by `management-cluster upgrade` before its delete.
 func TestManagementClusterCreate(t *testing.T) {
 	_, repo := pushPackages(t)
 	dir := t.TempDir()
@@ -579,12 +580,14 @@ func TestManagementClusterCreate(t *testing.T) {
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
 		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '")
 	func() {
+		passed := false
 		defer func() {
-			if t.Failed() {
+			if !passed {
 				logTemplates(t, mc, c)
 			}
 		}()
 		eventually(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
+		passed = true
 	}()
 	eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
 		pi := &pkgingv1alpha1.PackageInstall{}
@@ -632,14 +635,12 @@ func checkLinesInOrder(t *testing.T, command, out string, lines ...string) {
 	}
 }
 
-// waitDeploymentsSettled waits until every Deployment of the cluster has all its replicas
-// updated and available, and its pods have not restarted, for a whole window.
-// logTemplates logs, for a failed check of a topology Cluster, the machine templates its
-// KubeadmControlPlane and MachineDeployments name, the LocalMachineTemplates there are, and what
-// the capi-controller-manager logged about them.
+// logTemplates logs, for a failed check of a topology Cluster, the machine template its
+// KubeadmControlPlane names, the LocalMachineTemplates there are, and what the
+// capi-controller-manager logged about them.
 func logTemplates(t *testing.T, c client.Client, cl *clusterv1.Cluster) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	kcps := &controlplanev1.KubeadmControlPlaneList{}
 	if err := c.List(ctx, kcps, client.InNamespace(cl.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cl.Name}); err == nil {
 		for _, k := range kcps.Items {
@@ -659,13 +660,15 @@ func logTemplates(t *testing.T, c client.Client, cl *clusterv1.Cluster) {
 			continue
 		}
 		for line := range strings.Lines(string(data)) {
-			if strings.Contains(line, "LocalMachineTemplate") || strings.Contains(line, "KubeadmControlPlane") && strings.Contains(line, "rror") {
+			if strings.Contains(line, "LocalMachineTemplate") || (strings.Contains(line, "KubeadmControlPlane") && strings.Contains(line, "rror")) {
 				t.Logf("%s: %s", filepath.Base(filepath.Dir(filepath.Dir(f))), strings.TrimSpace(line))
 			}
 		}
 	}
 }
 
+// waitDeploymentsSettled waits until every Deployment of the cluster has all its replicas
+// updated and available, and its pods have not restarted, for a whole window.
 func waitDeploymentsSettled(t *testing.T, c client.Client, window time.Duration) {
 	t.Helper()
 	var since time.Time

@@ -207,7 +207,7 @@ func kindsSample(t *testing.T, what string, c client.Client, namespace string, l
 // deployedSample is every object of a cluster that kapp deployed (labelled kapp.k14s.io/app),
 // of every kind the API server lists, found by discovery. Its lists include deprecated kinds
 // (v1 Endpoints), so the API server's deprecation warnings are not logged.
-func deployedSample(t *testing.T, what string, cfg *rest.Config, c client.Client) stillSample {
+func deployedSample(t *testing.T, what string, cfg *rest.Config, from client.Client) stillSample {
 	quiet := rest.CopyConfig(cfg)
 	quiet.WarningHandler = rest.NoWarnings{}
 	return stillSample{what, func() map[string]string {
@@ -215,7 +215,7 @@ func deployedSample(t *testing.T, what string, cfg *rest.Config, c client.Client
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := client.New(quiet, client.Options{Scheme: c.Scheme(), Mapper: c.RESTMapper()})
+		c, err := client.New(quiet, client.Options{Scheme: from.Scheme(), Mapper: from.RESTMapper()})
 		if err != nil {
 			t.Fatal(err)
 		}

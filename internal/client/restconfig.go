@@ -5,6 +5,9 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // Throttling of the flows' API clients. client-go's default, 5 requests a second, made the
@@ -32,4 +35,13 @@ func RESTConfig(path, context string) (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = QPS, Burst
 	return cfg, nil
+}
+
+// New returns a client, with slipway's scheme, of a kubeconfig's context, as RESTConfig reads it.
+func New(path, context string) (client.Client, error) {
+	cfg, err := RESTConfig(path, context)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }

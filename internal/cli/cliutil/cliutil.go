@@ -19,7 +19,6 @@ import (
 
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/progress"
-	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // KubeconfigFlags are --kubeconfig and --context.
@@ -35,11 +34,11 @@ func (k *KubeconfigFlags) AddPersistent(cmd *cobra.Command) {
 
 // Client returns a client of the cluster the flags name, with slipway's scheme.
 func (k *KubeconfigFlags) Client() (client.Client, error) {
-	cfg, err := slipwayclient.RESTConfig(k.Kubeconfig, k.Context)
+	c, err := slipwayclient.New(k.Kubeconfig, k.Context)
 	if err != nil {
 		return nil, fmt.Errorf("%w (--kubeconfig, --context)", err)
 	}
-	return client.New(cfg, client.Options{Scheme: scheme.New()})
+	return c, nil
 }
 
 // Table prints rows under upper-case headers, as the tanzu CLI's table output.

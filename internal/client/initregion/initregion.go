@@ -40,7 +40,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/progress"
-	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -110,11 +109,7 @@ func (o Options) target() string {
 // Run installs the whole payload: kapp-controller, the providers, the management packages. It
 // returns the TKG version of the tkg-pkg it installed.
 func Run(ctx context.Context, o Options) (string, error) {
-	restConfig, err := slipwayclient.RESTConfig(o.Kubeconfig, o.Context)
-	if err != nil {
-		return "", err
-	}
-	c, err := client.New(restConfig, client.Options{Scheme: scheme.New()})
+	c, err := slipwayclient.New(o.Kubeconfig, o.Context)
 	if err != nil {
 		return "", err
 	}

@@ -34,7 +34,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
-	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 )
@@ -305,7 +304,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		f.bootKubeconfig = f.o.UseExistingBootstrap
 		f.p.Infof("Using the bootstrap cluster of %s", f.bootKubeconfig)
 		var err error
-		if f.boot, err = clientFor(f.bootKubeconfig, ""); err != nil {
+		if f.boot, err = slipwayclient.New(f.bootKubeconfig, ""); err != nil {
 			return err
 		}
 		_, err = initregion.Run(ctx, initregion.Options{
@@ -332,7 +331,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		return err
 	}
 	f.p.Infof("Bootstrapper created. Kubeconfig: %s", f.bootKubeconfig)
-	f.boot, err = clientFor(f.bootKubeconfig, localcluster.ContextName(f.bootName))
+	f.boot, err = slipwayclient.New(f.bootKubeconfig, localcluster.ContextName(f.bootName))
 	return err
 }
 
@@ -509,7 +508,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 	if err := cluster.MergeKubeconfig(path, add); err != nil {
 		return err
 	}
-	f.mgmt, err = clientFor(f.mgmtKubeconfig, contextName(f.cfg.Name))
+	f.mgmt, err = slipwayclient.New(f.mgmtKubeconfig, contextName(f.cfg.Name))
 	return err
 }
 
@@ -632,15 +631,6 @@ func (f *flow) deleteBootstrap(context.Context) error {
 		return err
 	}
 	return os.Remove(f.bootKubeconfig)
-}
-
-// clientFor returns a client of a kubeconfig's context ("" is its current one).
-func clientFor(path, context string) (client.Client, error) {
-	cfg, err := slipwayclient.RESTConfig(path, context)
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }
 
 // Names returns the management clusters created from this home whose kubeconfig is kept,

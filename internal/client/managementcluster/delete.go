@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -58,7 +59,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		kubeconfig = localcluster.DefaultKubeconfigPath()
 	}
 	p.Infof("Verifying management cluster...")
-	mgmt, err := clientFor(kubeconfig, contextName(o.Name))
+	mgmt, err := slipwayclient.New(kubeconfig, contextName(o.Name))
 	if err != nil {
 		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, contextName(o.Name), err)
 	}
@@ -172,7 +173,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if d.cleanup, err = clientFor(d.cleanupKubeconfig, localcluster.ContextName(d.cleanupName)); err != nil {
+	if d.cleanup, err = slipwayclient.New(d.cleanupKubeconfig, localcluster.ContextName(d.cleanupName)); err != nil {
 		return err
 	}
 	dirs, err := d.o.Store.Dirs(d.cleanupName)

@@ -46,7 +46,7 @@ func (a *Agent) joinEtcd(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer cli.Close()
-	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
+	peerURL := a.etcdPeerURL()
 	log := ctrl.LoggerFrom(ctx)
 	var initial string
 	var lastErr error
@@ -107,7 +107,7 @@ func addEtcdMember(ctx context.Context, cli *clientv3.Client, name, peerURL stri
 // agent stopped mid-way is promoted too.
 func (a *Agent) promoteEtcd(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
-	peerURL := "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
+	peerURL := a.etcdPeerURL()
 	endpoints := a.otherEtcdEndpoints()
 	if len(endpoints) == 0 {
 		return
@@ -153,6 +153,11 @@ func promoteMember(ctx context.Context, cli *clientv3.Client, peerURL string) (b
 	}
 	ctrl.LoggerFrom(ctx).Info("The node is not an etcd member: nothing to promote", "peerURL", peerURL)
 	return true, nil
+}
+
+// etcdPeerURL is this node's etcd peer URL.
+func (a *Agent) etcdPeerURL() string {
+	return "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))
 }
 
 // otherEtcdEndpoints are the etcd client URLs of the cluster's control-plane nodes but this one.

@@ -535,28 +535,8 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Errorf("management-cluster get lacks %q:\n%s", want, out)
 		}
 	}
-	// Upstream clusterctl describes it as one of its own.
-	describe := exec.Command(clusterctlBin, "describe", "cluster", "e2e-mgmt", "-n", "tkg-system", "--kubeconfig-context", "e2e-mgmt-admin@e2e-mgmt")
-	if o, err := describe.CombinedOutput(); err != nil {
-		t.Errorf("clusterctl describe: %v\n%s", err, o)
-	} else {
-		for _, want := range []string{"Cluster/e2e-mgmt ", "ClusterInfrastructure - LocalCluster/e2e-mgmt-", "ControlPlane - KubeadmControlPlane/e2e-mgmt-", "Workers", "MachineDeployment/e2e-mgmt-md-0-"} {
-			if !strings.Contains(string(o), want) {
-				t.Errorf("clusterctl describe lacks %q:\n%s", want, o)
-			}
-		}
-		if !slices.ContainsFunc(strings.Split(string(o), "\n"), func(l string) bool {
-			f := strings.Fields(l)
-			return len(f) > 0 && f[0] == "Cluster/e2e-mgmt" && slices.Contains(f, "True") && slices.Contains(f, "Available")
-		}) {
-			t.Errorf("clusterctl describe: the Cluster is not True Available:\n%s", o)
-		}
-	}
-	// and finds the same graph to move as slipway's own move did.
-	dryMove := exec.Command(clusterctlBin, "move", "-n", "tkg-system", "--dry-run", "--kubeconfig-context", "e2e-mgmt-admin@e2e-mgmt")
-	if o, err := dryMove.CombinedOutput(); err != nil || !strings.Contains(string(o), "Moving Cluster API objects Clusters=1") {
-		t.Errorf("clusterctl move --dry-run: %v\n%s", err, o)
-	}
+	// Upstream clusterctl describes it as one of its own and would move it.
+	checkClusterctl(t, "e2e-mgmt", "LocalCluster")
 	exported := filepath.Join(dir, "exported.kubeconfig")
 	if out, err := runSlipway(t, "management-cluster", "kubeconfig", "get", "--admin", "--export-file", exported); err != nil ||
 		!strings.Contains(out, "Credentials of cluster 'e2e-mgmt' have been saved") {
@@ -752,4 +732,34 @@ func runSlipwayTimeout(t *testing.T, timeout time.Duration, args ...string) (str
 	defer cancel()
 	out, err := exec.CommandContext(ctx, slipway, args...).CombinedOutput()
 	return string(out), err
+}
+
+// checkClusterctl checks that upstream clusterctl describes the management cluster name, through
+// its admin context, as one of its own (its infrastructure of kind infraKind, its control plane
+// and workers, the Cluster True Available), and finds its Cluster to move, as slipway's own move
+// did.
+func checkClusterctl(t *testing.T, name, infraKind string) {
+	t.Helper()
+	kubeContext := name + "-admin@" + name
+	o, err := exec.Command(clusterctlBin, "describe", "cluster", name, "-n", "tkg-system", "--kubeconfig-context", kubeContext).CombinedOutput()
+	if err != nil {
+		t.Errorf("clusterctl describe: %v\n%s", err, o)
+	} else {
+		for _, want := range []string{"Cluster/" + name + " ", "ClusterInfrastructure - " + infraKind + "/" + name + "-", "ControlPlane - KubeadmControlPlane/" + name + "-",
+			"Workers", "MachineDeployment/" + name + "-md-0-"} {
+			if !strings.Contains(string(o), want) {
+				t.Errorf("clusterctl describe lacks %q:\n%s", want, o)
+			}
+		}
+		if !slices.ContainsFunc(strings.Split(string(o), "\n"), func(l string) bool {
+			f := strings.Fields(l)
+			return len(f) > 0 && f[0] == "Cluster/"+name && slices.Contains(f, "True") && slices.Contains(f, "Available")
+		}) {
+			t.Errorf("clusterctl describe: the Cluster is not True Available:\n%s", o)
+		}
+	}
+	o, err = exec.Command(clusterctlBin, "move", "-n", "tkg-system", "--dry-run", "--kubeconfig-context", kubeContext).CombinedOutput()
+	if err != nil || !strings.Contains(string(o), "Moving Cluster API objects Clusters=1") {
+		t.Errorf("clusterctl move --dry-run: %v\n%s", err, o)
+	}
 }

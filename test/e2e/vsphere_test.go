@@ -259,6 +259,8 @@ func TestVSphereFlows(t *testing.T) {
 	finder := find.NewFinder(vc.Client)
 	checkClusterVMs(t, mc, finder, "tkg-mgmt-vc", ovaVersions["v1.35.4"], 2)
 	checkPods(t, mc, "the management column", vsphereManagementPods)
+	// Upstream clusterctl describes it, CAPV's VSphereCluster included, and would move it.
+	checkClusterctl(t, "tkg-mgmt-vc", "VSphereCluster")
 	// Its ClusterBootstrap, written by the CLI on it before the move, names vSphere's CPI and CSI
 	// once its Cluster is there: they stay its packages after the move.
 	eventually(t, time.Minute, "the management cluster's ClusterBootstrap naming vSphere's CPI and CSI", func() error {

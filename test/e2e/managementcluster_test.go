@@ -554,11 +554,16 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster upgrade: %v", err)
 	}
-	checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster kubernetes version...",
+	// Its providers, kapp-controller and management packages are those of the package repository
+	// it was made from: each is checked and kept.
+	checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster providers...", "All providers are up to date...",
+		"Management cluster providers upgraded successfully...", "Upgrading kapp-controller...", "kapp-controller 0.50.1+vmware.1-tkg.1 is running after",
+		"Upgrading management components...", "Updating package repository 'tanzu-management'", "successfully reconciled package: tkg-pkg",
+		"Upgrading management cluster kubernetes version...",
 		"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
 		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
-		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version '")
+		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version 'v2.5.2' with kubernetes version 'v1.35.4+vmware.1'")
 	func() {
 		passed := false
 		defer func() {
@@ -579,6 +584,15 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 		return nil
 	})
+	// With no newer release, an upgrade checks its components and keeps its release.
+	out, err = runSlipwayTimeout(t, 5*time.Minute, "management-cluster", "upgrade", "-y", "-t", "3m")
+	if err != nil {
+		t.Fatalf("management-cluster upgrade with no newer release: %v\n%s", err, out)
+	}
+	checkLinesInOrder(t, "management-cluster upgrade with no newer release", out, "All providers are up to date...", "Upgrading kapp-controller...",
+		"Upgrading management components...", "successfully reconciled package: tkg-pkg",
+		"Management cluster kubernetes version v1.35.4+vmware.1 (release v1.35.4---vmware.1-tkg.1) is the newest available: it stays",
+		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version 'v2.5.2' with kubernetes version 'v1.35.4+vmware.1'")
 
 	// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
 	// state or context is left.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,20 +43,28 @@ func nameOrOnly(args []string, home string) (string, error) {
 	return name, err
 }
 
-// managementClient returns the management cluster's name (given, or the one this host made) and
-// a client of it, through its admin context in kubeconfig.
-func managementClient(args []string, kubeconfig string) (string, client.Client, error) {
+// target is the management cluster a command acts on: its name (given, or the one this host
+// made), slipway's home, its admin context in the kubeconfig and a client through it.
+type target struct {
+	name, home string
+	kubeconfig cliutil.KubeconfigFlags
+	client     client.Client
+}
+
+// managementTarget returns the management cluster a command acts on, reached through its admin
+// context in kubeconfig.
+func managementTarget(args []string, kubeconfig string) (*target, error) {
 	home, err := localcluster.Home()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	name, err := nameOrOnly(args, home)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	k := cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: name + "-admin@" + name}
-	c, err := k.Client()
-	return name, c, err
+	t := &target{name: name, home: home, kubeconfig: cliutil.KubeconfigFlags{Kubeconfig: kubeconfig, Context: managementcluster.ContextName(name)}}
+	t.client, err = t.kubeconfig.Client()
+	return t, err
 }
 
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -191,11 +198,12 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Show the management cluster: its state, its Cluster API objects with their conditions, and its providers",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, c, err := managementClient(args, kubeconfig)
+			t, err := managementTarget(args, kubeconfig)
 			if err != nil {
 				return err
 			}
-			s, tree, providers, err := managementcluster.Get(cmd.Context(), c, name)
+			name := t.name
+			s, tree, providers, err := managementcluster.Get(cmd.Context(), t.client, name)
 			if err != nil {
 				return err
 			}
@@ -210,11 +218,8 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			fmt.Fprint(streams.Out, "\n\nProviders:\n\n")
 			var rows [][]string
 			for _, p := range providers {
-				typ, _, _ := unstructured.NestedString(p.Object, "type")
-				pname, _, _ := unstructured.NestedString(p.Object, "providerName")
-				version, _, _ := unstructured.NestedString(p.Object, "version")
-				watch, _, _ := unstructured.NestedString(p.Object, "watchedNamespace")
-				rows = append(rows, []string{p.GetNamespace(), p.GetName(), typ, pname, version, watch})
+				//lint:ignore SA1019 TKG's table has the column; clusterctl still records the field.
+				rows = append(rows, []string{p.Namespace, p.Name, p.Type, p.ProviderName, p.Version, p.WatchedNamespace})
 			}
 			return cliutil.Table(streams.Out, []string{"NAMESPACE", "NAME", "TYPE", "PROVIDERNAME", "VERSION", "WATCHNAMESPACE"}, rows)
 		},
@@ -225,26 +230,30 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		tkr, kubeconfig string
-		yes             bool
-		timeout         time.Duration
-		progress        cliutil.ProgressFlags
+		tkr, kubeconfig, packageRepository string
+		yes                                bool
+		timeout                            time.Duration
+		progress                           cliutil.ProgressFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "upgrade [NAME]",
-		Short: "Upgrade the management cluster to a newer Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr), as a workload cluster",
-		Args:  cobra.MaximumNArgs(1),
+		Use: "upgrade [NAME]",
+		Short: "Upgrade the management cluster: its providers, kapp-controller and management packages to the package repository's, " +
+			"then its Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr; kept when none is newer), as a workload cluster's",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, c, err := managementClient(args, kubeconfig)
+			t, err := managementTarget(args, kubeconfig)
 			if err != nil {
 				return err
 			}
-			u, err := managementcluster.PlanUpgrade(cmd.Context(), c, name, tkr)
+			if cmd.Flags().Changed("package-repository") && packageRepository == "" {
+				return fmt.Errorf("--package-repository is empty: name the management package repository's imgpkg bundle, or leave the flag out to use the management cluster's own")
+			}
+			u, err := managementcluster.PlanUpgrade(cmd.Context(), t.client, managementcluster.UpgradeOptions{Name: t.name, TKR: tkr, PackageRepository: packageRepository})
 			if err != nil {
 				return err
 			}
 			if !yes {
-				if err := cliutil.Confirm(streams, u.Prompt(name)); err != nil {
+				if err := cliutil.Confirm(streams, u.Prompt(t.name)); err != nil {
 					return err
 				}
 			}
@@ -253,10 +262,12 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			return managementcluster.RunUpgrade(cmd.Context(), c, name, u, timeout, p)
+			return managementcluster.RunUpgrade(cmd.Context(), t.name, u, managementcluster.RunOptions{Kubeconfig: kubeconfig, Context: t.kubeconfig.Context,
+				Client: t.client, WorkDir: filepath.Join(t.home, "management", t.name), Timeout: timeout, Progress: p})
 		},
 	}
 	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")
+	cmd.Flags().StringVar(&packageRepository, "package-repository", "", "the management package repository's imgpkg bundle to upgrade from (default: the one the management cluster was made from)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "upgrade without asking")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")

@@ -139,6 +139,7 @@ func TestScale(t *testing.T) {
 func TestPlanUpgrade(t *testing.T) {
 	key := client.ObjectKey{Namespace: "default", Name: "wc"}
 	c := topologyCluster(1)
+	c.Labels[runv1alpha3.LabelTKR], c.Spec.Topology.Version = "v1.33.1---vmware.1-tkg.1", "v1.33.1+vmware.1"
 	c.Status.Conditions = []metav1.Condition{{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue,
 		Message: "[v1.34.4+vmware.1-tkg.1 v1.35.4+vmware.1-tkg.1]"}}
 	var objs []client.Object

@@ -157,6 +157,7 @@ func TestDeleteNodePool(t *testing.T) {
 func TestNodePoolsAndAvailableUpgrades(t *testing.T) {
 	key := client.ObjectKey{Namespace: "default", Name: "wc"}
 	cl := topologyCluster(2, 1)
+	cl.Labels[runv1alpha3.LabelTKR], cl.Spec.Topology.Version = "v1.34.3---vmware.1-tkg.1", "v1.34.3+vmware.1"
 	cl.Status.Conditions = []metav1.Condition{{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue, Message: "[v1.35.4+vmware.1-tkg.1]"}}
 	md := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc-md-0-x",
 		Labels: map[string]string{clusterv1.ClusterNameLabel: "wc", clusterv1.ClusterTopologyMachineDeploymentNameLabel: "md-0"}}}

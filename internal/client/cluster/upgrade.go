@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,9 @@ func availableVersions(ctx context.Context, c client.Client, key client.ObjectKe
 	if conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) {
 		versions = strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
 	}
+	// Just after an upgrade, the condition may still list the release the cluster is now on.
+	current := strings.ReplaceAll(cl.Labels[runv1alpha3.LabelTKR], "---", "+")
+	versions = slices.DeleteFunc(versions, func(v string) bool { return v == current })
 	if len(versions) == 0 {
 		return nil, noUpgradesError{key}
 	}

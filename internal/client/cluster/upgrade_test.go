@@ -7,8 +7,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -51,3 +53,15 @@ func TestRefusedUpgradeLeavesTheClusterUnchanged(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Just after an upgrade, the TKR service may not have rewritten the Cluster's UpdatesAvailable
+// condition yet: the release the cluster is now on is no upgrade.
+func TestPlanUpgradeSkipsTheCurrentRelease(t *testing.T) {
+	cl := topologyCluster(1)
+	conditions.Set(cl, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue, Reason: "Available",
+		Message: "[v1.35.4+vmware.1-tkg.1]"})
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(cl).Build()
+	if _, err := PlanUpgrade(t.Context(), c, client.ObjectKeyFromObject(cl), ""); !IsNoUpgrades(err) {
+		t.Errorf("a condition listing only the current release: want no available upgrades, got %v", err)
+	}
+}

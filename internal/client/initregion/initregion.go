@@ -251,6 +251,15 @@ func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
 	return &Repository{Ref: ref, files: files, compatibility: compatibility, bundles: bundles}, nil
 }
 
+// TKGVersion is the TKG version the repository makes: its newest tkg-pkg's, with a v.
+func (r *Repository) TKGVersion() (string, error) {
+	pkg, err := newestPackage(r.files, r.Ref, MetaPackageRefName)
+	if err != nil {
+		return "", err
+	}
+	return "v" + pkg.Spec.Version, nil
+}
+
 // bundle is where the repository holds a package bundle its Packages name.
 func (r *Repository) bundle(ref string) string { return cmp.Or(r.bundles[ref], ref) }
 

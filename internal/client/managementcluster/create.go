@@ -187,10 +187,10 @@ func Create(ctx context.Context, o CreateOptions) (*Result, error) {
 	f.p.Infof("")
 	f.p.Infof("Some addons might be getting installed! Check their status by running the following:")
 	f.p.Infof("")
-	f.p.Infof("  kubectl --context %s get apps -A", contextName(f.cfg.Name))
+	f.p.Infof("  kubectl --context %s get apps -A", ContextName(f.cfg.Name))
 	f.p.Infof("")
 	f.printSteps()
-	return &Result{Name: f.cfg.Name, Namespace: f.cfg.Namespace, Context: contextName(f.cfg.Name), Kubeconfig: f.kubeconfigPath(), ConfigFile: f.configFile}, nil
+	return &Result{Name: f.cfg.Name, Namespace: f.cfg.Namespace, Context: ContextName(f.cfg.Name), Kubeconfig: f.kubeconfigPath(), ConfigFile: f.configFile}, nil
 }
 
 // printSteps ends the run with how long each step took: where the minutes go.
@@ -204,7 +204,8 @@ func (f *flow) printSteps() {
 	f.p.Infof("  %-32s %8s", "total", total.Round(100*time.Millisecond))
 }
 
-func contextName(name string) string { return name + "-admin@" + name }
+// ContextName is the management cluster's admin context in the kubeconfig, as TKG names it.
+func ContextName(name string) string { return name + "-admin@" + name }
 
 func (f *flow) kubeconfigPath() string {
 	if f.o.Kubeconfig != "" {
@@ -253,9 +254,9 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
-		if _, ok := cfg.Contexts[contextName(f.cfg.Name)]; ok {
+		if _, ok := cfg.Contexts[ContextName(f.cfg.Name)]; ok {
 			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
-				f.cfg.Name, contextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
+				f.cfg.Name, ContextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
 		}
 	}
 	custom, _ := v.Get(config.CustomImageRepository)
@@ -508,7 +509,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 	if err := cluster.MergeKubeconfig(path, add); err != nil {
 		return err
 	}
-	f.mgmt, err = slipwayclient.New(f.mgmtKubeconfig, contextName(f.cfg.Name))
+	f.mgmt, err = slipwayclient.New(f.mgmtKubeconfig, ContextName(f.cfg.Name))
 	return err
 }
 
@@ -516,7 +517,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 func (f *flow) installPayload(ctx context.Context) error {
 	var err error
 	f.tkgVersion, err = initregion.Run(ctx, initregion.Options{
-		Kubeconfig: f.mgmtKubeconfig, Context: contextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
+		Kubeconfig: f.mgmtKubeconfig, Context: ContextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
 		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: f.cfg.VSphere.ProviderVariables(), Timeout: f.o.Timeout, Progress: f.p, Management: true,
 	})
 	return err
@@ -560,7 +561,7 @@ func (f *flow) move(ctx context.Context) error {
 	}
 	opts := clusterctl.MoveOptions{
 		FromKubeconfig: f.bootKubeconfig, FromContext: bootContext,
-		ToKubeconfig: f.mgmtKubeconfig, ToContext: contextName(f.cfg.Name),
+		ToKubeconfig: f.mgmtKubeconfig, ToContext: ContextName(f.cfg.Name),
 		Namespace: f.cfg.Namespace, WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name), Progress: f.p,
 	}
 	// The objects the move takes, as they were on the bootstrap cluster, are what the management
@@ -616,7 +617,7 @@ func (f *flow) patch(ctx context.Context) error {
 	if err := f.mgmt.Patch(ctx, c, client.MergeFrom(before)); err != nil {
 		return err
 	}
-	f.p.Infof("You can now access the management cluster %s by running 'kubectl config use-context %s'", f.cfg.Name, contextName(f.cfg.Name))
+	f.p.Infof("You can now access the management cluster %s by running 'kubectl config use-context %s'", f.cfg.Name, ContextName(f.cfg.Name))
 	return nil
 }
 

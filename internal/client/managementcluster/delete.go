@@ -59,9 +59,9 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		kubeconfig = localcluster.DefaultKubeconfigPath()
 	}
 	p.Infof("Verifying management cluster...")
-	mgmt, err := slipwayclient.New(kubeconfig, contextName(o.Name))
+	mgmt, err := slipwayclient.New(kubeconfig, ContextName(o.Name))
 	if err != nil {
-		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, contextName(o.Name), err)
+		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, ContextName(o.Name), err)
 	}
 	key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: o.Name}
 	mc := &clusterv1.Cluster{}
@@ -196,7 +196,7 @@ func (d *deletion) moveBack(ctx context.Context) error {
 		return err
 	}
 	if _, err := clusterctl.Move(ctx, clusterctl.MoveOptions{
-		FromKubeconfig: d.kubeconfig, FromContext: contextName(d.o.Name),
+		FromKubeconfig: d.kubeconfig, FromContext: ContextName(d.o.Name),
 		ToKubeconfig: d.cleanupKubeconfig, ToContext: localcluster.ContextName(d.cleanupName),
 		Namespace: tkg.SystemNamespace, WorkDir: dirs.Root, Progress: d.p,
 	}); err != nil {
@@ -267,14 +267,14 @@ func removeContext(path, name string) error {
 	if err != nil {
 		return err
 	}
-	ctx, ok := cfg.Contexts[contextName(name)]
+	ctx, ok := cfg.Contexts[ContextName(name)]
 	if !ok {
 		return nil
 	}
 	delete(cfg.Clusters, ctx.Cluster)
 	delete(cfg.AuthInfos, ctx.AuthInfo)
-	delete(cfg.Contexts, contextName(name))
-	if cfg.CurrentContext == contextName(name) {
+	delete(cfg.Contexts, ContextName(name))
+	if cfg.CurrentContext == ContextName(name) {
 		cfg.CurrentContext = ""
 	}
 	return clientcmd.WriteToFile(*cfg, path)

@@ -17,6 +17,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
 
@@ -67,9 +68,11 @@ func availableVersions(ctx context.Context, c client.Client, key client.ObjectKe
 	if conditions.IsTrue(cl, runv1alpha3.ConditionUpdatesAvailable) {
 		versions = strings.Fields(strings.Trim(conditions.GetMessage(cl, runv1alpha3.ConditionUpdatesAvailable), "[]"))
 	}
-	// Just after an upgrade, the condition may still list the release the cluster is now on.
-	current := strings.ReplaceAll(cl.Labels[runv1alpha3.LabelTKR], "---", "+")
-	versions = slices.DeleteFunc(versions, func(v string) bool { return v == current })
+	// Just after an upgrade, the condition may still list the release the cluster is now on, or
+	// one between the old and the new: neither is an upgrade.
+	if current := strings.ReplaceAll(cl.Labels[runv1alpha3.LabelTKR], "---", "+"); current != "" {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return tkr.CompareVersions(v, current) <= 0 })
+	}
 	if len(versions) == 0 {
 		return nil, noUpgradesError{key}
 	}

@@ -64,4 +64,11 @@ func TestPlanUpgradeSkipsTheCurrentRelease(t *testing.T) {
 	if _, err := PlanUpgrade(t.Context(), c, client.ObjectKeyFromObject(cl), ""); !IsNoUpgrades(err) {
 		t.Errorf("a condition listing only the current release: want no available upgrades, got %v", err)
 	}
+	// Upgraded from v1.33 past v1.34: the condition written at v1.33 offers no downgrade.
+	conditions.Set(cl, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionTrue, Reason: "Available",
+		Message: "[v1.34.4+vmware.1-tkg.1 v1.35.4+vmware.1-tkg.1]"})
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(cl).Build()
+	if _, err := PlanUpgrade(t.Context(), c, client.ObjectKeyFromObject(cl), "v1.34"); err == nil || !strings.Contains(err.Error(), "no available upgrades") {
+		t.Errorf("a condition listing older releases: want no available upgrades, got %v", err)
+	}
 }

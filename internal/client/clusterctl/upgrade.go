@@ -23,12 +23,12 @@ func InstalledProviders(ctx context.Context, c client.Client) ([]clusterctlv1.Pr
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(clusterctlv1.GroupVersion.WithKind("ProviderList"))
 	if err := c.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing the providers: %w", err)
+		return nil, fmt.Errorf("failed to list clusterctl Providers: %w", err)
 	}
 	providers := make([]clusterctlv1.Provider, len(list.Items))
 	for i, u := range list.Items {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &providers[i]); err != nil {
-			return nil, fmt.Errorf("provider %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+			return nil, fmt.Errorf("failed to read Provider %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 		}
 	}
 	return providers, nil
@@ -116,7 +116,7 @@ func providerUpgrades(installed []clusterctlv1.Provider, repository []Provider) 
 			}
 			have, err := semver.ParseTolerant(p.Version)
 			if err != nil {
-				return nil, fmt.Errorf("provider %s/%s: installed version %q: %w", p.Namespace, p.Name, p.Version, err)
+				return nil, fmt.Errorf("provider %s/%s: installed version %q is not a semantic version (clusterctl records the version it installed; reinstall the provider with clusterctl): %w", p.Namespace, p.Name, p.Version, err)
 			}
 			want, err := semver.ParseTolerant(r.Version)
 			if err != nil {
@@ -136,11 +136,14 @@ func vsphereCredentials(ctx context.Context, c client.Client, namespace string) 
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: namespace, Name: "capv-manager-bootstrap-credentials"}
 	if err := c.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("reading CAPV's vCenter credentials to upgrade it: %w", err)
+		return nil, fmt.Errorf("failed to get Secret %s, CAPV's vCenter credentials, to upgrade it: %w", key, err)
 	}
 	var creds struct{ Username, Password string }
-	if err := yaml.Unmarshal(secret.Data["credentials.yaml"], &creds); err != nil || creds.Username == "" {
-		return nil, fmt.Errorf("secret %s holds no username and password in credentials.yaml: restore it (CAPV's manager reads it too)", key)
+	if err := yaml.Unmarshal(secret.Data["credentials.yaml"], &creds); err != nil {
+		return nil, fmt.Errorf("secret %s: credentials.yaml is not YAML: %w (restore it: CAPV's manager reads it too)", key, err)
+	}
+	if creds.Username == "" {
+		return nil, fmt.Errorf("secret %s: credentials.yaml has no username: restore it (CAPV's manager reads it too)", key)
 	}
 	return map[string]string{"VSPHERE_USERNAME": creds.Username, "VSPHERE_PASSWORD": creds.Password}, nil
 }

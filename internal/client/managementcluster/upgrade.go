@@ -87,7 +87,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 		}
 	}
 	if infrastructure == "" {
-		return nil, fmt.Errorf("management cluster %s has no infrastructure provider installed by clusterctl", o.Name)
+		return nil, fmt.Errorf("management cluster %s has no infrastructure provider installed by clusterctl: was it made by `slipway management-cluster create`?", o.Name)
 	}
 	return &Upgrade{Upgrade: *u, TKGVersion: version, Repository: repository, Infrastructure: infrastructure, KeepRelease: keep}, nil
 }
@@ -104,7 +104,7 @@ func currentRelease(ctx context.Context, c client.Client, key client.ObjectKey) 
 	}
 	release := &runv1alpha3.TanzuKubernetesRelease{}
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, release); err != nil {
-		return nil, fmt.Errorf("the release %s of management Cluster %s: %w", name, key, err)
+		return nil, fmt.Errorf("failed to get TanzuKubernetesRelease %s, the release of management Cluster %s: %w", name, key, err)
 	}
 	return &cluster.Upgrade{TKR: name, Version: release.Spec.Version, Kubernetes: release.Spec.Kubernetes.Version}, nil
 }

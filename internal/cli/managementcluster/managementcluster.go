@@ -262,7 +262,7 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			return managementcluster.RunUpgrade(cmd.Context(), t.name, u, managementcluster.RunOptions{Kubeconfig: kubeconfig, Context: t.kubeconfig.Context,
+			return managementcluster.RunUpgrade(cmd.Context(), t.name, u, managementcluster.RunOptions{Kubeconfig: t.kubeconfig.Kubeconfig, Context: t.kubeconfig.Context,
 				Client: t.client, WorkDir: filepath.Join(t.home, "management", t.name), Timeout: timeout, Progress: p})
 		},
 	}

@@ -70,7 +70,7 @@ func availableVersions(ctx context.Context, c client.Client, key client.ObjectKe
 	}
 	// Just after an upgrade, the condition may still list the release the cluster is now on, or
 	// one between the old and the new: neither is an upgrade.
-	if current := strings.ReplaceAll(cl.Labels[runv1alpha3.LabelTKR], "---", "+"); current != "" {
+	if current := tkr.VersionFromLabel(cl.Labels[runv1alpha3.LabelTKR]); current != "" {
 		versions = slices.DeleteFunc(versions, func(v string) bool { return tkr.CompareVersions(v, current) <= 0 })
 	}
 	if len(versions) == 0 {

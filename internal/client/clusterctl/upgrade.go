@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
 
@@ -145,5 +146,5 @@ func vsphereCredentials(ctx context.Context, c client.Client, namespace string) 
 	if creds.Username == "" {
 		return nil, fmt.Errorf("secret %s: credentials.yaml has no username: restore it (CAPV's manager reads it too)", key)
 	}
-	return map[string]string{"VSPHERE_USERNAME": creds.Username, "VSPHERE_PASSWORD": creds.Password}, nil
+	return map[string]string{config.VSphereUsername: creds.Username, config.VSpherePassword: creds.Password}, nil
 }

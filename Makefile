@@ -41,12 +41,22 @@ KAPP_CONTROLLER_APIS := github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/
 PACKAGES_REGISTRY ?= 127.0.0.1:5000
 PACKAGES_TAG ?= v0.1.0
 
+.PHONY: image-layout
+image-layout: ## Build every image slipway ships into bin/images/layout (an OCI image layout), without pushing.
+	go run ./hack/images build
+
+.PHONY: images
+images: image-layout build ## Build every image slipway ships and push it to the local registry (PACKAGES_REGISTRY).
+	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
+	go run ./hack/images push $(PACKAGES_REGISTRY)
+	go run ./hack/images list
+
 .PHONY: providers
-providers: ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, cert-manager) into bin/clusterctl-repo.
+providers: image-layout ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, cert-manager) into bin/clusterctl-repo, its images locked by digest.
 	go run ./hack/clusterctl-repo $(BIN)/clusterctl-repo
 
 .PHONY: packages
-packages: build ## Build packages/ into imgpkg bundles and a repository bundle, pushed to the local registry.
+packages: build image-layout ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
 	hack/packages.sh $(PACKAGES_REGISTRY) $(PACKAGES_TAG)
 
@@ -92,7 +102,7 @@ verify: generate ## Check that generated code is current, code is formatted, vet
 	@test -z "$$(git status --porcelain -- $(GENERATED) | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); exit 1; }
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$bad" || { echo "not gofmt-formatted (run gofmt -w):"; echo "$$bad"; exit 1; }
 	go vet ./...
-	@for m in . hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
+	@for m in . hack/images/cluster-api hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
 		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
 	done
 

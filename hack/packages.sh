@@ -7,15 +7,16 @@
 # REGISTRY/packages/tkr:<version>, the TKR package repository naming it to
 # REGISTRY/packages/tkr-repository:<version>, and the compatibility metadata to
 # REGISTRY/packages/tkr-compatibility:v1 ("+" is written "_" in tags). Each image a package's lock
-# names gets a placeholder image beside it (REGISTRY/<image path>:<tag>; the local runtime runs or
-# simulates the workload) and every lock names what it holds by digest, so that `imgpkg copy -b`
-# of the repository relocates all of it. Prints the repository's reference.
+# names is pushed beside it (REGISTRY/<image path>:<tag>) from the images `make images` built
+# (bin/images/layout, or $SLIPWAY_IMAGES) and every lock names what it holds by digest, so that
+# `imgpkg copy -b` of the repository relocates all of it. Prints the repository's reference.
 # Usage: hack/packages.sh [REGISTRY=127.0.0.1:5000] [TAG=v0.1.0]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 registry=${1:-127.0.0.1:5000}
 tag=${2:-v0.1.0}
 slipway=${SLIPWAY:-$root/bin/slipway}
+images=${SLIPWAY_IMAGES:-$root/bin/images/layout}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -40,7 +41,7 @@ for versiondir in "$root"/packages/*/*/; do
 	[ -f "$versiondir/package.yml" ] || continue
 	refname=$(basename "$(dirname "$versiondir")")
 	version=$(basename "$versiondir")
-	ref=$("$slipway" package bundle push -b "$registry/packages/$refname:$version" -f "$versiondir/bundle" --placeholder-images)
+	ref=$("$slipway" package bundle push -b "$registry/packages/$refname:$version" -f "$versiondir/bundle" --images "$images")
 	mkdir -p "$repo/packages/$refname"
 	sed "s|@BUNDLE@|$ref|" "$versiondir/package.yml" > "$repo/packages/$refname/$version.yml"
 	cp "$root/packages/$refname/metadata.yml" "$repo/packages/$refname/metadata.yml"

@@ -5,7 +5,9 @@
 // IPAM providers' from config/infrastructure-local and config/ipam-in-cluster, cert-manager's
 // from its module's
 // CRDs and config/cert-manager, each version's metadata.yaml, and a clusterctl configuration
-// that points at them. It is run by `make providers`; the output is not committed.
+// that points at them. Every image the components name is locked by digest (NAME:TAG@sha256:…)
+// to the image `make images` built for it (bin/images/layout). It is run by `make providers`;
+// the output is not committed.
 //
 // Usage: go run ./hack/clusterctl-repo OUTPUT_DIR
 package main
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -24,6 +27,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/images"
 )
 
 func main() {
@@ -46,6 +50,11 @@ func build(out string) error {
 	if err != nil {
 		return err
 	}
+	digests, err := images.Digests(filepath.Join(filepath.Dir(out), images.LayoutDir))
+	if err != nil {
+		return err
+	}
+	lock := func(components []byte) ([]byte, error) { return lockImages(components, digests) }
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
@@ -72,6 +81,9 @@ func build(out string) error {
 		}
 		if p.StagingImage != "" {
 			components = bytes.ReplaceAll(components, []byte(p.StagingImage), []byte(p.Image))
+		}
+		if components, err = lock(components); err != nil {
+			return fmt.Errorf("provider %s: %w", p.Name, err)
 		}
 		if err := write(filepath.Join(out, p.Name, p.Version, p.ComponentsFile), components); err != nil {
 			return err
@@ -101,7 +113,11 @@ func build(out string) error {
 	}
 	certManager.WriteString("---\n")
 	certManager.Write(deployments)
-	if err := write(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, clusterctl.CertManagerFile), certManager.Bytes()); err != nil {
+	locked, err := lock(certManager.Bytes())
+	if err != nil {
+		return fmt.Errorf("cert-manager: %w", err)
+	}
+	if err := write(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, clusterctl.CertManagerFile), locked); err != nil {
 		return err
 	}
 	if err := write(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, "metadata.yaml"), []byte(clusterctl.CertManagerMetadata)); err != nil {
@@ -109,6 +125,29 @@ func build(out string) error {
 	}
 	fmt.Printf("clusterctl repository written to %s\n", out)
 	return nil
+}
+
+// imageField is a manifest's `image:` line.
+var imageField = regexp.MustCompile(`(?m)^(\s*-?\s*image:\s*)"?([^\s"@]+)"?\s*$`)
+
+// lockImages names every image of the manifests by its tag and the digest of the image built for
+// it, and refuses an image that was not built.
+func lockImages(manifests []byte, digests map[string]string) ([]byte, error) {
+	var missing []string
+	locked := imageField.ReplaceAllFunc(manifests, func(line []byte) []byte {
+		m := imageField.FindSubmatch(line)
+		ref := string(m[2])
+		digest, ok := digests[ref]
+		if !ok {
+			missing = append(missing, ref)
+			return line
+		}
+		return []byte(string(m[1]) + ref + "@" + digest)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("images %s are not among those `make images` built: add them to hack/images/images.go", strings.Join(missing, ", "))
+	}
+	return locked, nil
 }
 
 // kustomize builds a kustomization as `kustomize build` does. Kustomize prints notices of

@@ -75,3 +75,22 @@ func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
 		}
 	}
 }
+
+// TestLockImages checks that the components name every image by tag and digest, and that an image
+// `make images` did not build is refused by name.
+func TestLockImages(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("1", 64)
+	digests := map[string]string{"registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4": digest}
+	in := "spec:\n  containers:\n  - image: registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4\n    name: manager\n"
+	out, err := lockImages([]byte(in), digests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "  - image: registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4@" + digest + "\n"; !strings.Contains(string(out), want) {
+		t.Errorf("locked:\n%s\nwant a line %q", out, want)
+	}
+	if _, err := lockImages([]byte("image: quay.io/jetstack/cert-manager-controller:v1.21.2\n"), digests); err == nil ||
+		!strings.Contains(err.Error(), "quay.io/jetstack/cert-manager-controller:v1.21.2") {
+		t.Errorf("an image not built: %v", err)
+	}
+}

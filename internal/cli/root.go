@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			})
 			return err
 		},
+	}
+	if args := component.ImageArgs(os.Args); args != nil {
+		cmd.SetArgs(args)
 	}
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)

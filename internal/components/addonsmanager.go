@@ -18,9 +18,8 @@ import (
 // AntreaConfig, Cluster pause).
 func addonsManager() Component {
 	return Component{
-		Name:   "tanzu-addons-manager",
-		Images: []string{"addons-controller", "tanzu-addons-manager"},
-		Run:    runAddonsManager,
+		Name: "tanzu-addons-manager",
+		Run:  runAddonsManager,
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // capabilitiesManager is TKG's tanzu-capabilities-controller-manager (image
 // capabilities-controller-manager): it answers Capability queries.
 func capabilitiesManager() Component {
-	return Component{Name: "tanzu-capabilities", Images: []string{"capabilities-controller-manager"}, Run: runCapabilitiesManager}
+	return Component{Name: "tanzu-capabilities", Run: runCapabilitiesManager}
 }
 
 func runCapabilitiesManager(ctx context.Context, args []string) error {

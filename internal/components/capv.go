@@ -33,7 +33,7 @@ import (
 // and webhooks of its govmomi mode, set up as its main.go sets them up, against a vCenter (a real
 // one, or slipway's simulator). The supervisor mode (vSphere with Tanzu) is not run.
 func capvController() Component {
-	return Component{Name: "capv-controller-manager", Images: []string{"cluster-api-vsphere-controller"}, Run: runCAPV}
+	return Component{Name: "capv-controller-manager", Run: runCAPV}
 }
 
 func runCAPV(ctx context.Context, args []string) error {

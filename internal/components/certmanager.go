@@ -17,15 +17,15 @@ import (
 // pods of cert-manager's three Deployments, so that the bootstrap cluster shows what TKG's does.
 
 func certManagerController() Component {
-	return Component{Name: "cert-manager-controller", Images: []string{"cert-manager-controller"}, Run: runCertManagerController}
+	return Component{Name: "cert-manager-controller", Run: runCertManagerController}
 }
 
 func certManagerCAInjector() Component {
-	return Component{Name: "cert-manager-cainjector", Images: []string{"cert-manager-cainjector"}, Run: runCertManagerCAInjector}
+	return Component{Name: "cert-manager-cainjector", Run: runCertManagerCAInjector}
 }
 
 func certManagerWebhook() Component {
-	return Component{Name: "cert-manager-webhook", Images: []string{"cert-manager-webhook"}, Run: runCertManagerWebhook}
+	return Component{Name: "cert-manager-webhook", Run: runCertManagerWebhook}
 }
 
 func runCertManagerController(ctx context.Context, args []string) error {

@@ -66,15 +66,15 @@ import (
 // pass. Run by the images of a Cluster API release, the same manifests run the upstream managers.
 
 func clusterAPIController() Component {
-	return Component{Name: "cluster-api-controller", Images: []string{"cluster-api-controller"}, Run: runClusterAPI}
+	return Component{Name: "cluster-api-controller", Run: runClusterAPI}
 }
 
 func kubeadmBootstrapController() Component {
-	return Component{Name: "kubeadm-bootstrap-controller", Images: []string{"kubeadm-bootstrap-controller"}, Run: runKubeadmBootstrap}
+	return Component{Name: "kubeadm-bootstrap-controller", Run: runKubeadmBootstrap}
 }
 
 func kubeadmControlPlaneController() Component {
-	return Component{Name: "kubeadm-control-plane-controller", Images: []string{"kubeadm-control-plane-controller"}, Run: runKubeadmControlPlane}
+	return Component{Name: "kubeadm-control-plane-controller", Run: runKubeadmControlPlane}
 }
 
 // capiFlags are the flags Cluster API's managers share.

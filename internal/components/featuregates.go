@@ -13,7 +13,7 @@ import (
 // featuregates-controller-manager): the Feature and FeatureGate controllers and the FeatureGate
 // validating webhook.
 func featureGatesManager() Component {
-	return Component{Name: "tanzu-featuregates", Images: []string{"featuregates-controller-manager"}, Run: runFeatureGatesManager}
+	return Component{Name: "tanzu-featuregates", Run: runFeatureGatesManager}
 }
 
 func runFeatureGatesManager(ctx context.Context, args []string) error {

@@ -11,7 +11,7 @@ import (
 // cluster-api-ipam-in-cluster-controller), TKG's caip-in-cluster: IPAddressClaims naming an
 // InClusterIPPool or GlobalInClusterIPPool get IPAddresses.
 func ipamInClusterController() Component {
-	return Component{Name: "ipam-in-cluster-controller", Images: []string{"cluster-api-ipam-in-cluster-controller"}, Run: runIPAMInCluster}
+	return Component{Name: "ipam-in-cluster-controller", Run: runIPAMInCluster}
 }
 
 func runIPAMInCluster(ctx context.Context, args []string) error {

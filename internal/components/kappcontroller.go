@@ -29,9 +29,8 @@ import (
 // aggregated API) when it starts.
 func kappController() Component {
 	return Component{
-		Name:   "kapp-controller",
-		Images: []string{"kapp-controller"},
-		Run:    runKappController,
+		Name: "kapp-controller",
+		Run:  runKappController,
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // localInfrastructureController is the `local` Cluster API infrastructure provider (image
 // capl-controller): LocalClusters and LocalMachines become local clusters and their nodes.
 func localInfrastructureController() Component {
-	return Component{Name: "local-infrastructure-controller", Images: []string{"capl-controller"}, Run: runLocalInfrastructure}
+	return Component{Name: "local-infrastructure-controller", Run: runLocalInfrastructure}
 }
 
 func runLocalInfrastructure(ctx context.Context, args []string) error {

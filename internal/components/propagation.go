@@ -16,7 +16,7 @@ import (
 // object-propagation-controller): it copies the objects its --input configuration names from
 // their source namespace into the namespaces the configuration picks.
 func objectPropagation() Component {
-	return Component{Name: "object-propagation-controller", Images: []string{"object-propagation-controller"}, Run: runObjectPropagation}
+	return Component{Name: "object-propagation-controller", Run: runObjectPropagation}
 }
 
 func runObjectPropagation(ctx context.Context, args []string) error {

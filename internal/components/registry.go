@@ -11,27 +11,20 @@ import (
 type Component struct {
 	// Name is what `slipway component run` takes.
 	Name string
-	// Images are the image names (the last element of the repository path) whose pods run this
-	// component, whatever registry and tag they come from.
-	Images []string
 	// Run runs the component with the container's arguments until the context ends.
 	Run func(ctx context.Context, args []string) error
 }
 
 // Registry is the set of known components.
 type Registry struct {
-	byName  map[string]Component
-	byImage map[string]string
+	byName map[string]Component
 }
 
 // NewRegistry returns a registry of the given components.
 func NewRegistry(components ...Component) *Registry {
-	r := &Registry{byName: map[string]Component{}, byImage: map[string]string{}}
+	r := &Registry{byName: map[string]Component{}}
 	for _, c := range components {
 		r.byName[c.Name] = c
-		for _, image := range c.Images {
-			r.byImage[image] = c.Name
-		}
 	}
 	return r
 }
@@ -59,29 +52,8 @@ func Default() *Registry {
 		certManagerController(),
 		certManagerCAInjector(),
 		certManagerWebhook(),
+		standIn(),
 	)
-}
-
-// ImageName returns the last element of an image reference's repository, without tag or digest:
-// registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4 gives cluster-api-controller.
-func ImageName(image string) string {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndex(image, "/"); i >= 0 {
-		image = image[i+1:]
-	}
-	if i := strings.Index(image, ":"); i >= 0 {
-		image = image[:i]
-	}
-	return image
-}
-
-// ComponentFor returns the name of the component an image runs, if any: what the node agent
-// starts for a container.
-func (r *Registry) ComponentFor(image string) (string, bool) {
-	name, ok := r.byImage[ImageName(image)]
-	return name, ok
 }
 
 // Get returns the component with the given name.

@@ -12,7 +12,7 @@ import (
 // tanzuAuthManager is TKG's tanzu-auth-controller-manager (image tanzu-auth-controller-manager):
 // the cascade controller that writes workload clusters' pinniped values.
 func tanzuAuthManager() Component {
-	return Component{Name: "tanzu-auth", Images: []string{"tanzu-auth-controller-manager"}, Run: runTanzuAuthManager}
+	return Component{Name: "tanzu-auth", Run: runTanzuAuthManager}
 }
 
 func runTanzuAuthManager(ctx context.Context, args []string) error {

@@ -19,7 +19,7 @@ import (
 // registry, installs the TKR packages and sets each release's Compatible condition. Its flags
 // are TKG's.
 func tkrSourceController() Component {
-	return Component{Name: "tkr-source-controller", Images: []string{"tkr-source-controller"}, Run: runTKRSourceController}
+	return Component{Name: "tkr-source-controller", Run: runTKRSourceController}
 }
 
 func runTKRSourceController(ctx context.Context, args []string) error {
@@ -57,7 +57,7 @@ func runTKRSourceController(ctx context.Context, args []string) error {
 // tkrStatusController is TKG's tkr-status-controller: release and OSImage labels, the Valid and
 // Ready conditions, and each Cluster's UpdatesAvailable condition.
 func tkrStatusController() Component {
-	return Component{Name: "tkr-status-controller", Images: []string{"tkr-status-controller"}, Run: runTKRStatusController}
+	return Component{Name: "tkr-status-controller", Run: runTKRStatusController}
 }
 
 func runTKRStatusController(ctx context.Context, args []string) error {
@@ -78,7 +78,7 @@ func runTKRStatusController(ctx context.Context, args []string) error {
 // tkrResolverWebhook is TKG's tkr-resolver-cluster-webhook: the mutating webhook that resolves
 // topology Clusters to a release.
 func tkrResolverWebhook() Component {
-	return Component{Name: "tkr-resolver-cluster-webhook", Images: []string{"tkr-resolver-cluster-webhook"}, Run: runTKRResolverWebhook}
+	return Component{Name: "tkr-resolver-cluster-webhook", Run: runTKRResolverWebhook}
 }
 
 func runTKRResolverWebhook(ctx context.Context, args []string) error {
@@ -96,7 +96,7 @@ func runTKRResolverWebhook(ctx context.Context, args []string) error {
 // tkr-vsphere-resolver-webhook): the mutating webhook that finds the VM templates of resolved
 // Clusters' OVA images in their vCenter.
 func tkrVSphereResolver() Component {
-	return Component{Name: "tkr-vsphere-resolver-webhook", Images: []string{"tkr-vsphere-resolver-webhook"}, Run: runTKRVSphereResolver}
+	return Component{Name: "tkr-vsphere-resolver-webhook", Run: runTKRVSphereResolver}
 }
 
 func runTKRVSphereResolver(ctx context.Context, args []string) error {
@@ -114,7 +114,7 @@ func runTKRVSphereResolver(ctx context.Context, args []string) error {
 // the v1alpha1 and v1alpha2 shapes and the stored v1alpha3, for clients of TKG 1.x and vSphere
 // with Tanzu.
 func tkrConversionWebhook() Component {
-	return Component{Name: "tkr-conversion-webhook", Images: []string{"tkr-conversion-webhook"}, Run: runTKRConversionWebhook}
+	return Component{Name: "tkr-conversion-webhook", Run: runTKRConversionWebhook}
 }
 
 func runTKRConversionWebhook(ctx context.Context, args []string) error {

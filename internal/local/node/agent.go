@@ -41,16 +41,6 @@ type Options struct {
 	ClusterDir string
 	// Node is the node's name.
 	Node string
-	// Components says which images run as slipway components; pods of other images are
-	// simulated.
-	Components Components
-}
-
-// Components maps a container image to the slipway component that runs it, if any; the agent
-// starts it as `slipway component run NAME`. The component registry implements it, handed in by
-// the command, so that the node agent does not compile the components.
-type Components interface {
-	ComponentFor(image string) (name string, ok bool)
 }
 
 // Agent is a running node agent.
@@ -64,12 +54,13 @@ type Agent struct {
 	// latest is the newest spec read when an address was not in the one the agent started with.
 	latest atomic.Pointer[cluster.Spec]
 
-	client       client.Client
-	config       *rest.Config
-	components   Components
-	placeholders placeholders
-	staticPods   []*staticPod
-	health       *http.Client
+	client client.Client
+	config *rest.Config
+	// images says which slipway component a pod's image runs, as its config labels it; pods of
+	// other images are simulated.
+	images     *imageStore
+	staticPods []*staticPod
+	health     *http.Client
 	// healthAnonymous probes without a client certificate.
 	healthAnonymous *http.Client
 	pods            *podRunner
@@ -204,7 +195,7 @@ func newAgent(opts Options) (*Agent, error) {
 		// kubeadm taints control-plane nodes; a local cluster of control-plane nodes only leaves
 		// them untainted, as kind does.
 		taintControlPlane: spec.Owner != nil || len(spec.Nodes) > len(spec.ControlPlane()),
-		client:            c, config: cfg, components: opts.Components,
+		client:            c, config: cfg, images: newImageStore(),
 	}
 	a.pods = &podRunner{agent: a, workers: map[types.UID]*podWorker{}, ips: pool}
 	return a, nil

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -9,60 +10,116 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/images"
 )
 
-// placeholders finds what a placeholder image stands in for. A relocated bundle's images are
-// named by the repository they were copied to (REPO@sha256:…), which says nothing of the
-// workload; the placeholder's config does, so the agent reads it, once per digest, as a runtime
-// pulls an image.
-type placeholders struct {
-	mu   sync.Mutex
-	seen map[string]string
+// imageStore reads what an image's config says it runs, as a runtime reads the config of an image
+// it pulled: from the images `make images` built, which every node has preloaded as kind's nodes
+// have the images `kind load` gave them (found by digest, or by the reference the manifests
+// write), else from the image's registry, once per digest.
+type imageStore struct {
+	// layout is the OCI layout of the preloaded images.
+	layout string
+
+	mu     sync.Mutex
+	loaded bool
+	// byRef and byDigest hold the preloaded images' labels.
+	byRef, byDigest map[string]map[string]string
+	// pulled holds the labels of images read from registries, by reference.
+	pulled map[string]map[string]string
 }
 
-// original returns the reference a placeholder image stands in for, or "" for an image that is
-// not named by digest, not reachable, or not a placeholder.
-func (p *placeholders) original(image string) string {
-	if !strings.Contains(image, "@sha256:") {
-		return ""
+// newImageStore returns the store of the images built into the assets directory.
+func newImageStore() *imageStore {
+	s := &imageStore{}
+	if set, err := assets.Find(); err == nil {
+		s.layout = filepath.Join(set.Dir, images.LayoutDir)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if orig, ok := p.seen[image]; ok {
-		return orig
+	return s
+}
+
+// labels returns an image's config labels; ok is false for an image neither preloaded nor
+// reachable now (asked again for the next pod).
+func (s *imageStore) labels(image string) (map[string]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.loaded {
+		s.load()
 	}
-	ref, err := name.NewDigest(image, bundle.NameOptions(image)...)
+	if _, digest, ok := strings.Cut(image, "@"); ok {
+		if l, ok := s.byDigest[digest]; ok {
+			return l, true
+		}
+	} else if l, ok := s.byRef[image]; ok {
+		return l, true
+	}
+	if l, ok := s.pulled[image]; ok {
+		return l, true
+	}
+	l, ok := pullLabels(image)
+	if ok && strings.Contains(image, "@sha256:") {
+		// A tag may move; a digest names the same config for good.
+		if s.pulled == nil {
+			s.pulled = map[string]map[string]string{}
+		}
+		s.pulled[image] = l
+	}
+	return l, ok
+}
+
+// load reads the preloaded images' labels once; without a layout every image is pulled.
+func (s *imageStore) load() {
+	s.loaded = true
+	s.byRef, s.byDigest = map[string]map[string]string{}, map[string]map[string]string{}
+	if s.layout == "" {
+		return
+	}
+	built, err := images.ReadLayout(s.layout)
 	if err != nil {
-		return ""
+		return
+	}
+	for _, b := range built {
+		digest, err := b.Image.Digest()
+		if err != nil {
+			continue
+		}
+		cfg, err := b.Image.ConfigFile()
+		if err != nil {
+			continue
+		}
+		s.byRef[b.Ref] = cfg.Config.Labels
+		s.byDigest[digest.String()] = cfg.Config.Labels
+	}
+}
+
+// pullLabels reads an image's config from its registry.
+func pullLabels(image string) (map[string]string, bool) {
+	ref, err := name.ParseReference(image, bundle.NameOptions(image)...)
+	if err != nil {
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	img, err := remote.Image(ref, remote.WithContext(ctx))
 	if err != nil {
-		// Unreachable now: asked again for the next pod.
-		return ""
+		return nil, false
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return ""
+		return nil, false
 	}
-	orig := cfg.Config.Labels[bundle.LabelPlaceholderFor]
-	if p.seen == nil {
-		p.seen = map[string]string{}
-	}
-	p.seen[image] = orig
-	return orig
+	return cfg.Config.Labels, true
 }
 
-// componentFor is the component that runs a container's image: by the image's name, or by what
-// its placeholder stands in for.
+// componentFor is the slipway component that runs a container's image, as its config labels
+// it; an image labelled simulated, unknown or unreachable is simulated.
 func (a *Agent) componentFor(image string) (string, bool) {
-	if name, ok := a.components.ComponentFor(image); ok {
-		return name, ok
+	labels, ok := a.images.labels(image)
+	if !ok || labels[images.LabelSimulated] == "true" {
+		return "", false
 	}
-	if orig := a.placeholders.original(image); orig != "" {
-		return a.components.ComponentFor(orig)
-	}
-	return "", false
+	c := labels[images.LabelComponent]
+	return c, c != ""
 }

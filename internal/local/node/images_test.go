@@ -1,55 +1,90 @@
 package node
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
-type componentsByImage map[string]string
-
-func (c componentsByImage) ComponentFor(image string) (string, bool) {
-	for prefix, component := range c {
-		if strings.HasPrefix(image, prefix) {
-			return component, true
-		}
+// labelled is a small image whose config carries labels.
+func labelled(t *testing.T, labels map[string]string) v1.Image {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return "", false
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Config.Labels = labels
+	img, err = mutate.ConfigFile(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
-// TestRelocatedPlaceholderRunsItsComponent gives the agent a pod image named only by the
-// repository it was copied to: the placeholder's config says what it stands in for, and that
-// image's component runs.
-func TestRelocatedPlaceholderRunsItsComponent(t *testing.T) {
+// TestComponentForReadsTheImageConfig gives the agent pod images it knows only by their config:
+// a preloaded image by the reference its manifests write and, relocated, by its digest alone; an
+// image in a registry by its digest; a simulated stand-in; and images it cannot read.
+func TestComponentForReadsTheImageConfig(t *testing.T) {
 	host := testregistry.Start(t)
-	img, err := bundle.Placeholder("projects.registry.vmware.com/tkg/kapp-controller:v0.50.1_vmware.1", nil)
+	kapp := labelled(t, map[string]string{images.LabelComponent: "kapp-controller"})
+	standIn := labelled(t, map[string]string{images.LabelComponent: "stand-in", images.LabelSimulated: "true"})
+	dir := filepath.Join(t.TempDir(), "layout")
+	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := img.Digest()
+	const kappRef = "projects.registry.vmware.com/tkg/kapp-controller:v0.50.1_vmware.1"
+	const antreaRef = "projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1"
+	for ref, img := range map[string]v1.Image{kappRef: kapp, antreaRef: standIn} {
+		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{images.AnnotationRefName: ref})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An image only the registry holds.
+	pushed := labelled(t, map[string]string{images.LabelComponent: "tanzu-addons-manager"})
+	d, err := pushed.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.NewDigest(host+"/relocated/repo@"+d.String(), name.Insecure)
+	inRegistry, err := name.NewDigest(host+"/slipway-dev/addons-controller@"+d.String(), name.Insecure)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref, img); err != nil {
+	if err := remote.Write(inRegistry, pushed); err != nil {
 		t.Fatal(err)
 	}
-	a := &Agent{components: componentsByImage{"projects.registry.vmware.com/tkg/kapp-controller:": "kapp-controller"}}
-	if c, ok := a.componentFor(ref.String()); !ok || c != "kapp-controller" {
-		t.Errorf("relocated placeholder runs %q, %v", c, ok)
+	kappDigest, err := kapp.Digest()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := a.componentFor(host + "/relocated/repo@sha256:" + strings.Repeat("0", 64)); ok {
-		t.Error("an image that is not in the registry runs a component")
-	}
-	if c, ok := a.componentFor("projects.registry.vmware.com/tkg/kapp-controller:v0.50.1_vmware.1"); !ok || c != "kapp-controller" {
-		t.Errorf("the image by name runs %q, %v", c, ok)
+	a := &Agent{images: &imageStore{layout: dir}}
+	for image, want := range map[string]string{
+		kappRef: "kapp-controller",
+		// Relocated by imgpkg: named by the copy's repository and the digest only.
+		"stopped.registry.example/relocated/slipway-repo@" + kappDigest.String(): "kapp-controller",
+		inRegistry.String(): "tanzu-addons-manager",
+		antreaRef:           "",
+		host + "/relocated/repo@sha256:" + strings.Repeat("0", 64): "",
+	} {
+		c, ok := a.componentFor(image)
+		if c != want || ok != (want != "") {
+			t.Errorf("%s runs %q (%v), want %q", image, c, ok, want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/slipway-dev/slipway/internal/components"
 	localnode "github.com/slipway-dev/slipway/internal/local/node"
 )
 
@@ -23,7 +22,6 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			ctrl.SetLogger(zap.New())
 			ctx := ctrl.SetupSignalHandler()
-			opts.Components = components.Default()
 			return localnode.Run(ctrl.LoggerInto(ctx, ctrl.Log), opts)
 		},
 	}

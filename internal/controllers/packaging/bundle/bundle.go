@@ -137,21 +137,25 @@ func writeTar(files map[string][]byte, w io.Writer) error {
 // Push builds the bundle of dir and pushes it to ref, returning the pushed reference by digest.
 func Push(dir, ref string) (string, error) { return push(dir, ref, nil) }
 
-// PushWithPlaceholders is Push for a bundle whose lock names, by tag, images the local runtime
-// never pulls (it runs or simulates their workloads): each gets a placeholder image beside the
-// bundle, labelled as labels says, and the pushed bundle's lock names it by digest, so that the
-// bundle can be copied and relocated as any imgpkg bundle. dir is left as it is.
-func PushWithPlaceholders(dir, ref string, labels func(image string) map[string]string) (string, error) {
-	return push(dir, ref, labels)
+// LockImage pushes the image a bundle's lock names by tag (ref) to the bundle's registry and
+// returns where it is, by digest.
+type LockImage func(ref, registry string) (string, error)
+
+// PushLocking is Push for a bundle whose lock names images by tag: lockImage pushes each beside
+// the bundle, and the pushed bundle's lock names it by digest (the tag kept in the kbld.carvel.dev/id
+// annotation), so that the bundle can be copied and relocated as any imgpkg bundle. dir is left
+// as it is.
+func PushLocking(dir, ref string, lockImage LockImage) (string, error) {
+	return push(dir, ref, lockImage)
 }
 
-func push(dir, ref string, labels func(image string) map[string]string) (string, error) {
+func push(dir, ref string, lockImage LockImage) (string, error) {
 	files, err := bundleFiles(dir)
 	if err != nil {
 		return "", err
 	}
-	if labels != nil {
-		if files[ImagesLockPath], err = lockWithPlaceholders(files[ImagesLockPath], ref, labels); err != nil {
+	if lockImage != nil {
+		if files[ImagesLockPath], err = lockByDigest(files[ImagesLockPath], ref, lockImage); err != nil {
 			return "", fmt.Errorf("%s: %w", dir, err)
 		}
 	}

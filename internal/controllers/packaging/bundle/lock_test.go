@@ -1,14 +1,14 @@
 package bundle_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
@@ -16,20 +16,27 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
-// TestPushWithPlaceholdersLocksEveryImageByDigest pushes a bundle whose lock names images by
-// tag: each gets a placeholder beside the bundle, labelled, and the pushed lock names it by
-// digest with its annotations kept; the source directory is untouched.
-func TestPushWithPlaceholdersLocksEveryImageByDigest(t *testing.T) {
+// TestPushLockingLocksEveryImageByDigest pushes a bundle whose lock names images by tag: each is
+// handed to the lock function with the bundle's registry, the pushed lock names what it returned
+// with the image's annotations kept, a digest already locked is left, and the source directory is
+// untouched.
+func TestPushLockingLocksEveryImageByDigest(t *testing.T) {
 	host := testregistry.Start(t)
 	lock := "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n" +
 		"- image: projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1\n  annotations:\n    kbld.carvel.dev/id: antrea-advanced-debian\n" +
 		"- image: " + host + "/already/locked@sha256:" + strings.Repeat("a", 64) + "\n"
 	dir := testfiles.WriteTree(t, map[string]string{".imgpkg/images.yml": lock, "config/antrea.yml": "image: antrea-advanced-debian\n"})
-	ref, err := bundle.PushWithPlaceholders(dir, host+"/packages/antrea:1.13.1", func(image string) map[string]string {
-		return map[string]string{"local.slipway.dev/simulated": "true"}
+	built := host + "/tkg/antrea-advanced-debian@sha256:" + strings.Repeat("b", 64)
+	var asked []string
+	ref, err := bundle.PushLocking(dir, host+"/packages/antrea:1.13.1", func(image, registry string) (string, error) {
+		asked = append(asked, image+" in "+registry)
+		return built, nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{"projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1 in " + host}; !slices.Equal(asked, want) {
+		t.Errorf("images locked: %v, want %v", asked, want)
 	}
 	files, err := fetch.ImageFiles(t.Context(), ref, authn.Anonymous)
 	if err != nil {
@@ -39,36 +46,19 @@ func TestPushWithPlaceholdersLocksEveryImageByDigest(t *testing.T) {
 	if !ok || len(pushed.Images) != 2 {
 		t.Fatalf("pushed lock:\n%s", files[bundle.ImagesLockPath])
 	}
-	first := pushed.Images[0]
-	if !strings.HasPrefix(first.Image, host+"/tkg/antrea-advanced-debian@sha256:") ||
-		first.Annotations["kbld.carvel.dev/id"] != "antrea-advanced-debian" ||
-		first.Annotations[bundle.AnnotationPlaceholderFor] != "projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1" {
-		t.Errorf("placeholder lock entry %+v", first)
+	if first := pushed.Images[0]; first.Image != built || first.Annotations["kbld.carvel.dev/id"] != "antrea-advanced-debian" {
+		t.Errorf("locked entry %+v", first)
 	}
 	if pushed.Images[1].Image != host+"/already/locked@sha256:"+strings.Repeat("a", 64) {
 		t.Errorf("a digest was relocked: %+v", pushed.Images[1])
 	}
-	digest, err := name.NewDigest(first.Image, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := remote.Image(digest)
-	if err != nil {
-		t.Fatalf("the placeholder is not in the registry: %v", err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Config.Labels["local.slipway.dev/simulated"] != "true" || cfg.Config.Labels[bundle.LabelPlaceholderFor] == "" {
-		t.Errorf("placeholder labels %v", cfg.Config.Labels)
-	}
-	// The tag beside the bundle names the same image.
-	tag, _ := name.NewTag(host+"/tkg/antrea-advanced-debian:v1.13.1_vmware.1", name.Insecure)
-	if d, err := remote.Head(tag); err != nil || host+"/tkg/antrea-advanced-debian@"+d.Digest.String() != first.Image {
-		t.Errorf("tag %s: %v %v", tag, d, err)
-	}
 	if src, err := os.ReadFile(filepath.Join(dir, ".imgpkg", "images.yml")); err != nil || string(src) != lock {
 		t.Errorf("the source lock was changed:\n%s", src)
+	}
+	// An image the lock function cannot provide fails the push with its error.
+	if _, err := bundle.PushLocking(dir, host+"/packages/antrea:1.13.1", func(image, _ string) (string, error) {
+		return "", fmt.Errorf("image %s is not built", image)
+	}); err == nil || !strings.Contains(err.Error(), "antrea-advanced-debian:v1.13.1_vmware.1 is not built") {
+		t.Errorf("push of an unbuilt image: %v", err)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
@@ -26,7 +28,23 @@ func TestFetchFollowsARelocatedBundle(t *testing.T) {
 			"- image: projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1\n  annotations:\n    kbld.carvel.dev/id: metrics-server\n",
 		"config/deployment.yml": "image: metrics-server\n",
 	})
-	origin, err := bundle.PushWithPlaceholders(src, host+"/packages/metrics-server:0.7.2", func(string) map[string]string { return nil })
+	// The lock's image is pushed beside the bundle, as `make packages` pushes what `make images`
+	// built.
+	origin, err := bundle.PushLocking(src, host+"/packages/metrics-server:0.7.2", func(ref, registry string) (string, error) {
+		img, err := random.Image(256, 1)
+		if err != nil {
+			return "", err
+		}
+		target, err := images.Target(registry, ref)
+		if err != nil {
+			return "", err
+		}
+		digest, err := img.Digest()
+		if err != nil {
+			return "", err
+		}
+		return target.Context().Digest(digest.String()).String(), remote.Write(target, img)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

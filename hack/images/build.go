@@ -1,0 +1,221 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/slipway-dev/slipway/internal/images"
+)
+
+// nonRoot is the user every image runs as, as distroless's nonroot.
+const nonRoot = 65532
+
+// build builds the binaries the specs need, then every image into the layout under dir.
+func build(root, dir string, specs []spec) error {
+	start := time.Now()
+	binDir := filepath.Join(dir, "bin")
+	layers := map[string]v1.Layer{}
+	for _, s := range specs {
+		if _, ok := layers[s.bin.name]; ok {
+			continue
+		}
+		path, err := goBuild(root, binDir, s.bin)
+		if err != nil {
+			return err
+		}
+		layer, err := fileLayer(path, "manager")
+		if err != nil {
+			return err
+		}
+		layers[s.bin.name] = layer
+	}
+	base, err := baseLayer()
+	if err != nil {
+		return err
+	}
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	if err != nil {
+		return err
+	}
+	for _, s := range specs {
+		img, err := assemble(s, base, layers[s.bin.name])
+		if err != nil {
+			return fmt.Errorf("image %s: %w", s.ref, err)
+		}
+		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{images.AnnotationRefName: s.ref})); err != nil {
+			return fmt.Errorf("failed to write image %s: %w", s.ref, err)
+		}
+	}
+	fmt.Printf("built %d images into %s in %s\n", len(specs), filepath.Join(dir, "layout"), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// goBuild builds a static binary (CGO off, -trimpath, no debug information) for linux/amd64.
+// Go's build cache makes a build of unchanged sources quick.
+func goBuild(root, binDir string, b binary) (string, error) {
+	out := filepath.Join(binDir, b.name)
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w "+b.ldflags, "-o", out, b.pkg)
+	cmd.Dir = filepath.Join(root, b.dir)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("failed to build %s from %s: %w", b.pkg, b.dir, err)
+	}
+	fmt.Printf("built %s in %s\n", b.name, time.Since(start).Round(time.Second))
+	return out, nil
+}
+
+// tarFile is one entry of a layer.
+type tarFile struct {
+	name string
+	mode int64
+	dir  bool
+	data []byte
+	// path, when set, is a file whose content is the entry's.
+	path string
+}
+
+// tarLayer makes a gzip layer of the entries, owned by root with a zero time, so that the same
+// content always gives the same digest.
+func tarLayer(files []tarFile) (v1.Layer, error) {
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		pr, pw := io.Pipe()
+		go func() {
+			tw := tar.NewWriter(pw)
+			err := writeEntries(tw, files)
+			if err == nil {
+				err = tw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		return pr, nil
+	})
+}
+
+func writeEntries(tw *tar.Writer, files []tarFile) error {
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.name, Mode: f.mode, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		if f.dir {
+			hdr.Typeflag = tar.TypeDir
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			continue
+		}
+		data := f.data
+		if f.path != "" {
+			var err error
+			if data, err = os.ReadFile(f.path); err != nil {
+				return err
+			}
+		}
+		hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(data))
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileLayer is a layer holding one executable at /name.
+func fileLayer(path, name string) (v1.Layer, error) {
+	return tarLayer([]tarFile{{name: name, mode: 0o755, path: path}})
+}
+
+// caBundle is where Debian keeps the system's CA certificates, copied into the base layer.
+const caBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+// baseLayer is what every image shares: root's and the non-root user's entries in /etc/passwd
+// and /etc/group, the CA certificates, a home for the non-root user and /tmp.
+func baseLayer() (v1.Layer, error) {
+	certs, err := os.ReadFile(caBundle)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the CA certificates for the base layer (apt-get install ca-certificates): %w", err)
+	}
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", nonRoot, nonRoot)
+	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", nonRoot)
+	return tarLayer([]tarFile{
+		{name: "etc/", mode: 0o755, dir: true},
+		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+		{name: "etc/group", mode: 0o644, data: []byte(group)},
+		{name: "etc/ssl/", mode: 0o755, dir: true},
+		{name: "etc/ssl/certs/", mode: 0o755, dir: true},
+		{name: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: bytes.Clone(certs)},
+		{name: "home/", mode: 0o755, dir: true},
+		{name: "home/nonroot/", mode: 0o700, dir: true},
+		{name: "tmp/", mode: 0o1777, dir: true},
+	})
+}
+
+// assemble makes the image of a spec: the base layer, the binary, and a config that runs it as
+// the non-root user with the labels that say what it is.
+func assemble(s spec, base, bin v1.Layer) (v1.Image, error) {
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), base, bin)
+	if err != nil {
+		return nil, err
+	}
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Architecture, cfg.OS = "amd64", "linux"
+	cfg.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
+	version := s.bin.version
+	if version == "" {
+		version = tagOf(s.ref)
+	}
+	labels := map[string]string{
+		images.LabelSource:  s.bin.source,
+		images.LabelVersion: version,
+		images.LabelTitle:   s.title,
+	}
+	env := []string{"PATH=/", "SSL_CERT_FILE=" + caBundle}
+	if s.component != "" {
+		labels[images.LabelComponent] = s.component
+	}
+	if s.bin == slipwayBinary {
+		// slipway's binary runs the component its image names when started as /manager.
+		env = append(env, images.EnvComponent+"="+s.component)
+	}
+	if s.simulated {
+		labels[images.LabelSimulated] = "true"
+		labels[images.LabelStandsInFor] = s.ref
+		env = append(env, images.EnvStandsInFor+"="+s.ref)
+	}
+	cfg.Config = v1.Config{
+		Entrypoint: []string{"/manager"},
+		Env:        env,
+		User:       fmt.Sprintf("%d:%d", nonRoot, nonRoot),
+		WorkingDir: "/",
+		Labels:     labels,
+	}
+	return mutate.ConfigFile(img, cfg)
+}
+
+// tagOf is a reference's tag.
+func tagOf(ref string) string {
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		return ref[i+1:]
+	}
+	return ""
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/images"
+)
+
+// TestImagesRunUnderContainerd imports every image `make images` built into a containerd of its
+// own (Debian's containerd and runc) and runs each: its entrypoint answers --help. Each runs as
+// the non-root user and is labelled with its source module and version; an upstream image's
+// binary says, in its build information, that it was built from that module at that version.
+func TestImagesRunUnderContainerd(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layoutDir := filepath.Join(root, "bin", images.LayoutDir)
+	built, err := images.ReadLayout(layoutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := startContainerd(t)
+	archive := filepath.Join(t.TempDir(), "images.tar")
+	if err := tarDir(layoutDir, archive); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctr("images", "import", archive)
+	t.Logf("imported %d images in %s", len(built), time.Since(start).Round(time.Millisecond))
+	listed := ctr("images", "list", "-q")
+	for i, b := range built {
+		t.Run(b.Ref, func(t *testing.T) {
+			if !strings.Contains(listed, b.Ref+"\n") {
+				t.Fatalf("containerd did not import %s:\n%s", b.Ref, listed)
+			}
+			cfg, err := b.Image.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels := cfg.Config.Labels
+			if cfg.Config.User != "65532:65532" || labels[images.LabelSource] == "" || labels[images.LabelVersion] == "" {
+				t.Errorf("user %q, labels %v", cfg.Config.User, labels)
+			}
+			out := ctr("run", "--rm", b.Ref, fmt.Sprintf("slipway-image-%d", i), "/manager", "--help")
+			switch {
+			case labels[images.LabelSimulated] == "true":
+				if !strings.Contains(out, "simulated stand-in for "+b.Ref) {
+					t.Errorf("the stand-in's help does not say what it stands in for:\n%s", out)
+				}
+			case labels[images.LabelSource] == slipwayModule:
+				if !strings.Contains(out, "Usage of "+labels[images.LabelComponent]) {
+					t.Errorf("the help does not give %s's usage:\n%s", labels[images.LabelComponent], out)
+				}
+			default:
+				if !strings.Contains(out, "--leader-elect") {
+					t.Errorf("the manager's help lists no --leader-elect:\n%s", out)
+				}
+				checkBuildInfo(t, b, labels[images.LabelSource], labels[images.LabelVersion])
+			}
+		})
+	}
+}
+
+// checkBuildInfo reads the image's /manager and checks with `go version -m` that its main
+// package is of module source, at version.
+func checkBuildInfo(t *testing.T, b images.Built, source, version string) {
+	t.Helper()
+	rc := mutate.Extract(b.Image)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	bin := filepath.Join(t.TempDir(), "manager")
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no /manager in %s: %v", b.Ref, err)
+		}
+		if hdr.Name != "manager" {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	out, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	var path, dep string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "path":
+			path = f[1]
+		case len(f) >= 3 && (f[0] == "mod" || f[0] == "dep") && f[1] == source:
+			dep = f[2]
+		}
+	}
+	if !strings.HasPrefix(path, source) || dep != version {
+		t.Errorf("%s's binary is %s with %s at %q, want a main package of %s at %s:\n%s", b.Ref, path, source, dep, source, version, out)
+	}
+}
+
+// startContainerd runs containerd with its state in a temporary directory until the test ends,
+// and returns a function that runs ctr against it, failing the test on error.
+func startContainerd(t *testing.T) func(args ...string) string {
+	t.Helper()
+	for _, bin := range []string{"containerd", "ctr", "runc"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not installed: apt-get install containerd runc (.ci/run installs them)", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("containerd runs containers as root: run the tests as root")
+	}
+	dir, err := os.MkdirTemp("", "slipway-containerd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "containerd.sock")
+	config := fmt.Sprintf("version = 2\nroot = %q\nstate = %q\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = %q\n",
+		filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock)
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "containerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	daemon := exec.CommandContext(ctx, "containerd", "--config", filepath.Join(dir, "config.toml"))
+	daemon.Stdout, daemon.Stderr = logFile, logFile
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = daemon.Wait()
+		logFile.Close()
+		if t.Failed() {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Logf("containerd's log:\n%s", lastLines(string(log), 30))
+		}
+		// Snapshots may hold mounts until containerd is gone.
+		_ = os.RemoveAll(dir)
+	})
+	ctr := func(args ...string) (string, error) {
+		cmd := exec.Command("ctr", append([]string{"--address", sock, "--namespace", "slipway-test"}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := ctr("version")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containerd did not answer in 20s: %v\n%s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return func(args ...string) string {
+		t.Helper()
+		out, err := ctr(args...)
+		if err != nil {
+			t.Fatalf("ctr %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+}
+
+// tarDir writes the files under dir into a tar archive, as `ctr images import` reads an OCI
+// image layout.
+func tarDir(dir, archive string) error {
+	f, err := os.Create(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if err := tw.WriteHeader(hdr); err != nil || d.IsDir() {
+			return err
+		}
+		src, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(tw, src)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,138 @@
+package main
+
+// The images slipway ships. Each is named by the reference its manifests write (TKG's, upstream's
+// or slipway's own); `make images` pushes it to REGISTRY/<that reference's repository path>:<tag>
+// and the packages and the provider repository lock it there by digest.
+
+// Sources of the binaries, and the modules they are built in.
+const (
+	slipwayModule = "github.com/slipway-dev/slipway"
+	capiModule    = "sigs.k8s.io/cluster-api"
+	capvModule    = "sigs.k8s.io/cluster-api-provider-vsphere"
+	capiVersion   = "v1.13.4"
+	capvVersion   = "v1.16.1"
+	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
+	clusterAPIDir = "hack/images/cluster-api"
+)
+
+// binary is one static binary an image carries as /manager.
+type binary struct {
+	// name is the file under bin/images/bin.
+	name string
+	// dir is the module the binary is built in, relative to the source root.
+	dir string
+	// pkg is the main package.
+	pkg string
+	// source and version are the module the code comes from and its version: the image's OCI
+	// source and version labels.
+	source, version string
+	// ldflags are -X flags that make the binary report its version.
+	ldflags string
+}
+
+var (
+	slipwayBinary = binary{name: "slipway", dir: ".", pkg: "./cmd/slipway", source: slipwayModule}
+	capiBinaries  = map[string]binary{
+		"cluster-api-controller":           capiBinary("cluster-api-controller", capiModule),
+		"kubeadm-bootstrap-controller":     capiBinary("kubeadm-bootstrap-controller", capiModule+"/bootstrap/kubeadm"),
+		"kubeadm-control-plane-controller": capiBinary("kubeadm-control-plane-controller", capiModule+"/controlplane/kubeadm"),
+	}
+	capvBinary = binary{name: "cluster-api-vsphere-controller", dir: clusterAPIDir, pkg: capvModule, source: capvModule, version: capvVersion,
+		ldflags: versionFlags(capvModule+"/pkg/version", capvVersion, "1", "16")}
+)
+
+func capiBinary(name, pkg string) binary {
+	return binary{name: name, dir: clusterAPIDir, pkg: pkg, source: capiModule, version: capiVersion,
+		ldflags: versionFlags(capiModule+"/version", capiVersion, "1", "13")}
+}
+
+// versionFlags sets the variables Cluster API's and CAPV's version packages report, as their
+// release builds set them.
+func versionFlags(pkg, version, major, minor string) string {
+	return "-X " + pkg + ".gitVersion=" + version + " -X " + pkg + ".gitMajor=" + major + " -X " + pkg + ".gitMinor=" + minor +
+		" -X " + pkg + ".gitTreeState=clean -X " + pkg + ".buildDate=1970-01-01T00:00:00Z"
+}
+
+// spec is one image.
+type spec struct {
+	// ref is the reference the manifests write.
+	ref string
+	bin binary
+	// component is the slipway component the image runs (slipway's images), or the one the
+	// process runtime of the local runtime runs in its place until nodes run containers
+	// (upstream images whose reconcilers slipway links).
+	component string
+	// title says what the image is, for its OCI title label.
+	title string
+	// simulated marks an honest stand-in for an image that cannot be built here.
+	simulated bool
+}
+
+// slipwayImage is one of slipway's components, run from slipway's binary.
+func slipwayImage(ref, component, title string) spec {
+	return spec{ref: ref, bin: slipwayBinary, component: component, title: title}
+}
+
+// standIn is an image that cannot be built on this host: slipway's binary runs its stand-in,
+// which says in its log what it stands in for.
+func standIn(ref, why string) spec {
+	return spec{ref: ref, bin: slipwayBinary, component: "stand-in", title: "simulated stand-in for " + ref + ": " + why, simulated: true}
+}
+
+// specs lists every image a package, a TKR or the provider repository names.
+func specs() []spec {
+	const slipway = "ghcr.io/slipway-dev/"
+	const tkg = "projects.registry.vmware.com/tkg/"
+	images := []spec{
+		slipwayImage(slipway+"addons-controller:v0.1.0", "tanzu-addons-manager", "TKG addons manager"),
+		slipwayImage(slipway+"capabilities-controller-manager:v0.1.0", "tanzu-capabilities", "TKG capabilities controller"),
+		slipwayImage(slipway+"featuregates-controller-manager:v0.1.0", "tanzu-featuregates", "TKG featuregates controller"),
+		slipwayImage(slipway+"object-propagation-controller:v0.1.0", "object-propagation-controller", "TKG object propagation controller"),
+		slipwayImage(slipway+"tanzu-auth-controller-manager:v0.1.0", "tanzu-auth", "TKG tanzu-auth controller"),
+		slipwayImage(slipway+"tkr-conversion-webhook:v0.1.0", "tkr-conversion-webhook", "TKR conversion webhook"),
+		slipwayImage(slipway+"tkr-resolver-cluster-webhook:v0.1.0", "tkr-resolver-cluster-webhook", "TKR resolver webhook"),
+		slipwayImage(slipway+"tkr-source-controller:v0.1.0", "tkr-source-controller", "TKR source controller"),
+		slipwayImage(slipway+"tkr-status-controller:v0.1.0", "tkr-status-controller", "TKR status controller"),
+		slipwayImage(slipway+"tkr-vsphere-resolver-webhook:v0.1.0", "tkr-vsphere-resolver-webhook", "TKR vSphere resolver webhook"),
+		slipwayImage(slipway+"capl-controller:v0.1.0", "local-infrastructure-controller", "Cluster API local infrastructure provider"),
+		slipwayImage(slipway+"cluster-api-ipam-in-cluster-controller:v0.1.0", "ipam-in-cluster-controller", "Cluster API in-cluster IPAM provider (slipway's)"),
+		// slipway's stand-ins for kapp-controller and cert-manager, until the upstream engines
+		// are built here.
+		slipwayImage(tkg+"kapp-controller:v0.50.0_vmware.1", "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50.0"),
+		slipwayImage(tkg+"kapp-controller:v0.50.1_vmware.1", "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50.1"),
+		slipwayImage("quay.io/jetstack/cert-manager-controller:v1.21.2", "cert-manager-controller", "slipway's cert-manager controller, standing in for cert-manager v1.21.2"),
+		slipwayImage("quay.io/jetstack/cert-manager-cainjector:v1.21.2", "cert-manager-cainjector", "slipway's cert-manager CA injector, standing in for cert-manager v1.21.2"),
+		slipwayImage("quay.io/jetstack/cert-manager-webhook:v1.21.2", "cert-manager-webhook", "slipway's cert-manager webhook, standing in for cert-manager v1.21.2"),
+	}
+	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {
+		images = append(images, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
+			title: "Cluster API " + name})
+	}
+	images = append(images, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
+		component: "capv-controller-manager", title: "Cluster API Provider vSphere"})
+	const noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
+	const noVCenter = "it needs a real vCenter's APIs beyond the simulator's"
+	const notYet = "not yet built from source by slipway"
+	for _, ref := range []string{
+		tkg + "antrea-advanced-debian:v1.11.2_vmware.1", tkg + "antrea-advanced-debian:v1.13.1_vmware.1",
+		tkg + "calico-all/calico-node:v3.25.1_vmware.2", tkg + "calico-all/calico-node:v3.26.3_vmware.2",
+		tkg + "calico-all/calico-kube-controllers:v3.25.1_vmware.2", tkg + "calico-all/calico-kube-controllers:v3.26.3_vmware.2",
+	} {
+		images = append(images, standIn(ref, noDatapath))
+	}
+	for _, ref := range []string{
+		tkg + "ccm/manager:v1.26.2_vmware.1", tkg + "ccm/manager:v1.27.0_vmware.1",
+		tkg + "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", tkg + "csi/vsphere-block-csi-driver:v3.1.2_vmware.4",
+	} {
+		images = append(images, standIn(ref, noVCenter))
+	}
+	images = append(images, standIn(tkg+"ako-operator:v1.11.0_vmware.2", "it drives an NSX Advanced Load Balancer controller, which this host does not have"))
+	for _, ref := range []string{
+		tkg + "metrics-server:v0.6.4_vmware.1", tkg + "metrics-server:v0.7.2_vmware.1",
+		tkg + "secretgen-controller:v0.14.2_vmware.2", tkg + "secretgen-controller:v0.15.0_vmware.2",
+		tkg + "pinniped:v0.24.0_vmware.1", tkg + "pinniped:v0.25.0_vmware.1",
+	} {
+		images = append(images, standIn(ref, notYet))
+	}
+	return images
+}

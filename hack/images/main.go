@@ -1,0 +1,68 @@
+// Command images builds every image slipway ships, without Docker, as ko does: each a static Go
+// binary (/manager) on one small shared base layer (CA certificates, /tmp, a non-root user),
+// labelled with its source module and version. Upstream components are built from upstream's own
+// main packages in their own modules under hack/images; slipway's components and the stand-ins
+// for what cannot be built here come from slipway's binary. The images are written to an OCI
+// image layout (bin/images/layout), each named by the reference the manifests write, so that
+// `make providers` and `make packages` lock them by digest whatever registry they are pushed to.
+//
+// Usage:
+//
+//	go run ./hack/images build [--push REGISTRY]  build the images into the layout (and push them)
+//	go run ./hack/images push REGISTRY            push the layout's images to REGISTRY
+//	go run ./hack/images list                     print each image's reference, digest and size
+//
+// An image is pushed to REGISTRY/<its reference's repository path>:<tag>; a push the registry
+// already holds is skipped.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: images build [--push REGISTRY] | push REGISTRY | list")
+	}
+	root, err := assets.SourceRoot()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, "bin", "images")
+	switch args[0] {
+	case "build":
+		fs := flag.NewFlagSet("build", flag.ContinueOnError)
+		push := fs.String("push", "", "registry to push the images to after building them, such as 127.0.0.1:5000")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if err := build(root, dir, specs()); err != nil {
+			return err
+		}
+		if *push != "" {
+			return pushAll(dir, *push)
+		}
+		return nil
+	case "push":
+		if len(args) != 2 {
+			return fmt.Errorf("usage: images push REGISTRY")
+		}
+		return pushAll(dir, args[1])
+	case "list":
+		return list(dir)
+	default:
+		return fmt.Errorf("unknown command %q: use build, push or list", args[0])
+	}
+}

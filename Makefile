@@ -56,12 +56,12 @@ providers: image-layout ## Build the local clusterctl provider repository (Clust
 	go run ./hack/clusterctl-repo $(BIN)/clusterctl-repo
 
 .PHONY: packages
-packages: build image-layout ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.
+packages: build image-layout providers ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
 	hack/packages.sh $(PACKAGES_REGISTRY) $(PACKAGES_TAG)
 
 .PHONY: management-cluster
-management-cluster: $(ASSET_STAMPS) providers packages ## Build what is needed, then create a local management cluster (MC_FLAGS="-f FILE --name NAME ..." passes flags).
+management-cluster: $(ASSET_STAMPS) images providers packages ## Build what is needed, then create a local management cluster (MC_FLAGS="-f FILE --name NAME ..." passes flags).
 	$(BIN)/slipway management-cluster create $(MC_FLAGS)
 
 # rbac ROLE,FILE,PACKAGES generates the ClusterRole ROLE into FILE from the +kubebuilder:rbac
@@ -102,7 +102,7 @@ verify: generate ## Check that generated code is current, code is formatted, vet
 	@test -z "$$(git status --porcelain -- $(GENERATED) | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); exit 1; }
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$bad" || { echo "not gofmt-formatted (run gofmt -w):"; echo "$$bad"; exit 1; }
 	go vet ./...
-	@for m in . hack/images/cluster-api hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
+	@for m in . hack/images/cluster-api hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
 		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
 	done
 

@@ -9,7 +9,8 @@
 # REGISTRY/packages/tkr-compatibility:v1 ("+" is written "_" in tags). Each image a package's lock
 # names is pushed beside it (REGISTRY/<image path>:<tag>) from the images `make images` built
 # (bin/images/layout, or $SLIPWAY_IMAGES) and every lock names what it holds by digest, so that
-# `imgpkg copy -b` of the repository relocates all of it. Prints the repository's reference.
+# `imgpkg copy -b` of the repository relocates all of it; the repository's own lock also holds the
+# provider repository's images. Prints the repository's reference.
 # Usage: hack/packages.sh [REGISTRY=127.0.0.1:5000] [TAG=v0.1.0]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -108,4 +109,13 @@ cp "$root/packages/tkr/compatibility.yaml" "$compat/"
 "$slipway" package bundle push -b "$registry/packages/tkr-compatibility:v1" -f "$compat" >/dev/null
 echo "pushed the TKR compatibility metadata" >&2
 
-"$slipway" package bundle push -b "$registry/packages/slipway-repo:$tag" -f "$repo"
+# The provider repository's images (`make providers` locks them by digest) go beside the
+# repository and into its lock, so that imgpkg copy -b of the repository carries them and
+# management-cluster create runs the providers from where the repository is.
+providers=$root/bin/clusterctl-repo
+[ -d "$providers" ] || { echo "$providers is missing: run 'make providers'" >&2; exit 1; }
+for image in $(sed -n 's/^ *image: *\([^@]*\)@sha256:.*/\1/p' "$providers"/*/*/*.yaml | sort -u); do
+	lock_image "$repo" "$image"
+done
+
+"$slipway" package bundle push -b "$registry/packages/slipway-repo:$tag" -f "$repo" --images "$images"

@@ -9,7 +9,8 @@
 // to the image `make images` built for it (bin/images/layout). It is run by `make providers`;
 // the output is not committed.
 //
-// Usage: go run ./hack/clusterctl-repo OUTPUT_DIR
+// Usage: go run ./hack/clusterctl-repo OUTPUT_DIR (from the source root: the images are read from
+// bin/images/layout)
 package main
 
 import (
@@ -35,13 +36,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: clusterctl-repo OUTPUT_DIR")
 		os.Exit(2)
 	}
-	if err := build(os.Args[1]); err != nil {
+	if err := build(os.Args[1], filepath.Join("bin", images.LayoutDir)); err != nil {
 		fmt.Fprintln(os.Stderr, "clusterctl-repo:", err)
 		os.Exit(1)
 	}
 }
 
-func build(out string) error {
+func build(out, layout string) error {
 	out, err := filepath.Abs(out)
 	if err != nil {
 		return err
@@ -50,7 +51,7 @@ func build(out string) error {
 	if err != nil {
 		return err
 	}
-	digests, err := images.Digests(filepath.Join(filepath.Dir(out), images.LayoutDir))
+	digests, err := images.Digests(layout)
 	if err != nil {
 		return err
 	}

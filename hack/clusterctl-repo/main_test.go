@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/images"
 )
 
 // TestSlipwayProvidersHoldTheirRoles builds slipway's providers from config/ and checks that
@@ -53,13 +54,13 @@ func TestSlipwayProvidersHoldTheirRoles(t *testing.T) {
 }
 
 // TestUpstreamProvidersRunSlipwayComponents builds the repository and checks that each upstream
-// provider's Deployment names its release image, which slipway's components run, and never the
-// staging image its kustomization names: an image left unmapped would never start.
+// provider's Deployment names its release image locked by digest to the image `make images`
+// built, and never the staging image its kustomization names.
 func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
 	out := t.TempDir()
 	// The build reads slipway's providers from config/, relative to the source tree.
 	t.Chdir(filepath.Join("..", ".."))
-	if err := build(out); err != nil {
+	if err := build(out, filepath.Join("bin", images.LayoutDir)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range clusterctl.Providers() {
@@ -70,8 +71,8 @@ func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(data), "image: "+p.Image) || strings.Contains(string(data), p.StagingImage) {
-			t.Errorf("%s: the components do not run %s in place of %s", p.Name, p.Image, p.StagingImage)
+		if !strings.Contains(string(data), "image: "+p.Image+"@sha256:") || strings.Contains(string(data), p.StagingImage) {
+			t.Errorf("%s: the components do not run %s, locked by digest, in place of %s", p.Name, p.Image, p.StagingImage)
 		}
 	}
 }

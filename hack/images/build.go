@@ -37,7 +37,7 @@ func build(root, dir string, specs []spec) error {
 		if err != nil {
 			return err
 		}
-		layer, err := fileLayer(path, "manager")
+		layer, err := fileLayer(path, s.bin.entrypoint())
 		if err != nil {
 			return err
 		}
@@ -78,6 +78,14 @@ func goBuild(root, binDir string, b binary) (string, error) {
 	}
 	fmt.Printf("built %s in %s\n", b.name, time.Since(start).Round(time.Second))
 	return out, nil
+}
+
+// entrypoint is the binary's file in the image.
+func (b binary) entrypoint() string {
+	if b.file != "" {
+		return b.file
+	}
+	return "manager"
 }
 
 // tarFile is one entry of a layer.
@@ -203,7 +211,7 @@ func assemble(s spec, base, bin v1.Layer) (v1.Image, error) {
 		env = append(env, images.EnvStandsInFor+"="+s.ref)
 	}
 	cfg.Config = v1.Config{
-		Entrypoint: []string{"/manager"},
+		Entrypoint: []string{"/" + s.bin.entrypoint()},
 		Env:        env,
 		User:       fmt.Sprintf("%d:%d", nonRoot, nonRoot),
 		WorkingDir: "/",

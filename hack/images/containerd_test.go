@@ -25,6 +25,10 @@ import (
 // the non-root user and is labelled with its source module and version; an upstream image's
 // binary says, in its build information, that it was built from that module at that version.
 func TestImagesRunUnderContainerd(t *testing.T) {
+	upstreamHelp := map[string]string{}
+	for _, s := range specs() {
+		upstreamHelp[s.ref] = s.help
+	}
 	root, err := assets.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +60,8 @@ func TestImagesRunUnderContainerd(t *testing.T) {
 			if cfg.Config.User != "65532:65532" || labels[images.LabelSource] == "" || labels[images.LabelVersion] == "" {
 				t.Errorf("user %q, labels %v", cfg.Config.User, labels)
 			}
-			out := ctr("run", "--rm", b.Ref, fmt.Sprintf("slipway-image-%d", i), "/manager", "--help")
+			run := append([]string{"run", "--rm", b.Ref, fmt.Sprintf("slipway-image-%d", i)}, cfg.Config.Entrypoint...)
+			out := ctr(append(run, "--help")...)
 			switch {
 			case labels[images.LabelSimulated] == "true":
 				if !strings.Contains(out, "simulated stand-in for "+b.Ref) {
@@ -67,18 +72,18 @@ func TestImagesRunUnderContainerd(t *testing.T) {
 					t.Errorf("the help does not give %s's usage:\n%s", labels[images.LabelComponent], out)
 				}
 			default:
-				if !strings.Contains(out, "--leader-elect") {
-					t.Errorf("the manager's help lists no --leader-elect:\n%s", out)
+				if !strings.Contains(out, upstreamHelp[b.Ref]) {
+					t.Errorf("the help does not list %s:\n%s", upstreamHelp[b.Ref], out)
 				}
-				checkBuildInfo(t, b, labels[images.LabelSource], labels[images.LabelVersion])
+				checkBuildInfo(t, b, cfg.Config.Entrypoint[0], labels[images.LabelSource], labels[images.LabelVersion])
 			}
 		})
 	}
 }
 
-// checkBuildInfo reads the image's /manager and checks with `go version -m` that its main
+// checkBuildInfo reads the image's entrypoint and checks with `go version -m` that its main
 // package is of module source, at version.
-func checkBuildInfo(t *testing.T, b images.Built, source, version string) {
+func checkBuildInfo(t *testing.T, b images.Built, entrypoint, source, version string) {
 	t.Helper()
 	rc := mutate.Extract(b.Image)
 	defer rc.Close()
@@ -87,9 +92,9 @@ func checkBuildInfo(t *testing.T, b images.Built, source, version string) {
 	for {
 		hdr, err := tr.Next()
 		if err != nil {
-			t.Fatalf("no /manager in %s: %v", b.Ref, err)
+			t.Fatalf("no %s in %s: %v", entrypoint, b.Ref, err)
 		}
-		if hdr.Name != "manager" {
+		if "/"+hdr.Name != entrypoint {
 			continue
 		}
 		data, err := io.ReadAll(tr)

@@ -1,24 +1,29 @@
 package main
 
+import "strings"
+
 // The images slipway ships. Each is named by the reference its manifests write (TKG's, upstream's
 // or slipway's own); `make images` pushes it to REGISTRY/<that reference's repository path>:<tag>
 // and the packages and the provider repository lock it there by digest.
 
 // Sources of the binaries, and the modules they are built in.
 const (
-	slipwayModule = "github.com/slipway-dev/slipway"
-	capiModule    = "sigs.k8s.io/cluster-api"
-	capvModule    = "sigs.k8s.io/cluster-api-provider-vsphere"
-	capiVersion   = "v1.13.4"
-	capvVersion   = "v1.16.1"
+	slipwayModule       = "github.com/slipway-dev/slipway"
+	capiModule          = "sigs.k8s.io/cluster-api"
+	capvModule          = "sigs.k8s.io/cluster-api-provider-vsphere"
+	capiVersion         = "v1.13.4"
+	capvVersion         = "v1.16.1"
+	metricsServerModule = "sigs.k8s.io/metrics-server"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
 )
 
-// binary is one static binary an image carries as /manager.
+// binary is one static binary an image carries, as its entrypoint.
 type binary struct {
 	// name is the file under bin/images/bin.
 	name string
+	// file is the binary's path in the image, as upstream's image has it; /manager when empty.
+	file string
 	// dir is the module the binary is built in, relative to the source root.
 	dir string
 	// pkg is the main package.
@@ -40,6 +45,14 @@ var (
 	capvBinary = binary{name: "cluster-api-vsphere-controller", dir: clusterAPIDir, pkg: capvModule, source: capvModule, version: capvVersion,
 		ldflags: versionFlags(capvModule+"/pkg/version", capvVersion, "1", "16")}
 )
+
+// metricsServer is metrics-server at version, built in hack/images/metrics-server-<minor>.
+func metricsServer(version string) binary {
+	minor := version[:strings.LastIndex(version, ".")]
+	return binary{name: "metrics-server-" + version, file: "metrics-server", dir: "hack/images/metrics-server-" + minor,
+		pkg: metricsServerModule + "/cmd/metrics-server", source: metricsServerModule, version: version,
+		ldflags: versionFlags("k8s.io/client-go/pkg/version", version, "0", strings.Split(version, ".")[1])}
+}
 
 func capiBinary(name, pkg string) binary {
 	return binary{name: name, dir: clusterAPIDir, pkg: pkg, source: capiModule, version: capiVersion,
@@ -64,6 +77,8 @@ type spec struct {
 	component string
 	// title says what the image is, for its OCI title label.
 	title string
+	// help is what the entrypoint's --help prints among its usage, for the test that runs it.
+	help string
 	// simulated marks an honest stand-in for an image that cannot be built here.
 	simulated bool
 }
@@ -106,13 +121,19 @@ func specs() []spec {
 	}
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {
 		images = append(images, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
-			title: "Cluster API " + name})
+			title: "Cluster API " + name, help: "--leader-elect"})
 	}
 	images = append(images, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
-		component: "capv-controller-manager", title: "Cluster API Provider vSphere"})
+		component: "capv-controller-manager", title: "Cluster API Provider vSphere", help: "--leader-elect"})
+	// Add-on workloads built from upstream: the process nodes of the local runtime simulate their
+	// pods (no component), nodes that run containers run them.
+	for _, v := range []string{"v0.6.4", "v0.7.2"} {
+		images = append(images, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,
+			help: "--kubelet-preferred-address-types"})
+	}
 	const noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
 	const noVCenter = "it needs a real vCenter's APIs beyond the simulator's"
-	const notYet = "not yet built from source by slipway"
+	const refused = "the Go module proxy this host reaches refuses its module at this version (403, measured 2026-11-26)"
 	for _, ref := range []string{
 		tkg + "antrea-advanced-debian:v1.11.2_vmware.1", tkg + "antrea-advanced-debian:v1.13.1_vmware.1",
 		tkg + "calico-all/calico-node:v3.25.1_vmware.2", tkg + "calico-all/calico-node:v3.26.3_vmware.2",
@@ -128,11 +149,10 @@ func specs() []spec {
 	}
 	images = append(images, standIn(tkg+"ako-operator:v1.11.0_vmware.2", "it drives an NSX Advanced Load Balancer controller, which this host does not have"))
 	for _, ref := range []string{
-		tkg + "metrics-server:v0.6.4_vmware.1", tkg + "metrics-server:v0.7.2_vmware.1",
 		tkg + "secretgen-controller:v0.14.2_vmware.2", tkg + "secretgen-controller:v0.15.0_vmware.2",
 		tkg + "pinniped:v0.24.0_vmware.1", tkg + "pinniped:v0.25.0_vmware.1",
 	} {
-		images = append(images, standIn(ref, notYet))
+		images = append(images, standIn(ref, refused))
 	}
 	return images
 }

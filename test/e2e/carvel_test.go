@@ -15,6 +15,7 @@ import (
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -284,7 +285,9 @@ func relocate(t *testing.T, repo, registry string) string {
 		time.Since(start).Round(time.Millisecond), out)
 	copied := relocated + "@" + digest
 
-	lockOf := func(ref string) []string {
+	// lockOf returns the images a bundle's lock names, each with the reference it was locked
+	// for (kbld.carvel.dev/id).
+	lockOf := func(ref string) map[string]string {
 		pulled := filepath.Join(t.TempDir(), "bundle")
 		runImgpkg(t, "pull", "-b", ref, "-o", pulled, "--registry-insecure")
 		data, err := os.ReadFile(filepath.Join(pulled, ".imgpkg", "images.yml"))
@@ -293,38 +296,46 @@ func relocate(t *testing.T, repo, registry string) string {
 		}
 		var lock struct {
 			Images []struct {
-				Image string `json:"image"`
+				Image       string            `json:"image"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"images"`
 		}
 		if err := yaml.Unmarshal(data, &lock); err != nil {
 			t.Fatal(err)
 		}
-		var images []string
+		images := map[string]string{}
 		for _, img := range lock.Images {
-			images = append(images, img.Image)
+			images[img.Image] = img.Annotations["kbld.carvel.dev/id"]
 		}
 		return images
 	}
-	packages := lockOf(copied)
-	if len(packages) < 20 {
-		t.Fatalf("the relocated repository's lock names %d bundles: %v", len(packages), packages)
-	}
-	for _, img := range packages {
+	// The repository locks the package bundles and the provider repository's images.
+	var packages []string
+	providerImages := 0
+	for img, id := range lockOf(copied) {
 		if !strings.HasPrefix(img, relocated+"@sha256:") {
 			t.Errorf("the relocated repository's lock names %s, not the copy", img)
 		}
+		if strings.Contains(id, "/packages/") {
+			packages = append(packages, img)
+		} else {
+			providerImages++
+		}
 	}
-	placeholders := 0
+	if len(packages) < 20 || providerImages < 8 {
+		t.Fatalf("the relocated repository's lock names %d bundles and %d provider images", len(packages), providerImages)
+	}
+	images := 0
 	for _, pkg := range packages {
-		for _, img := range lockOf(pkg) {
-			placeholders++
+		for img := range lockOf(pkg) {
+			images++
 			if !strings.HasPrefix(img, relocated+"@sha256:") {
 				t.Errorf("the relocated bundle %s locks %s, not the copy", pkg, img)
 			}
 		}
 	}
-	if placeholders < 20 {
-		t.Errorf("the relocated package bundles lock %d images in all", placeholders)
+	if images < 20 {
+		t.Errorf("the relocated package bundles lock %d images in all", images)
 	}
 	return copied
 }
@@ -375,7 +386,7 @@ func TestBootstrapFromACopy(t *testing.T) {
 		}
 	}
 	// kapp-controller, installed by the CLI from the copy, runs for real from its relocated
-	// placeholder.
+	// image; so does every provider, clusterctl's image override naming the copy.
 	pods := &corev1.PodList{}
 	if err := lc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
 		t.Fatal(err)
@@ -383,5 +394,18 @@ func TestBootstrapFromACopy(t *testing.T) {
 	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") ||
 		pods.Items[0].Annotations["local.slipway.dev/simulated"] == "true" {
 		t.Errorf("kapp-controller's pod: %+v", pods.Items)
+	}
+	deployments := &appsv1.DeploymentList{}
+	if err := lc.client.List(ctx, deployments, client.HasLabels{"cluster.x-k8s.io/provider"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(deployments.Items) < 5 {
+		t.Errorf("%d provider Deployments", len(deployments.Items))
+	}
+	for _, d := range deployments.Items {
+		image := d.Spec.Template.Spec.Containers[0].Image
+		if !strings.HasPrefix(image, custom+"/slipway-repo:") || !strings.Contains(image, "@sha256:") || d.Status.AvailableReplicas == 0 {
+			t.Errorf("Deployment %s/%s runs %s (%d available), not the copy's image", d.Namespace, d.Name, image, d.Status.AvailableReplicas)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,7 +92,15 @@ type Provider struct {
 	KustomizeDir   string
 	ComponentsFile string
 	// StagingImage is the image the kustomization names, replaced by Image, the release's.
+	// Image is what the provider's Deployment runs, by tag; the repository locks it by digest.
 	StagingImage, Image string
+}
+
+// CertManagerImages are the images of cert-manager's Deployments, by tag.
+var CertManagerImages = []string{
+	"quay.io/jetstack/cert-manager-cainjector:" + CertManagerVersion,
+	"quay.io/jetstack/cert-manager-controller:" + CertManagerVersion,
+	"quay.io/jetstack/cert-manager-webhook:" + CertManagerVersion,
 }
 
 // Providers are the providers of the repository: Cluster API's core, kubeadm bootstrap and
@@ -110,12 +119,12 @@ func Providers() []Provider {
 			ComponentsFile: "control-plane-components.yaml", StagingImage: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller:main",
 			Image: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller:" + Version},
 		{Name: LocalInfrastructure, ClusterctlName: "local", Type: "InfrastructureProvider", Version: LocalVersion,
-			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml"},
+			KustomizeDir: "config/infrastructure-local", ComponentsFile: "infrastructure-components.yaml", Image: "ghcr.io/slipway-dev/capl-controller:" + LocalVersion},
 		{Name: VSphereInfrastructure, ClusterctlName: "vsphere", Type: "InfrastructureProvider", Version: CAPVVersion, Module: CAPVModule, KustomizeDir: "config/default",
 			ComponentsFile: "infrastructure-components.yaml", StagingImage: "gcr.io/k8s-staging-capi-vsphere/cluster-api-vsphere-controller:main",
 			Image: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + CAPVVersion},
 		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: LocalVersion,
-			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml"},
+			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml", Image: "ghcr.io/slipway-dev/cluster-api-ipam-in-cluster-controller:" + LocalVersion},
 	}
 }
 
@@ -135,8 +144,10 @@ func Repository() (string, error) {
 }
 
 // Config writes the clusterctl configuration that points at the repository into dir and returns
-// its path: every provider's URL, cert-manager's, and ClusterTopology on.
-func Config(repo, dir string) (string, error) {
+// its path: every provider's URL, cert-manager's, ClusterTopology on, and an image override for
+// each provider image located elsewhere than its name says (images maps an image by tag to where
+// it is, by digest).
+func Config(repo, dir string, images map[string]string) (string, error) {
 	type providerConfig struct {
 		Name string `json:"name"`
 		URL  string `json:"url"`
@@ -156,6 +167,13 @@ func Config(repo, dir string) (string, error) {
 		providers = append(providers, providerConfig{Name: p.ClusterctlName, Type: p.Type, URL: filepath.Join(repo, p.Name, p.Version, p.ComponentsFile)})
 	}
 	cfg["providers"] = providers
+	overrides, err := imageOverrides(images)
+	if err != nil {
+		return "", err
+	}
+	if len(overrides) > 0 {
+		cfg["images"] = overrides
+	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", err
@@ -165,6 +183,53 @@ func Config(repo, dir string) (string, error) {
 	}
 	path := filepath.Join(dir, "clusterctl.yaml")
 	return path, os.WriteFile(path, data, 0o600)
+}
+
+// imageOverride is one entry of clusterctl's `images` configuration.
+type imageOverride struct {
+	Repository string `json:"repository"`
+	Name       string `json:"name"`
+}
+
+// imageOverrides are clusterctl's overrides (`<provider label>/<image name>`) that make each
+// provider image that images locates run from there: `make packages` locks the provider images
+// beside the management package repository, where imgpkg copy relocates them with it. The digest
+// the components lock stays, and names the same image wherever it is.
+func imageOverrides(images map[string]string) (map[string]imageOverride, error) {
+	overrides := map[string]imageOverride{}
+	add := func(label, image string) error {
+		at, ok := images[image]
+		if !ok {
+			return nil
+		}
+		repository, _, _ := strings.Cut(at, "@")
+		i := strings.LastIndex(repository, "/")
+		if i < 0 {
+			return fmt.Errorf("image %s is at %s, which names no registry", image, at)
+		}
+		overrides[label+"/"+imageName(image)] = imageOverride{Repository: repository[:i], Name: repository[i+1:]}
+		return nil
+	}
+	for _, p := range Providers() {
+		if err := add(p.Name, p.Image); err != nil {
+			return nil, err
+		}
+	}
+	for _, image := range CertManagerImages {
+		if err := add(CertManagerName, image); err != nil {
+			return nil, err
+		}
+	}
+	return overrides, nil
+}
+
+// imageName is the last element of an image's repository: cluster-api-controller for
+// registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4.
+func imageName(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	image = image[strings.LastIndex(image, "/")+1:]
+	name, _, _ := strings.Cut(image, ":")
+	return name
 }
 
 // InitOptions are what Init takes.
@@ -186,6 +251,10 @@ type InitOptions struct {
 	// Variables are the values of the components' variables (CAPV's VSPHERE_USERNAME and
 	// VSPHERE_PASSWORD), given to clusterctl in memory, never written to its configuration file.
 	Variables map[string]string
+	// Images maps provider images by tag to where they are, by digest (the management package
+	// repository's lock); the providers run them from there. Those it does not name run as the
+	// repository names them.
+	Images map[string]string
 }
 
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
@@ -195,7 +264,7 @@ func Init(ctx context.Context, opts InitOptions) error {
 	if !slices.ContainsFunc(Providers(), func(p Provider) bool { return p.Type == "InfrastructureProvider" && p.ClusterctlName == infra }) {
 		return fmt.Errorf("unknown infrastructure provider %q: slipway installs local or vsphere", infra)
 	}
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress, opts.Variables)
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress, opts.Variables, opts.Images)
 	if err != nil {
 		return err
 	}
@@ -238,12 +307,12 @@ func Init(ctx context.Context, opts InitOptions) error {
 
 // newClient returns clusterctl's client of the local provider repository, with its
 // configuration in workDir, the variables given and its log printed through p.
-func newClient(ctx context.Context, workDir string, p *progress.Printer, variables map[string]string) (clusterctlclient.Client, error) {
+func newClient(ctx context.Context, workDir string, p *progress.Printer, variables, images map[string]string) (clusterctlclient.Client, error) {
 	repo, err := Repository()
 	if err != nil {
 		return nil, err
 	}
-	cfgPath, err := Config(repo, workDir)
+	cfgPath, err := Config(repo, workDir, images)
 	if err != nil {
 		return nil, err
 	}

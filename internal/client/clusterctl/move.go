@@ -34,7 +34,7 @@ type MoveOptions struct {
 // target. With RecordDir, it returns the graph of what it moved, for Graph.Compare to check the
 // target against.
 func Move(ctx context.Context, opts MoveOptions) (Graph, error) {
-	c, err := newClient(ctx, opts.WorkDir, opts.Progress, nil)
+	c, err := newClient(ctx, opts.WorkDir, opts.Progress, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func UpgradeProviders(ctx context.Context, o UpgradeOptions) error {
 		}
 		waits = append(waits, installed{name: u.Name, namespace: u.Namespace})
 	}
-	c, err := newClient(ctx, o.WorkDir, o.Progress, variables)
+	c, err := newClient(ctx, o.WorkDir, o.Progress, variables, nil)
 	if err != nil {
 		return err
 	}

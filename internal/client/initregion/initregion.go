@@ -124,6 +124,8 @@ func Run(ctx context.Context, o Options) (string, error) {
 	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
 		Progress: o.Progress, Target: target, Infrastructure: o.InfrastructureProvider, Variables: o.ProviderVariables,
+		// The provider images run from beside the repository, as `make packages` locks them.
+		Images: o.Repository.locked,
 	}); err != nil {
 		return "", err
 	}
@@ -201,9 +203,10 @@ type Repository struct {
 	// files are the bundle's files; compatibility is the TKR compatibility metadata document.
 	files         map[string][]byte
 	compatibility []byte
-	// bundles are the package bundles' references as the Packages write them, and where the
-	// repository's lock has them: beside the repository when it was copied with imgpkg.
-	bundles map[string]string
+	// locked are the package bundles' references as the Packages write them and the provider
+	// images by tag, each with where the repository's lock has it: beside the repository when it
+	// was copied with imgpkg.
+	locked map[string]string
 }
 
 // Releases returns the versions of every release the compatibility metadata lists, sorted.
@@ -244,11 +247,11 @@ func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
 	}
-	bundles, err := fetch.LockedImages(ctx, ref, files, authn.Anonymous)
+	locked, err := fetch.LockedImages(ctx, ref, files, authn.Anonymous)
 	if err != nil {
 		return nil, fmt.Errorf("the management package repository %s: %w", ref, err)
 	}
-	return &Repository{Ref: ref, files: files, compatibility: compatibility, bundles: bundles}, nil
+	return &Repository{Ref: ref, files: files, compatibility: compatibility, locked: locked}, nil
 }
 
 // TKGVersion is the TKG version the repository makes: its newest tkg-pkg's, with a v.
@@ -261,7 +264,7 @@ func (r *Repository) TKGVersion() (string, error) {
 }
 
 // bundle is where the repository holds a package bundle its Packages name.
-func (r *Repository) bundle(ref string) string { return cmp.Or(r.bundles[ref], ref) }
+func (r *Repository) bundle(ref string) string { return cmp.Or(r.locked[ref], ref) }
 
 // newestPackage returns the newest Package of a refName in the repository bundle's files.
 func newestPackage(files map[string][]byte, repository, refName string) (*datapkgingv1alpha1.Package, error) {

@@ -143,9 +143,15 @@ func writeEntries(tw *tar.Writer, files []tarFile) error {
 	return nil
 }
 
-// fileLayer is a layer holding one executable at /name.
+// fileLayer is a layer holding one executable at /name, with the directories above it.
 func fileLayer(path, name string) (v1.Layer, error) {
-	return tarLayer([]tarFile{{name: name, mode: 0o755, path: path}})
+	var files []tarFile
+	for i, c := range name {
+		if c == '/' {
+			files = append(files, tarFile{name: name[:i+1], mode: 0o755, dir: true})
+		}
+	}
+	return tarLayer(append(files, tarFile{name: name, mode: 0o755, path: path}))
 }
 
 // caBundle is where Debian keeps the system's CA certificates, copied into the base layer.

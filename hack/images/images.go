@@ -14,6 +14,7 @@ const (
 	capiVersion         = "v1.13.4"
 	capvVersion         = "v1.16.1"
 	metricsServerModule = "sigs.k8s.io/metrics-server"
+	cpiModule           = "k8s.io/cloud-provider-vsphere"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
 )
@@ -52,6 +53,15 @@ func metricsServer(version string) binary {
 	return binary{name: "metrics-server-" + version, file: "metrics-server", dir: "hack/images/metrics-server-" + minor,
 		pkg: metricsServerModule + "/cmd/metrics-server", source: metricsServerModule, version: version,
 		ldflags: versionFlags("k8s.io/client-go/pkg/version", version, "0", strings.Split(version, ".")[1])}
+}
+
+// cloudProviderVSphere is the vSphere cloud controller manager at version, built in
+// hack/images/cloud-provider-vsphere-<minor>, at the path of upstream's image.
+func cloudProviderVSphere(version string) binary {
+	minor := version[:strings.LastIndex(version, ".")]
+	return binary{name: "vsphere-cloud-controller-manager-" + version, file: "bin/vsphere-cloud-controller-manager",
+		dir: "hack/images/cloud-provider-vsphere-" + minor, pkg: cpiModule + "/cmd/vsphere-cloud-controller-manager",
+		source: cpiModule, version: version, ldflags: "-X main.version=" + version}
 }
 
 func capiBinary(name, pkg string) binary {
@@ -132,7 +142,11 @@ func specs() []spec {
 			help: "--kubelet-preferred-address-types"})
 	}
 	const noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
-	const noVCenter = "it needs a real vCenter's APIs beyond the simulator's"
+	for _, v := range []string{"v1.26.2", "v1.27.0"} {
+		images = append(images, spec{ref: tkg + "ccm/manager:" + v + "_vmware.1", bin: cloudProviderVSphere(v),
+			title: "vSphere cloud controller manager " + v, help: "--cloud-config"})
+	}
+	const noCSI = "the Go module proxy this host reaches refuses its module (403, measured 2026-11-26), and it needs vCenter's CNS API"
 	const refused = "the Go module proxy this host reaches refuses its module at this version (403, measured 2026-11-26)"
 	for _, ref := range []string{
 		tkg + "antrea-advanced-debian:v1.11.2_vmware.1", tkg + "antrea-advanced-debian:v1.13.1_vmware.1",
@@ -141,11 +155,8 @@ func specs() []spec {
 	} {
 		images = append(images, standIn(ref, noDatapath))
 	}
-	for _, ref := range []string{
-		tkg + "ccm/manager:v1.26.2_vmware.1", tkg + "ccm/manager:v1.27.0_vmware.1",
-		tkg + "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", tkg + "csi/vsphere-block-csi-driver:v3.1.2_vmware.4",
-	} {
-		images = append(images, standIn(ref, noVCenter))
+	for _, ref := range []string{tkg + "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", tkg + "csi/vsphere-block-csi-driver:v3.1.2_vmware.4"} {
+		images = append(images, standIn(ref, noCSI))
 	}
 	images = append(images, standIn(tkg+"ako-operator:v1.11.0_vmware.2", "it drives an NSX Advanced Load Balancer controller, which this host does not have"))
 	for _, ref := range []string{

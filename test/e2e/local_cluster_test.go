@@ -236,7 +236,7 @@ func TestLocalCluster(t *testing.T) {
 			Spec: corev1.PodSpec{
 				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 				Containers: []corev1.Container{{
-					Name: "manager", Image: "example.com/addons-controller:v1",
+					Name: "manager", Image: "ghcr.io/slipway-dev/addons-controller:v0.1.0",
 					// No certificate there: the webhook server cannot start.
 					Args: []string{"--tls-cert-dir=/nonexistent"},
 				}},

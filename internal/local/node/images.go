@@ -18,7 +18,8 @@ import (
 // imageStore reads what an image's config says it runs, as a runtime reads the config of an image
 // it pulled: from the images `make images` built, which every node has preloaded as kind's nodes
 // have the images `kind load` gave them (found by digest, or by the reference the manifests
-// write), else from the image's registry, once per digest.
+// write), else from the image's registry when it is on this host (a node has no route off it),
+// once per digest.
 type imageStore struct {
 	// layout is the OCI layout of the preloaded images.
 	layout string
@@ -94,8 +95,11 @@ func (s *imageStore) load() {
 	}
 }
 
-// pullLabels reads an image's config from its registry.
+// pullLabels reads an image's config from its registry, if that is on this host.
 func pullLabels(image string) (map[string]string, bool) {
+	if !bundle.OnThisHost(image) {
+		return nil, false
+	}
 	ref, err := name.ParseReference(image, bundle.NameOptions(image)...)
 	if err != nil {
 		return nil, false

@@ -81,6 +81,8 @@ func TestComponentForReadsTheImageConfig(t *testing.T) {
 		inRegistry.String(): "tanzu-addons-manager",
 		antreaRef:           "",
 		host + "/relocated/repo@sha256:" + strings.Repeat("0", 64): "",
+		// Neither preloaded nor on this host: not looked for.
+		"registry.example.com/tkg/antrea@sha256:" + strings.Repeat("1", 64): "",
 	} {
 		c, ok := a.componentFor(image)
 		if c != want || ok != (want != "") {

@@ -68,8 +68,14 @@ func lockByDigest(data []byte, bundleRef string, lockImage LockImage) ([]byte, e
 // NameOptions lets a registry on this host (localhost, 127.*) be reached over plain HTTP, as the
 // local registry serves.
 func NameOptions(ref string) []name.Option {
-	if host := strings.SplitN(ref, "/", 2)[0]; strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.") {
+	if OnThisHost(ref) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
+}
+
+// OnThisHost says whether a reference names a registry on this host (localhost, 127.*).
+func OnThisHost(ref string) bool {
+	host := strings.SplitN(ref, "/", 2)[0]
+	return strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.")
 }

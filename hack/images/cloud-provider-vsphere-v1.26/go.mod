@@ -115,3 +115,12 @@ require (
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
 )
+
+// The replace lines of cloud-provider-vsphere v1.26.2's own go.mod, which a dependency's do not
+// carry over.
+replace (
+	github.com/onsi/ginkgo => github.com/onsi/ginkgo v1.16.1
+	github.com/onsi/gomega => github.com/onsi/gomega v1.11.0
+	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20221012153701-172d655c2280
+	sigs.k8s.io/cluster-api => sigs.k8s.io/cluster-api v1.2.2
+)

@@ -8,16 +8,15 @@
 //
 // Usage:
 //
-//	go run ./hack/images build [--push REGISTRY]  build the images into the layout (and push them)
-//	go run ./hack/images push REGISTRY            push the layout's images to REGISTRY
-//	go run ./hack/images list                     print each image's reference, digest and size
+//	go run ./hack/images build           build the images into the layout
+//	go run ./hack/images push REGISTRY   push the layout's images to REGISTRY
+//	go run ./hack/images list            print each image's reference, digest and size
 //
 // An image is pushed to REGISTRY/<its reference's repository path>:<tag>; a push the registry
 // already holds is skipped.
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +33,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: images build [--push REGISTRY] | push REGISTRY | list")
+		return fmt.Errorf("usage: images build | push REGISTRY | list")
 	}
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -43,18 +42,10 @@ func run(args []string) error {
 	dir := filepath.Join(root, "bin", "images")
 	switch args[0] {
 	case "build":
-		fs := flag.NewFlagSet("build", flag.ContinueOnError)
-		push := fs.String("push", "", "registry to push the images to after building them, such as 127.0.0.1:5000")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
+		if len(args) != 1 {
+			return fmt.Errorf("usage: images build")
 		}
-		if err := build(root, dir, specs()); err != nil {
-			return err
-		}
-		if *push != "" {
-			return pushAll(dir, *push)
-		}
-		return nil
+		return build(root, dir, specs())
 	case "push":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: images push REGISTRY")

@@ -15,14 +15,14 @@ GO_TEST_FLAGS ?= -timeout 45m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists.
 ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \
-	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler,$(BIN)/k8s/$(v)/$(c)))
+	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy,$(BIN)/k8s/$(v)/$(c)))
 
 .PHONY: build
 build: ## Build bin/slipway.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/slipway ./cmd/slipway
 
 .PHONY: assets
-assets: ## Build the upstream binaries (kube-apiserver, kube-controller-manager, kube-scheduler, etcd) into bin/.
+assets: ## Build the upstream binaries (the Kubernetes control plane and node binaries of each release, etcd) into bin/.
 	hack/tools/build.sh
 
 $(ASSET_STAMPS):
@@ -42,7 +42,7 @@ PACKAGES_REGISTRY ?= 127.0.0.1:5000
 PACKAGES_TAG ?= v0.1.0
 
 .PHONY: image-layout
-image-layout: ## Build every image slipway ships into bin/images/layout (an OCI image layout), without pushing.
+image-layout: $(ASSET_STAMPS) ## Build every image slipway ships into bin/images/layout (an OCI image layout), without pushing.
 	go run ./hack/images build
 
 .PHONY: images

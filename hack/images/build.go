@@ -33,9 +33,14 @@ func build(root, dir string, specs []spec) error {
 		if _, ok := layers[s.bin.name]; ok {
 			continue
 		}
-		path, err := goBuild(root, binDir, s.bin)
-		if err != nil {
-			return err
+		path := filepath.Join(root, s.bin.prebuilt)
+		if s.bin.prebuilt == "" {
+			var err error
+			if path, err = goBuild(root, binDir, s.bin); err != nil {
+				return err
+			}
+		} else if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("image %s needs %s: run make assets: %w", s.ref, s.bin.prebuilt, err)
 		}
 		layer, err := fileLayer(path, s.bin.entrypoint())
 		if err != nil {
@@ -203,7 +208,7 @@ func assemble(s spec, base, bin v1.Layer) (v1.Image, error) {
 		images.LabelVersion: version,
 		images.LabelTitle:   s.title,
 	}
-	env := []string{"PATH=/", "SSL_CERT_FILE=" + caBundle}
+	env := []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/", "SSL_CERT_FILE=" + caBundle}
 	if s.component != "" {
 		labels[images.LabelComponent] = s.component
 	}
@@ -216,10 +221,14 @@ func assemble(s spec, base, bin v1.Layer) (v1.Image, error) {
 		labels[images.LabelStandsInFor] = s.ref
 		env = append(env, images.EnvStandsInFor+"="+s.ref)
 	}
+	user := fmt.Sprintf("%d:%d", nonRoot, nonRoot)
+	if s.root {
+		user = "0:0"
+	}
 	cfg.Config = v1.Config{
 		Entrypoint: []string{"/" + s.bin.entrypoint()},
 		Env:        env,
-		User:       fmt.Sprintf("%d:%d", nonRoot, nonRoot),
+		User:       user,
 		WorkingDir: "/",
 		Labels:     labels,
 	}

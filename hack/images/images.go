@@ -34,6 +34,9 @@ type binary struct {
 	source, version string
 	// ldflags are -X flags that make the binary report its version.
 	ldflags string
+	// prebuilt, when set, is the binary `make assets` built (relative to the source root),
+	// taken as it is instead of built here.
+	prebuilt string
 }
 
 var (
@@ -91,6 +94,8 @@ type spec struct {
 	help string
 	// simulated marks an honest stand-in for an image that cannot be built here.
 	simulated bool
+	// root runs the image as root, as Kubernetes' own images run.
+	root bool
 }
 
 // slipwayImage is one of slipway's components, run from slipway's binary.
@@ -164,6 +169,48 @@ func specs() []spec {
 		tkg + "pinniped:v0.24.0_vmware.1", tkg + "pinniped:v0.25.0_vmware.1",
 	} {
 		images = append(images, standIn(ref, refused))
+	}
+	return append(images, kubernetesImages()...)
+}
+
+// Kubernetes' own images, which kubeadm runs on a node: the control plane, kube-proxy, etcd,
+// CoreDNS and pause, named as TKG names them (the TKRs' imageRepository; the tag is the version
+// with "+" replaced by "_", as kubeadm writes it).
+const tkgRepository = "projects.registry.vmware.com/tkg/"
+
+// kubernetesRelease is what one TKR names of Kubernetes' own images.
+type kubernetesRelease struct {
+	version, etcdTag, pauseTag string
+}
+
+// kubernetesReleases are the releases of packages/tkr, whose binaries `make assets` builds.
+var kubernetesReleases = []kubernetesRelease{
+	{version: "v1.35.4", etcdTag: "v3.6.5_vmware.2", pauseTag: "3.10.1"},
+	{version: "v1.34.3", etcdTag: "v3.6.5_vmware.1", pauseTag: "3.10"},
+}
+
+const (
+	kubernetesModule = "k8s.io/kubernetes"
+	etcdModule       = "go.etcd.io/etcd/server/v3"
+	etcdVersion      = "v3.6.5"
+)
+
+func kubernetesImages() []spec {
+	var images []spec
+	for _, r := range kubernetesReleases {
+		tag := r.version + "_vmware.1"
+		for _, cmd := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			images = append(images, spec{ref: tkgRepository + cmd + ":" + tag, root: true,
+				bin: binary{name: cmd + "-" + r.version, file: "usr/local/bin/" + cmd, prebuilt: "bin/k8s/" + r.version + "/" + cmd,
+					source: kubernetesModule, version: r.version},
+				title: cmd + " " + r.version, help: "--help"})
+		}
+		images = append(images, spec{ref: tkgRepository + "etcd:" + r.etcdTag, root: true,
+			bin:   binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd", source: etcdModule, version: etcdVersion},
+			title: "etcd " + etcdVersion, help: "--help"})
+		images = append(images, spec{ref: tkgRepository + "pause:" + r.pauseTag, root: true,
+			bin:   binary{name: "pause", file: "pause", dir: ".", pkg: "./hack/images/pause", source: slipwayModule},
+			title: "pause, the pod sandbox (slipway's, as Kubernetes' build/pause)", help: "holds a pod's namespaces"})
 	}
 	return images
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/components"
@@ -40,10 +42,43 @@ func namedImages(t *testing.T, root string) map[string]string {
 			named[clusterctlDefault.ReplaceAllString(m[1], "$1")] = f
 		}
 	}
+	for ref, where := range releaseImages(t, root) {
+		named[ref] = where
+	}
 	for _, p := range clusterctl.Providers() {
 		if p.Image != "" {
 			named[p.Image] = "the provider repository (" + p.Name + ")"
 		}
+	}
+	return named
+}
+
+// releaseImages returns the images of Kubernetes itself that each TKR of packages/tkr names, as
+// kubeadm names them from the release's imageRepository and tags.
+func releaseImages(t *testing.T, root string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "packages/tkr/*/values.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no TKR values in packages/tkr: %v", err)
+	}
+	named := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Kubernetes struct{ Version, Etcd, Pause string } `json:"kubernetes"`
+		}
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tag := strings.ReplaceAll(v.Kubernetes.Version, "+", "_")
+		for _, cmd := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			named[tkgRepository+cmd+":"+tag] = f
+		}
+		named[tkgRepository+"etcd:"+v.Kubernetes.Etcd] = f
+		named[tkgRepository+"pause:"+v.Kubernetes.Pause] = f
 	}
 	return named
 }

@@ -3,7 +3,7 @@
 # kube-scheduler for each supported Kubernetes version, and etcd) from the Go module proxy into
 # bin/, skipping what is already built. Usage: hack/tools/build.sh [--only apiserver-etcd]
 #
-#   bin/k8s/<kubernetes version>/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   bin/k8s/<kubernetes version>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kubeadm,kube-proxy}
 #   bin/etcd/<etcd version>/etcd
 set -euo pipefail
 
@@ -53,7 +53,7 @@ for v in "${k8s_versions[@]}"; do
 	if [ "$only" = apiserver-etcd ] && [ "$v" != "${k8s_versions[0]}" ]; then
 		continue
 	fi
-	for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+	for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy; do
 		if [ "$only" = apiserver-etcd ] && [ "$cmd" != kube-apiserver ]; then
 			continue
 		fi

@@ -1,5 +1,6 @@
 // Package node holds `slipway local node run`, the node agent's process, which
-// `slipway local cluster create` and `start` launch for each node.
+// `slipway local cluster create` and `start` launch for each node, and `slipway local node boot`,
+// the init process of a node made of namespaces (package vm).
 package node
 
 import (
@@ -9,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	localnode "github.com/slipway-dev/slipway/internal/local/node"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // NewCommand returns `slipway local node`.
@@ -29,6 +31,24 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 	run.Flags().StringVar(&opts.ClusterDir, "cluster-dir", "", "state directory of the cluster")
 	_ = run.MarkFlagRequired("node")
 	_ = run.MarkFlagRequired("cluster-dir")
-	cmd.AddCommand(run)
+	cmd.AddCommand(run, newBootCommand())
 	return cmd
+}
+
+// newBootCommand returns `slipway local node boot`, which vm.Start runs in a node's namespaces.
+func newBootCommand() *cobra.Command {
+	var dir string
+	boot := &cobra.Command{
+		Use:   "boot",
+		Short: "Run a node's init process: containerd, the kubelet and its first boot's cloud-init (started by the local runtime in the node's namespaces)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ctrl.SetLogger(zap.New())
+			ctx := ctrl.SetupSignalHandler()
+			return vm.Boot(ctrl.LoggerInto(ctx, ctrl.Log), dir)
+		},
+	}
+	boot.Flags().StringVar(&dir, "dir", "", "state directory of the node")
+	_ = boot.MarkFlagRequired("dir")
+	return boot
 }

@@ -1,0 +1,160 @@
+package vm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/local/proc"
+)
+
+// Spec is what a node is made from, kept in its state directory as node.json.
+type Spec struct {
+	// Name is the node's host name, a DNS-1123 label.
+	Name string `json:"name"`
+	// Address is the node's address on the bridge.
+	Address netip.Addr `json:"address"`
+	// BinDir holds the kubelet and kubeadm of the node's Kubernetes version; the node's commands
+	// find them on PATH, as on a node image.
+	BinDir string `json:"binDir"`
+	// SandboxImage is the pause image containerd runs for every pod.
+	SandboxImage string `json:"sandboxImage"`
+	// Mirrors maps a registry's host (projects.registry.vmware.com) to the URL that serves its
+	// repositories to the node (http://198.18.0.1:5000).
+	Mirrors map[string]string `json:"mirrors,omitempty"`
+}
+
+// Validate says what is wrong with the spec, naming the field.
+func (s Spec) Validate() error {
+	switch {
+	case s.Name == "":
+		return errors.New("node spec: name is empty")
+	case !s.Address.IsValid() || !Network.Contains(s.Address) || s.Address == HostAddress:
+		return fmt.Errorf("node spec: address %s is not a node's address in %s", s.Address, Network)
+	case s.BinDir == "":
+		return errors.New("node spec: binDir is empty: it must hold the kubelet and kubeadm (make assets)")
+	case s.SandboxImage == "":
+		return errors.New("node spec: sandboxImage is empty")
+	}
+	for _, b := range []string{"kubelet", "kubeadm"} {
+		if _, err := os.Stat(filepath.Join(s.BinDir, b)); err != nil {
+			return fmt.Errorf("node spec: binDir %s has no %s: run make assets: %w", s.BinDir, b, err)
+		}
+	}
+	return nil
+}
+
+// Files of a node's state directory.
+const (
+	specFile     = "node.json"
+	userDataFile = "user-data"
+	// bootedFile records that the node executed its cloud-init, as cloud-init's boot-finished.
+	bootedFile = "cloud-init.done"
+	pidFile    = "boot.pid"
+	// rootDir holds what is bind-mounted over the node's fixed paths.
+	rootDir = "root"
+	logsDir = "logs"
+)
+
+// BootArgs begin the arguments of a node's init process, after the executable.
+var BootArgs = []string{"local", "node", "boot", "--dir"}
+
+// Create writes the node's state directory (spec and cloud-init user data), makes its network
+// namespace on the bridge and its cgroups. It does not start it.
+func Create(dir string, spec Spec, userData []byte) error {
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, logsDir), 0o700); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, specFile), data, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, userDataFile), userData, 0o600); err != nil {
+		return err
+	}
+	if err := EnsureBridge(); err != nil {
+		return err
+	}
+	if err := createNetwork(dir, spec.Address); err != nil {
+		return err
+	}
+	return createCgroups(namespaceName(dir))
+}
+
+// ReadSpec reads the spec a node was created with.
+func ReadSpec(dir string) (Spec, error) {
+	var s Spec
+	data, err := os.ReadFile(filepath.Join(dir, specFile))
+	if err != nil {
+		return s, fmt.Errorf("no node in %s: %w", dir, err)
+	}
+	return s, json.Unmarshal(data, &s)
+}
+
+// Start starts the node's init process, detached, in the node's network namespace and in new
+// mount and UTS namespaces, unless it runs. It returns the init process's pid.
+func Start(dir, executable string) (int, error) {
+	if pid, ok := Running(dir); ok {
+		return pid, nil
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, logsDir, "boot.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	// nsenter joins the network namespace, which a new process cannot be cloned into; the mount
+	// and UTS namespaces are new from the clone.
+	args := append([]string{"--net=" + namespacePath(namespaceName(dir)), "--", executable}, BootArgs...)
+	cmd := exec.Command("nsenter", append(args, dir)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("failed to start the node in %s: %w", dir, err)
+	}
+	pid := cmd.Process.Pid
+	go func() { _ = cmd.Wait() }()
+	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		return 0, err
+	}
+	return pid, nil
+}
+
+// Running returns the pid of the node's init process when it runs.
+func Running(dir string) (int, bool) {
+	path := filepath.Join(dir, pidFile)
+	// nsenter keeps its pid when it executes slipway: before then, it is not yet the node.
+	if !proc.Alive(path, append(append([]string{"slipway"}, BootArgs...), dir)) {
+		return 0, false
+	}
+	return proc.ReadPID(path), true
+}
+
+// Delete powers the node off and removes it: every process in its cgroups is killed (with it
+// go its mount namespace and every mount in it), then its cgroups, its network namespace and
+// veth pair, and its state directory.
+func Delete(dir string) error {
+	ns := namespaceName(dir)
+	if err := killCgroups(ns, 10*time.Second); err != nil {
+		return err
+	}
+	if err := deleteCgroups(ns); err != nil {
+		return err
+	}
+	if err := deleteNetwork(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}

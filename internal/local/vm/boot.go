@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,7 +253,7 @@ func firstBoot(ctx context.Context, dir string, spec Spec, env []string) error {
 	}
 	defer out.Close()
 	start := time.Now()
-	result := cfg.run(ctx, env, io.MultiWriter(out))
+	result := cfg.run(ctx, env, out)
 	status := "finished"
 	if result != nil {
 		status = "failed: " + result.Error()

@@ -18,6 +18,12 @@ import (
 // SpawnDetached starts the command in a session of its own, with output appended to logPath,
 // writes its pid to pidPath and returns without waiting: the process outlives its parent.
 func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
+	return SpawnDetachedIn(args, logPath, pidPath, 0)
+}
+
+// SpawnDetachedIn is SpawnDetached with the process cloned into the new namespaces of
+// cloneflags (syscall.CLONE_NEWNS and the like), as a node of namespaces is started.
+func SpawnDetachedIn(args []string, logPath, pidPath string, cloneflags uintptr) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return 0, err
 	}
@@ -28,7 +34,7 @@ func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
 	defer logFile.Close()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneflags}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("failed to start %s: %w", args[0], err)
 	}

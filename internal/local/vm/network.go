@@ -53,18 +53,18 @@ func EnsureBridge() error {
 	return ip("link", "set", BridgeName, "up")
 }
 
-// namespaceName is the name of a node's network namespace under /run/netns: unique for the
-// node's state directory, so that nodes of two stores never share one.
-func namespaceName(dir string) string {
+// nodeID names a node's host-side objects: unique for its state directory, so that nodes of two
+// stores never share one, and short, since interface names have at most 15 bytes.
+func nodeID(dir string) string {
 	sum := sha256.Sum256([]byte(dir))
-	return "slipway-" + hex.EncodeToString(sum[:6])
+	return hex.EncodeToString(sum[:6])
 }
 
-// vethName is the host's end of the node's veth pair; interface names have at most 15 bytes.
-func vethName(dir string) string {
-	sum := sha256.Sum256([]byte(dir))
-	return "slw" + hex.EncodeToString(sum[:6])
-}
+// namespaceName is the name of a node's network namespace under /run/netns, and of its cgroup.
+func namespaceName(dir string) string { return "slipway-" + nodeID(dir) }
+
+// vethName is the host's end of the node's veth pair.
+func vethName(dir string) string { return "slw" + nodeID(dir) }
 
 // namespacePath is where iproute2 keeps a named network namespace.
 func namespacePath(name string) string { return filepath.Join("/run/netns", name) }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -110,24 +108,13 @@ func Start(dir, executable string) (int, error) {
 	if pid, ok := Running(dir); ok {
 		return pid, nil
 	}
-	logFile, err := os.OpenFile(filepath.Join(dir, logsDir, "boot.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	defer logFile.Close()
 	// nsenter joins the network namespace, which a new process cannot be cloned into; the mount
 	// and UTS namespaces are new from the clone.
-	args := append([]string{"--net=" + namespacePath(namespaceName(dir)), "--", executable}, BootArgs...)
-	cmd := exec.Command("nsenter", append(args, dir)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
-	if err := cmd.Start(); err != nil {
+	args := append([]string{"nsenter", "--net=" + namespacePath(namespaceName(dir)), "--", executable}, BootArgs...)
+	pid, err := proc.SpawnDetachedIn(append(args, dir), filepath.Join(dir, logsDir, "boot.log"), filepath.Join(dir, pidFile),
+		syscall.CLONE_NEWNS|syscall.CLONE_NEWUTS)
+	if err != nil {
 		return 0, fmt.Errorf("failed to start the node in %s: %w", dir, err)
-	}
-	pid := cmd.Process.Pid
-	go func() { _ = cmd.Wait() }()
-	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(pid)), 0o600); err != nil {
-		return 0, err
 	}
 	return pid, nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/images"
@@ -133,7 +134,7 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	waitForPods(t, client, name, components)
 	t.Logf("the control plane's pods ran %s after the node started", time.Since(start).Round(time.Millisecond))
 	for _, c := range components {
-		logs, err := client.CoreV1().Pods("kube-system").GetLogs(c+"-"+name, &corev1.PodLogOptions{TailLines: ptr(int64(5))}).DoRaw(ctx)
+		logs, err := client.CoreV1().Pods("kube-system").GetLogs(c+"-"+name, &corev1.PodLogOptions{TailLines: ptr.To[int64](5)}).DoRaw(ctx)
 		if err != nil || len(logs) == 0 {
 			t.Errorf("logs of %s through the kubelet: %v %q", c, err, logs)
 		}
@@ -314,5 +315,3 @@ func dumpLogs(t *testing.T, dir string) {
 		t.Logf("%s:\n%s", f, data)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

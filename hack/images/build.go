@@ -52,12 +52,26 @@ func build(root, dir string, specs []spec) error {
 	if err != nil {
 		return err
 	}
+	hostLayers := map[string]v1.Layer{}
+	for _, s := range specs {
+		key := strings.Join(s.host, " ")
+		if _, ok := hostLayers[key]; ok || len(s.host) == 0 {
+			continue
+		}
+		if hostLayers[key], err = hostLayer(s.host); err != nil {
+			return fmt.Errorf("image %s: %w", s.ref, err)
+		}
+	}
 	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
 	if err != nil {
 		return err
 	}
 	for _, s := range specs {
-		img, err := assemble(s, base, layers[s.bin.name])
+		extra := []v1.Layer{layers[s.bin.name]}
+		if len(s.host) > 0 {
+			extra = append([]v1.Layer{hostLayers[strings.Join(s.host, " ")]}, extra...)
+		}
+		img, err := assemble(s, base, extra...)
 		if err != nil {
 			return fmt.Errorf("image %s: %w", s.ref, err)
 		}
@@ -101,6 +115,8 @@ type tarFile struct {
 	data []byte
 	// path, when set, is a file whose content is the entry's.
 	path string
+	// link, when set, makes the entry a symbolic link to it.
+	link string
 }
 
 // tarLayer makes a gzip layer of the entries, owned by root with a zero time, so that the same
@@ -123,8 +139,11 @@ func tarLayer(files []tarFile) (v1.Layer, error) {
 func writeEntries(tw *tar.Writer, files []tarFile) error {
 	for _, f := range files {
 		hdr := &tar.Header{Name: f.name, Mode: f.mode, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
-		if f.dir {
-			hdr.Typeflag = tar.TypeDir
+		if f.dir || f.link != "" {
+			hdr.Typeflag, hdr.Linkname = tar.TypeDir, f.link
+			if f.link != "" {
+				hdr.Typeflag = tar.TypeSymlink
+			}
 			if err := tw.WriteHeader(hdr); err != nil {
 				return err
 			}
@@ -184,10 +203,10 @@ func baseLayer() (v1.Layer, error) {
 	})
 }
 
-// assemble makes the image of a spec: the base layer, the binary, and a config that runs it as
-// the non-root user with the labels that say what it is.
-func assemble(s spec, base, bin v1.Layer) (v1.Image, error) {
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), base, bin)
+// assemble makes the image of a spec: the base layer, the host's files it carries and its
+// binary, and a config that runs it as the non-root user with the labels that say what it is.
+func assemble(s spec, base v1.Layer, layers ...v1.Layer) (v1.Image, error) {
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), append([]v1.Layer{base}, layers...)...)
 	if err != nil {
 		return nil, err
 	}

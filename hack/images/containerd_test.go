@@ -25,9 +25,9 @@ import (
 // the non-root user and is labelled with its source module and version; an upstream image's
 // binary says, in its build information, that it was built from that module at that version.
 func TestImagesRunUnderContainerd(t *testing.T) {
-	help, user := map[string]string{}, map[string]string{}
+	help, user, host := map[string]string{}, map[string]string{}, map[string][]string{}
 	for _, s := range specs() {
-		help[s.ref], user[s.ref] = s.help, "65532:65532"
+		help[s.ref], user[s.ref], host[s.ref] = s.help, "65532:65532", s.host
 		if s.root {
 			user[s.ref] = "0:0"
 		}
@@ -83,6 +83,16 @@ func TestImagesRunUnderContainerd(t *testing.T) {
 					t.Errorf("the help does not list %s:\n%s", help[b.Ref], out)
 				}
 				checkBuildInfo(t, b, cfg.Config.Entrypoint[0], labels[images.LabelSource], labels[images.LabelVersion])
+			}
+			// The host's commands the image carries run: their libraries are in it.
+			for j, path := range host[b.Ref] {
+				if !strings.HasPrefix(path, "/usr/sbin/") {
+					continue
+				}
+				out := ctr("run", "--rm", b.Ref, fmt.Sprintf("slipway-image-%d-%d", i, j), path, "--version")
+				if !strings.Contains(out, "v1.") {
+					t.Errorf("%s --version printed no version:\n%s", path, out)
+				}
 			}
 		})
 	}

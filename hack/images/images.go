@@ -96,6 +96,9 @@ type spec struct {
 	simulated bool
 	// root runs the image as root, as Kubernetes' own images run.
 	root bool
+	// host are files of this host's Debian packages the image carries, with the libraries they
+	// need: a layer beneath the binary's.
+	host []string
 }
 
 // slipwayImage is one of slipway's components, run from slipway's binary.
@@ -173,20 +176,34 @@ func specs() []spec {
 	return append(images, kubernetesImages()...)
 }
 
-// Kubernetes' own images, which kubeadm runs on a node: the control plane, kube-proxy, etcd,
-// CoreDNS and pause, named as TKG names them (the TKRs' imageRepository; the tag is the version
+// Kubernetes' own images, which kubeadm runs on a node: the control plane, kube-proxy (with
+// Debian's iptables, as upstream's image carries its distribution's), etcd, CoreDNS and pause, named as TKG names them (the TKRs' imageRepository; the tag is the version
 // with "+" replaced by "_", as kubeadm writes it).
 const tkgRepository = "projects.registry.vmware.com/tkg/"
 
 // kubernetesRelease is what one TKR names of Kubernetes' own images.
 type kubernetesRelease struct {
-	version, etcdTag, pauseTag string
+	version, etcdTag, pauseTag, corednsTag string
+}
+
+// corednsVersion is the upstream version of the release's CoreDNS tag.
+func (r kubernetesRelease) corednsVersion() string {
+	return strings.TrimSuffix(r.corednsTag, "_vmware.1")
 }
 
 // kubernetesReleases are the releases of packages/tkr, whose binaries `make assets` builds.
 var kubernetesReleases = []kubernetesRelease{
-	{version: "v1.35.4", etcdTag: "v3.6.5_vmware.2", pauseTag: "3.10.1"},
-	{version: "v1.34.3", etcdTag: "v3.6.5_vmware.1", pauseTag: "3.10"},
+	{version: "v1.35.4", etcdTag: "v3.6.5_vmware.2", pauseTag: "3.10.1", corednsTag: "v1.12.4_vmware.1"},
+	{version: "v1.34.3", etcdTag: "v3.6.5_vmware.1", pauseTag: "3.10", corednsTag: "v1.12.1_vmware.1"},
+}
+
+const corednsModule = "github.com/coredns/coredns"
+
+// coreDNS is CoreDNS at version, built in hack/images/coredns-<version> at the path of
+// upstream's image.
+func coreDNS(version string) binary {
+	return binary{name: "coredns-" + version, file: "coredns", dir: "hack/images/coredns-" + version, pkg: corednsModule,
+		source: corednsModule, version: version}
 }
 
 const (
@@ -205,6 +222,13 @@ func kubernetesImages() []spec {
 					source: kubernetesModule, version: r.version},
 				title: cmd + " " + r.version, help: "--help"})
 		}
+		images = append(images, spec{ref: tkgRepository + "kube-proxy:" + tag, root: true, host: iptablesFiles,
+			bin: binary{name: "kube-proxy-" + r.version, file: "usr/local/bin/kube-proxy", prebuilt: "bin/k8s/" + r.version + "/kube-proxy",
+				source: kubernetesModule, version: r.version},
+			title: "kube-proxy " + r.version + " with Debian's iptables and conntrack", help: "--help"})
+		images = append(images, spec{ref: tkgRepository + "coredns:" + r.corednsTag, root: true, bin: coreDNS(r.corednsVersion()),
+			title: "CoreDNS " + r.corednsVersion() + " (as root, where upstream's image gives its binary the capability to bind port 53)",
+			help: "-conf"})
 		images = append(images, spec{ref: tkgRepository + "etcd:" + r.etcdTag, root: true,
 			bin:   binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd", source: etcdModule, version: etcdVersion},
 			title: "etcd " + etcdVersion, help: "--help"})

@@ -68,15 +68,16 @@ func releaseImages(t *testing.T, root string) map[string]string {
 			t.Fatal(err)
 		}
 		var v struct {
-			Kubernetes struct{ Version, Etcd, Pause string } `json:"kubernetes"`
+			Kubernetes struct{ Version, Etcd, Pause, CoreDNS string } `json:"kubernetes"`
 		}
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		tag := strings.ReplaceAll(v.Kubernetes.Version, "+", "_")
-		for _, cmd := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		for _, cmd := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"} {
 			named[tkgRepository+cmd+":"+tag] = f
 		}
+		named[tkgRepository+"coredns:"+v.Kubernetes.CoreDNS] = f
 		named[tkgRepository+"etcd:"+v.Kubernetes.Etcd] = f
 		named[tkgRepository+"pause:"+v.Kubernetes.Pause] = f
 	}

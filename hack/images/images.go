@@ -228,7 +228,7 @@ func kubernetesImages() []spec {
 			title: "kube-proxy " + r.version + " with Debian's iptables and conntrack", help: "--help"})
 		images = append(images, spec{ref: tkgRepository + "coredns:" + r.corednsTag, root: true, bin: coreDNS(r.corednsVersion()),
 			title: "CoreDNS " + r.corednsVersion() + " (as root, where upstream's image gives its binary the capability to bind port 53)",
-			help: "-conf"})
+			help:  "-conf"})
 		images = append(images, spec{ref: tkgRepository + "etcd:" + r.etcdTag, root: true,
 			bin:   binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd", source: etcdModule, version: etcdVersion},
 			title: "etcd " + etcdVersion, help: "--help"})

@@ -1,6 +1,7 @@
 // Package config embeds slipway's generated manifests, so that a component can install the CRDs
 // it serves: the TKG APIs (crd/bases), kapp-controller's APIs (crd/carvel) and
-// the local infrastructure provider's (crd/infrastructure).
+// the local infrastructure provider's (crd/infrastructure); and the local runtime's pod network,
+// which a node applies.
 package config
 
 import (
@@ -15,6 +16,11 @@ import (
 
 //go:embed crd/bases/*.yaml crd/carvel/*.yaml crd/infrastructure/*.yaml
 var crds embed.FS
+
+// PodNetwork is the local runtime's own pod network: its DaemonSet and what it runs as.
+//
+//go:embed local-pod-network/pod-network.yaml
+var PodNetwork []byte
 
 // CRD sets.
 const (

@@ -128,6 +128,8 @@ func specs() []spec {
 		slipwayImage(slipway+"tkr-status-controller:v0.1.0", "tkr-status-controller", "TKR status controller"),
 		slipwayImage(slipway+"tkr-vsphere-resolver-webhook:v0.1.0", "tkr-vsphere-resolver-webhook", "TKR vSphere resolver webhook"),
 		slipwayImage(slipway+"capl-controller:v0.1.0", "local-infrastructure-controller", "Cluster API local infrastructure provider"),
+		{ref: slipway + "local-pod-network:v0.1.0", bin: slipwayBinary, component: "local-pod-network", root: true,
+			host: append([]string{"/usr/bin/ip"}, iptablesFiles...), title: "the local runtime's pod network, with Debian's ip and iptables"},
 		slipwayImage(slipway+"cluster-api-ipam-in-cluster-controller:v0.1.0", "ipam-in-cluster-controller", "Cluster API in-cluster IPAM provider (slipway's)"),
 		// slipway's stand-ins for kapp-controller and cert-manager, until the upstream engines
 		// are built here.

@@ -47,6 +47,7 @@ func Default() *Registry {
 		kubeadmBootstrapController(),
 		kubeadmControlPlaneController(),
 		localInfrastructureController(),
+		localPodNetwork(),
 		capvController(),
 		ipamInClusterController(),
 		certManagerController(),

@@ -31,7 +31,8 @@ const containerdSocket = "/run/containerd/containerd.sock"
 
 // Boot is the node's init process, run by Start in the node's namespaces: it mounts the node's
 // paths, takes its host name, then runs containerd and the kubelet, restarting them when they
-// die, and executes the cloud-init of a first boot. It returns when the context ends.
+// die, and executes the cloud-init of a first boot; a control-plane node then applies the pod
+// network. It returns when the context ends.
 func Boot(ctx context.Context, dir string) error {
 	log := ctrl.LoggerFrom(ctx)
 	spec, err := ReadSpec(dir)
@@ -69,6 +70,8 @@ func Boot(ctx context.Context, dir string) error {
 	}()
 	if err := firstBoot(ctx, dir, spec, env); err != nil {
 		log.Error(err, "Cloud-init failed: the node stays up, as a VM does, for inspection")
+	} else {
+		ensurePodNetwork(ctx)
 	}
 	wg.Wait()
 	return nil

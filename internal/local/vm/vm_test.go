@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -32,9 +33,8 @@ const testVersion = "v1.35.4"
 
 // userData is a control-plane node's cloud-config as Cluster API's kubeadm bootstrap provider
 // writes it: a Jinja template naming the node by its host name, kubeadm's configuration written
-// to /run/kubeadm, then kubeadm init. kube-proxy and CoreDNS are not yet among the images `make
-// images` builds, so their add-on phases are skipped.
-func userData(address netip.Addr) string {
+// to /run/kubeadm, then kubeadm init, which also deploys kube-proxy and CoreDNS.
+func userData(address netip.Addr, token string) string {
 	return fmt.Sprintf(`## template: jinja
 #cloud-config
 write_files:
@@ -44,6 +44,8 @@ write_files:
     content: |
       apiVersion: kubeadm.k8s.io/v1beta4
       kind: InitConfiguration
+      bootstrapTokens:
+      - token: %[3]s
       localAPIEndpoint:
         advertiseAddress: %[1]s
       nodeRegistration:
@@ -61,22 +63,133 @@ write_files:
       etcd:
         local:
           imageTag: v3.6.5_vmware.2
+      dns:
+        imageRepository: projects.registry.vmware.com/tkg
+        imageTag: v1.12.4_vmware.1
       networking:
         podSubnet: 100.96.0.0/11
         serviceSubnet: 100.64.0.0/13
+      ---
+      # nf_conntrack_max is global and read-only outside the host's network namespace: a node's
+      # kube-proxy leaves it alone, as kind's does.
+      apiVersion: kubeproxy.config.k8s.io/v1alpha1
+      kind: KubeProxyConfiguration
+      conntrack:
+        maxPerCore: 0
 -   path: /run/cluster-api/placeholder
     owner: root:root
     permissions: '0640'
     content: "makes /run/cluster-api, as Cluster API's bootstrap data does"
 runcmd:
-  - 'kubeadm init --config /run/kubeadm/kubeadm.yaml --skip-phases=addon/kube-proxy,addon/coredns && echo success > /run/cluster-api/bootstrap-success.complete'
-`, address, testVersion)
+  - 'kubeadm init --config /run/kubeadm/kubeadm.yaml && echo success > /run/cluster-api/bootstrap-success.complete'
+`, address, testVersion, token)
 }
 
-// TestNodeBootsWithKubeadm makes a node of namespaces, boots it from Cluster API-style cloud-init
-// and checks that kubeadm made a real control plane: its static pods run as containers under
-// the node's containerd, their logs are read through the kubelet, containerd and the kubelet
-// come back after SIGKILL, and Delete leaves no process, namespace, veth, cgroup or mount.
+// joinData is a worker's cloud-config: kubeadm join through the control plane's bootstrap token.
+func joinData(endpoint netip.Addr, token string) string {
+	return fmt.Sprintf(`## template: jinja
+#cloud-config
+write_files:
+-   path: /run/kubeadm/kubeadm-join-config.yaml
+    owner: root:root
+    permissions: '0640'
+    content: |
+      apiVersion: kubeadm.k8s.io/v1beta4
+      kind: JoinConfiguration
+      discovery:
+        bootstrapToken:
+          apiServerEndpoint: %[1]s:6443
+          token: %[2]s
+          unsafeSkipCAVerification: true
+      nodeRegistration:
+        name: '{{ ds.meta_data.local_hostname }}'
+        criSocket: unix:///run/containerd/containerd.sock
+        ignorePreflightErrors: [SystemVerification]
+runcmd:
+  - kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml
+`, endpoint, token)
+}
+
+// testNode is one node the test makes.
+type testNode struct {
+	dir, name string
+	address   netip.Addr
+}
+
+// newTestNode creates a node with an address at the top of the range, clear of the runtime's.
+func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string) testNode {
+	t.Helper()
+	n := testNode{dir: filepath.Join(t.TempDir(), "node"), name: fmt.Sprintf("vmtest-%d", rand.IntN(100000)), address: address}
+	spec := Spec{Name: n.name, Address: address, BinDir: filepath.Join(root, "bin", "k8s", testVersion),
+		SandboxImage: "projects.registry.vmware.com/tkg/pause:3.10.1",
+		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror, "ghcr.io": mirror}}
+	if err := Create(n.dir, spec, []byte(userData(address))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t, n.dir)
+		}
+		_ = Delete(n.dir)
+	})
+	return n
+}
+
+// TestMain runs the test binary as a client inside a node's network namespace when
+// VMTEST_CLIENT asks it to: "resolve NAME SERVER" or "get URL".
+func TestMain(m *testing.M) {
+	if args := strings.Fields(os.Getenv("VMTEST_CLIENT")); len(args) > 0 {
+		out, err := netClient(args)
+		fmt.Print(out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func netClient(args []string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	switch {
+	case args[0] == "resolve" && len(args) == 3:
+		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, args[2])
+		}}
+		addrs, err := r.LookupHost(ctx, args[1])
+		return strings.Join(addrs, " "), err
+	case args[0] == "get" && len(args) == 2:
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, args[1], nil)
+		if err != nil {
+			return "", err
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test reaches a Service by address
+		resp, err := c.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		return resp.Status, nil
+	}
+	return "", fmt.Errorf("unknown client request %q", args)
+}
+
+// inNode runs the test binary's client in the node's network namespace.
+func inNode(n testNode, request string) (string, error) {
+	cmd := exec.Command("nsenter", "--net="+namespacePath(namespaceName(n.dir)), "--", os.Args[0])
+	cmd.Env = append(os.Environ(), "VMTEST_CLIENT="+request)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// TestNodeBootsWithKubeadm makes two nodes of namespaces and boots them from Cluster API-style
+// cloud-init: kubeadm init makes a real control plane whose static pods run as containers under
+// the node's containerd, and kubeadm join adds a worker. Both become Ready on the runtime's pod
+// network; CoreDNS answers through its Service (kube-proxy) and from the other node (routes);
+// logs are read through the kubelet; containerd and the kubelet come back after SIGKILL; Delete
+// leaves no process, namespace, veth, cgroup or mount.
 func TestNodeBootsWithKubeadm(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("a node of namespaces needs root: run the tests as root")
@@ -95,71 +208,134 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mirror := serveImages(t, filepath.Join(root, "bin", images.LayoutDir))
-
-	dir := filepath.Join(t.TempDir(), "node")
-	name := fmt.Sprintf("vmtest-%d", rand.IntN(100000))
-	// The test's nodes take addresses at the top of the range, clear of the runtime's.
-	address := netip.AddrFrom4([4]byte{198, 19, 254, byte(2 + rand.IntN(250))})
-	spec := Spec{Name: name, Address: address, BinDir: filepath.Join(root, "bin", "k8s", testVersion),
-		SandboxImage: "projects.registry.vmware.com/tkg/pause:3.10.1",
-		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror}}
-	if err := Create(dir, spec, []byte(userData(address))); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpLogs(t, dir)
-		}
-		_ = Delete(dir)
-	})
+	token := fmt.Sprintf("%06x.%016x", rand.Uint32()&0xffffff, rand.Uint64())
+	octet := 2 + rand.IntN(240)
+	cp := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet)}),
+		func(a netip.Addr) string { return userData(a, token) })
+	worker := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet + 1)}),
+		func(netip.Addr) string { return joinData(cp.address, token) })
 	exe := buildSlipway(t, root)
 	start := time.Now()
-	if _, err := Start(dir, exe); err != nil {
-		t.Fatal(err)
+	for _, n := range []testNode{cp, worker} {
+		if _, err := Start(n.dir, exe); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
-		_, err := os.Stat(filepath.Join(dir, bootedFile))
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("cloud-init did not finish: %v", err)
+	for _, n := range []testNode{cp, worker} {
+		if err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
+			_, err := os.Stat(filepath.Join(n.dir, bootedFile))
+			return err == nil, nil
+		}); err != nil {
+			t.Fatalf("cloud-init of %s did not finish: %v", n.name, err)
+		}
+		status, _ := os.ReadFile(filepath.Join(n.dir, bootedFile))
+		if strings.TrimSpace(string(status)) != "finished" {
+			t.Fatalf("cloud-init of %s: %s", n.name, status)
+		}
+		t.Logf("cloud-init of %s (kubeadm) finished %s after the nodes started", n.name, time.Since(start).Round(time.Millisecond))
 	}
-	status, _ := os.ReadFile(filepath.Join(dir, bootedFile))
-	if strings.TrimSpace(string(status)) != "finished" {
-		t.Fatalf("cloud-init: %s", status)
-	}
-	t.Logf("kubeadm init finished %s after the node started", time.Since(start).Round(time.Millisecond))
 
-	client := adminClient(t, dir)
+	client := adminClient(t, cp.dir)
 	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
-	waitForPods(t, client, name, components)
-	t.Logf("the control plane's pods ran %s after the node started", time.Since(start).Round(time.Millisecond))
+	waitForPods(t, client, cp.name, components)
+	t.Logf("the control plane's pods ran %s after the nodes started", time.Since(start).Round(time.Millisecond))
 	for _, c := range components {
-		logs, err := client.CoreV1().Pods("kube-system").GetLogs(c+"-"+name, &corev1.PodLogOptions{TailLines: ptr.To[int64](5)}).DoRaw(ctx)
+		logs, err := client.CoreV1().Pods("kube-system").GetLogs(c+"-"+cp.name, &corev1.PodLogOptions{TailLines: ptr.To[int64](5)}).DoRaw(ctx)
 		if err != nil || len(logs) == 0 {
 			t.Errorf("logs of %s through the kubelet: %v %q", c, err, logs)
 		}
 	}
+	dns := waitForNetwork(t, client, cp, worker)
+	t.Logf("both nodes and CoreDNS were ready %s after the nodes started", time.Since(start).Round(time.Millisecond))
+	checkNetwork(t, []testNode{cp, worker}, dns)
 
 	for _, service := range []string{"containerd", "kubelet"} {
-		pid := servicePID(t, dir, service)
+		pid := servicePID(t, cp.dir, service)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			p := findService(dir, service)
+			p := findService(cp.dir, service)
 			return p != 0 && p != pid, nil
 		}); err != nil {
 			t.Fatalf("%s was not restarted within 10 s of SIGKILL", service)
 		}
 		t.Logf("%s restarted %s after SIGKILL", service, time.Since(killed).Round(time.Millisecond))
 	}
-	waitForPods(t, client, name, components)
+	waitForPods(t, client, cp.name, components)
 
-	if err := Delete(dir); err != nil {
-		t.Fatal(err)
+	for _, n := range []testNode{worker, cp} {
+		if err := Delete(n.dir); err != nil {
+			t.Fatal(err)
+		}
+		checkGone(t, n.dir)
 	}
-	checkGone(t, dir)
+}
+
+// waitForNetwork waits until both nodes are Ready (the pod network wrote their CNI
+// configuration) and CoreDNS's pods are, and returns where CoreDNS's pods run.
+func waitForNetwork(t *testing.T, client kubernetes.Interface, nodes ...testNode) map[string]string {
+	t.Helper()
+	var last string
+	dns := map[string]string{}
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, n := range nodes {
+			node, err := client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+					last = fmt.Sprintf("node %s is not ready: %s", n.name, c.Message)
+					return false, nil
+				}
+			}
+		}
+		pods, err := client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+		if err != nil || len(pods.Items) == 0 {
+			last = fmt.Sprintf("no CoreDNS pods: %v", err)
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if !ready(&p) {
+				last = fmt.Sprintf("pod %s is %s, not ready", p.Name, p.Status.Phase)
+				return false, nil
+			}
+			dns[p.Status.PodIP] = p.Spec.NodeName
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the cluster's network did not come up: %s", last)
+	}
+	return dns
+}
+
+// checkNetwork resolves the API server's Service name from every node through CoreDNS's
+// Service address (kube-proxy) and through each CoreDNS pod from a node it does not run on
+// (the routes between nodes), and reaches the API server through its Service address.
+func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
+	t.Helper()
+	const name = "kubernetes.default.svc.cluster.local"
+	for _, n := range nodes {
+		out, err := inNode(n, "resolve "+name+" 100.64.0.10:53")
+		if err != nil || out != "100.64.0.1" {
+			t.Errorf("from %s, %s through CoreDNS's Service: %q, %v", n.name, name, out, err)
+		}
+		if out, err := inNode(n, "get https://100.64.0.1/healthz"); err != nil || out != "200 OK" {
+			t.Errorf("from %s, the API server through its Service: %q, %v", n.name, out, err)
+		}
+		for ip, on := range dns {
+			if on == n.name {
+				continue
+			}
+			if out, err := inNode(n, "resolve "+name+" "+net.JoinHostPort(ip, "53")); err != nil || out != "100.64.0.1" {
+				t.Errorf("from %s, %s through the CoreDNS pod %s on %s: %q, %v", n.name, name, ip, on, out, err)
+			}
+		}
+	}
 }
 
 // serveImages serves a registry on the host's bridge address with the images a control-plane
@@ -190,7 +366,7 @@ func serveImages(t *testing.T, layoutDir string) string {
 	}
 	pushed := 0
 	for _, b := range built {
-		for _, want := range []string{"/kube-apiserver:", "/kube-controller-manager:", "/kube-scheduler:", "/etcd:", "/pause:"} {
+		for _, want := range []string{"/kube-apiserver:", "/kube-controller-manager:", "/kube-scheduler:", "/etcd:", "/pause:", "/kube-proxy:", "/coredns:", "/local-pod-network:"} {
 			if strings.Contains(b.Ref, want) {
 				if _, _, err := images.Push(t.Context(), push.Addr().String(), b); err != nil {
 					t.Fatal(err)
@@ -199,7 +375,7 @@ func serveImages(t *testing.T, layoutDir string) string {
 			}
 		}
 	}
-	if pushed < 5 {
+	if pushed < 8 {
 		t.Fatalf("the layout has %d of the control plane's images: run make image-layout", pushed)
 	}
 	return "http://" + l.Addr().String()

@@ -1,0 +1,85 @@
+package vm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/config"
+)
+
+// adminConfig is the kubeconfig kubeadm leaves on a control-plane node.
+const adminConfig = "/etc/kubernetes/admin.conf"
+
+// ensurePodNetwork applies the runtime's pod network (config.PodNetwork) once the node is a
+// control-plane node whose API server answers, as kind applies its CNI after kubeadm init; a
+// worker, which has no admin kubeconfig, returns at once. It retries until it applies or the
+// context ends.
+func ensurePodNetwork(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	if _, err := os.Stat(adminConfig); err != nil {
+		return
+	}
+	objs, err := decodeManifest(config.PodNetwork)
+	if err != nil {
+		log.Error(err, "The pod network's manifest is broken")
+		return
+	}
+	var last string
+	for ctx.Err() == nil {
+		err := applyObjects(ctx, objs)
+		if err == nil {
+			log.Info("Applied the pod network")
+			return
+		}
+		if err.Error() != last {
+			log.Info("Cannot apply the pod network yet; retrying", "error", err.Error())
+			last = err.Error()
+		}
+		sleep(ctx, 2*time.Second)
+	}
+}
+
+func applyObjects(ctx context.Context, objs []*unstructured.Unstructured) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), client.FieldOwner("slipway-local-node"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func decodeManifest(data []byte) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := decoder.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Package registry is the OCI registry of the embedded default: go-containerregistry's registry
-// served on loopback, with blobs on disk and every manifest it accepts kept in a journal that is
+// served on loopback (and to the local runtime's nodes on the host's bridge address), with blobs on disk and every manifest it accepts kept in a journal that is
 // replayed when it starts again, so that pushed bundles survive a restart.
 package registry
 
@@ -19,11 +19,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
 // DefaultAddress is where the embedded default's registry listens.
@@ -128,7 +131,14 @@ func (h *Handler) journal(e entry) error {
 }
 
 // Serve serves the registry on addr until the context ends. addr must be a loopback address.
+// The registry also answers the local runtime's nodes on the host's bridge address, at the same
+// port, from the moment the bridge exists: the nodes' containerd pulls from it there.
 func Serve(ctx context.Context, addr, dir string) error {
+	return serve(ctx, addr, dir, nil)
+}
+
+// serve is Serve, telling ready the address it answers nodes on.
+func serve(ctx context.Context, addr, dir string, ready func(string)) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
@@ -149,8 +159,27 @@ func Serve(ctx context.Context, addr, dir string) error {
 		<-ctx.Done()
 		_ = server.Close()
 	}()
+	go serveNodes(ctx, server, l.Addr().(*net.TCPAddr).Port, ready)
 	if err := server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// serveNodes waits for the host's bridge address to exist, then serves on it at port too.
+func serveNodes(ctx context.Context, server *http.Server, port int, ready func(string)) {
+	addr := net.JoinHostPort(hostnet.HostAddress.String(), strconv.Itoa(port))
+	for ctx.Err() == nil {
+		if l, err := net.Listen("tcp", addr); err == nil {
+			if ready != nil {
+				ready(addr)
+			}
+			_ = server.Serve(l)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 }

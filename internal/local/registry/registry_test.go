@@ -1,14 +1,20 @@
 package registry
 
 import (
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
@@ -56,5 +62,44 @@ func TestBundlesSurviveARestart(t *testing.T) {
 func TestServeRefusesNonLoopback(t *testing.T) {
 	if err := Serve(t.Context(), "0.0.0.0:0", t.TempDir()); err == nil || !strings.Contains(err.Error(), "only on loopback") {
 		t.Fatalf("Serve on 0.0.0.0: %v", err)
+	}
+}
+
+// TestServeAnswersNodes checks that the registry answers the local runtime's nodes on the host's
+// bridge address, at its loopback port, and nowhere else.
+func TestServeAnswersNodes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the host's bridge needs root: run the tests as root")
+	}
+	if err := vm.EnsureBridge(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	nodes := make(chan string, 1)
+	go func() { _ = serve(t.Context(), addr, t.TempDir(), func(a string) { nodes <- a }) }()
+	var bridge string
+	select {
+	case bridge = <-nodes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the registry did not listen on the bridge")
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	if want := net.JoinHostPort(hostnet.HostAddress.String(), port); bridge != want {
+		t.Fatalf("the registry answers nodes on %s, want %s", bridge, want)
+	}
+	for _, a := range []string{addr, bridge} {
+		resp, err := http.Get("http://" + a + "/v2/")
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s/v2/: %s", a, resp.Status)
+		}
 	}
 }

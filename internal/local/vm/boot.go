@@ -13,6 +13,8 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
 // binds are the node's fixed paths, each bind-mounted from root/<path> of its state directory,
@@ -121,7 +123,7 @@ func writeNodeConfig(dir string, spec Spec) error {
 	hosts := fmt.Sprintf("127.0.0.1\tlocalhost\n::1\tlocalhost\n%s\t%s\n", spec.Address, spec.Name)
 	files := map[string]string{
 		"/etc/hosts":                  hosts,
-		"/etc/resolv.conf":            "# slipway's local runtime: nodes reach nothing off this host\nnameserver " + HostAddress.String() + "\noptions timeout:1 attempts:1\n",
+		"/etc/resolv.conf":            "# slipway's local runtime: nodes reach nothing off this host\nnameserver " + hostnet.HostAddress.String() + "\noptions timeout:1 attempts:1\n",
 		"/etc/containerd/config.toml": containerdConfig(spec.SandboxImage),
 	}
 	for host, url := range spec.Mirrors {

@@ -10,26 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
-// The host-only network every node sits on. 198.18.0.0/15 is reserved for benchmarking
-// (RFC 2544): it collides with no private range (10/8, 172.16/12, 192.168/16) nor with TKG's
-// default cluster and service CIDRs (100.96.0.0/11, 100.64.0.0/13). The host has the first
-// address; it does not forward (no NAT, no route off the host), so every packet stays here.
-const (
-	// BridgeName is the host's bridge.
-	BridgeName = "slipway0"
-	// nodeInterface is the node's end of its veth pair, inside its namespace.
-	nodeInterface = "eth0"
-)
-
-var (
-	// Network is the bridge's range.
-	Network = netip.MustParsePrefix("198.18.0.0/15")
-	// HostAddress is the host's address on the bridge: the nodes' default gateway, where the
-	// host's registry and load balancers answer them.
-	HostAddress = netip.MustParseAddr("198.18.0.1")
-)
+// nodeInterface is the node's end of its veth pair, inside its namespace, on the host-only
+// network of package hostnet.
+const nodeInterface = "eth0"
 
 // ip runs iproute2's ip with args.
 func ip(args ...string) error {
@@ -42,15 +29,21 @@ func ip(args ...string) error {
 
 // EnsureBridge makes the host's bridge, with the host's address, unless it exists.
 func EnsureBridge() error {
-	if _, err := os.Stat(filepath.Join("/sys/class/net", BridgeName)); errors.Is(err, os.ErrNotExist) {
-		if err := ip("link", "add", BridgeName, "type", "bridge"); err != nil {
-			return fmt.Errorf("failed to make the bridge %s (the local runtime's nodes need root): %w", BridgeName, err)
+	if !bridgeExists() {
+		// Another process may make it at the same moment: only its absence after is an error.
+		if err := ip("link", "add", hostnet.BridgeName, "type", "bridge"); err != nil && !bridgeExists() {
+			return fmt.Errorf("failed to make the bridge %s (the local runtime's nodes need root): %w", hostnet.BridgeName, err)
 		}
 	}
-	if err := ip("addr", "replace", netip.PrefixFrom(HostAddress, Network.Bits()).String(), "dev", BridgeName); err != nil {
+	if err := ip("addr", "replace", netip.PrefixFrom(hostnet.HostAddress, hostnet.Network.Bits()).String(), "dev", hostnet.BridgeName); err != nil {
 		return err
 	}
-	return ip("link", "set", BridgeName, "up")
+	return ip("link", "set", hostnet.BridgeName, "up")
+}
+
+func bridgeExists() bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", hostnet.BridgeName))
+	return err == nil
 }
 
 // nodeID names a node's host-side objects: unique for its state directory, so that nodes of two
@@ -76,15 +69,15 @@ func createNetwork(dir string, address netip.Addr) error {
 	if _, err := os.Stat(namespacePath(ns)); err == nil {
 		return nil
 	}
-	cidr := netip.PrefixFrom(address, Network.Bits()).String()
+	cidr := netip.PrefixFrom(address, hostnet.Network.Bits()).String()
 	steps := [][]string{
 		{"netns", "add", ns},
 		{"link", "add", veth, "type", "veth", "peer", "name", nodeInterface, "netns", ns},
-		{"link", "set", veth, "master", BridgeName, "up"},
+		{"link", "set", veth, "master", hostnet.BridgeName, "up"},
 		{"-n", ns, "link", "set", "lo", "up"},
 		{"-n", ns, "addr", "add", cidr, "dev", nodeInterface},
 		{"-n", ns, "link", "set", nodeInterface, "up"},
-		{"-n", ns, "route", "add", "default", "via", HostAddress.String()},
+		{"-n", ns, "route", "add", "default", "via", hostnet.HostAddress.String()},
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {
@@ -95,8 +88,15 @@ func createNetwork(dir string, address netip.Addr) error {
 	return nil
 }
 
-// deleteNetwork removes the node's network namespace; its veth pair goes with it.
+// deleteNetwork removes the node's veth pair and its network namespace.
 func deleteNetwork(dir string) error {
+	// The kernel destroys a namespace, and the veth in it, only once nothing holds it, later:
+	// the host's end is deleted first, which takes the pair with it at once.
+	if _, err := os.Stat(filepath.Join("/sys/class/net", vethName(dir))); err == nil {
+		if err := ip("link", "del", vethName(dir)); err != nil {
+			return err
+		}
+	}
 	ns := namespaceName(dir)
 	if _, err := os.Stat(namespacePath(ns)); errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
@@ -34,8 +35,8 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Name == "":
 		return errors.New("node spec: name is empty")
-	case !s.Address.IsValid() || !Network.Contains(s.Address) || s.Address == HostAddress:
-		return fmt.Errorf("node spec: address %s is not a node's address in %s", s.Address, Network)
+	case !s.Address.IsValid() || !hostnet.Network.Contains(s.Address) || s.Address == hostnet.HostAddress:
+		return fmt.Errorf("node spec: address %s is not a node's address in %s", s.Address, hostnet.Network)
 	case s.BinDir == "":
 		return errors.New("node spec: binDir is empty: it must hold the kubelet and kubeadm (make assets)")
 	case s.SandboxImage == "":

@@ -25,6 +25,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/images"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/local/registry"
 )
@@ -348,7 +349,7 @@ func serveImages(t *testing.T, layoutDir string) string {
 	}
 	// The same registry answers the node on the bridge and the test on loopback, where pushes
 	// go over plain HTTP.
-	l, err := net.Listen("tcp", net.JoinHostPort(HostAddress.String(), "0"))
+	l, err := net.Listen("tcp", net.JoinHostPort(hostnet.HostAddress.String(), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

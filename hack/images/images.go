@@ -179,8 +179,9 @@ func specs() []spec {
 }
 
 // Kubernetes' own images, which kubeadm runs on a node: the control plane, kube-proxy (with
-// Debian's iptables, as upstream's image carries its distribution's), etcd, CoreDNS and pause, named as TKG names them (the TKRs' imageRepository; the tag is the version
-// with "+" replaced by "_", as kubeadm writes it).
+// Debian's iptables, as upstream's image carries its distribution's), etcd, CoreDNS and pause,
+// named as TKG names them (the TKRs' imageRepository; the tag is the version with "+" replaced
+// by "_", as kubeadm writes it).
 const tkgRepository = "projects.registry.vmware.com/tkg/"
 
 // kubernetesRelease is what one TKR names of Kubernetes' own images.

@@ -3,6 +3,7 @@ package components
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -21,7 +22,7 @@ func localPodNetwork() Component {
 
 func runLocalPodNetwork(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("local-pod-network", pflag.ContinueOnError)
-	node := fs.String("node-name", os.Getenv("NODE_NAME"), "the node this runs on (default $NODE_NAME)")
+	node := fs.String("node-name", os.Getenv("NODE_NAME"), "the node this runs on (from $NODE_NAME)")
 	cniDir := fs.String("cni-conf-dir", "/etc/cni/net.d", "the node's CNI configuration directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -31,11 +32,11 @@ func runLocalPodNetwork(ctx context.Context, args []string) error {
 	}
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to read the pod's ServiceAccount credentials: %w", err)
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to make a client of the API server: %w", err)
 	}
 	n := &podnet.Network{Client: client, NodeName: *node, CNIDir: *cniDir, Exec: podnet.Exec}
 	return n.Run(ctx)

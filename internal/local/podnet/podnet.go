@@ -1,9 +1,3 @@
-// Package podnet is the local runtime's own pod network, as kindnet is kind's: a DaemonSet on
-// every node of a local cluster, in the node's network namespace, that gives the node's pods
-// addresses from the node's pod CIDR (the standard CNI plugins: bridge, host-local, portmap,
-// loopback), routes every other node's pod CIDR through that node's address on the host's
-// bridge, and masquerades the pods' traffic to anything outside the cluster's pod CIDRs, so that
-// the host and other clusters, which have no route to the pods, can answer it.
 package podnet
 
 import (
@@ -51,7 +45,7 @@ type Network struct {
 
 // Run syncs the node every few seconds until the context ends.
 func (n *Network) Run(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("node", n.NodeName)
+	log := ctrl.LoggerFrom(ctx).WithValues("Node", n.NodeName)
 	var last string
 	for {
 		err := n.Sync(ctx)
@@ -78,7 +72,7 @@ type peer struct {
 func (n *Network) Sync(ctx context.Context) error {
 	nodes, err := n.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to list Nodes: %w", err)
 	}
 	var own []netip.Prefix
 	var peers []peer
@@ -211,8 +205,10 @@ func (n *Network) syncRoutes(ctx context.Context, peers []peer) error {
 	return nil
 }
 
-// syncMasquerade rewrites the network's nat chain: the node's pods' traffic to any pod CIDR of
-// the cluster keeps its source, the rest leaves with the node's address.
+// syncMasquerade rewrites the network's nat chain: what the node's pods send to any pod CIDR of
+// the cluster keeps its source, what they send elsewhere leaves with the node's address. The
+// chain is whole on every sync, so a pod CIDR that changed leaves nothing behind; POSTROUTING's
+// one jump to it never changes.
 func (n *Network) syncMasquerade(ctx context.Context, own []netip.Prefix, peers []peer) error {
 	var cluster []string
 	for _, c := range own {
@@ -230,20 +226,19 @@ func (n *Network) syncMasquerade(ctx context.Context, own []netip.Prefix, peers 
 	for _, c := range cluster {
 		fmt.Fprintf(&b, "-A %s -d %s -j RETURN\n", masqueradeChain, c)
 	}
-	fmt.Fprintf(&b, "-A %s -j MASQUERADE\nCOMMIT\n", masqueradeChain)
+	for _, c := range own {
+		fmt.Fprintf(&b, "-A %s -s %s -j MASQUERADE\n", masqueradeChain, c)
+	}
+	b.WriteString("COMMIT\n")
 	if _, err := n.Exec(ctx, []byte(b.String()), "iptables-restore", "--noflush", "--wait"); err != nil {
 		return err
 	}
-	for _, c := range own {
-		jump := []string{"POSTROUTING", "-s", c.String(), "-m", "comment", "--comment", "slipway pod network: masquerade what leaves the cluster's pods", "-j", masqueradeChain}
-		if _, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-C"}, jump...)...); err == nil {
-			continue
-		}
-		if _, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-A"}, jump...)...); err != nil {
-			return err
-		}
+	jump := []string{"POSTROUTING", "-m", "comment", "--comment", "slipway pod network: masquerade what leaves the cluster's pods", "-j", masqueradeChain}
+	if _, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-C"}, jump...)...); err == nil {
+		return nil
 	}
-	return nil
+	_, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-A"}, jump...)...)
+	return err
 }
 
 // Exec runs a command of this host or container, and returns its output, or an error that

@@ -97,7 +97,7 @@ func TestSync(t *testing.T) {
 		t.Errorf("routes %v, want only 100.96.1.0/24 via 198.18.0.3", f.routes)
 	}
 	last := f.restores[len(f.restores)-1]
-	for _, want := range []string{"-A SLIPWAY-POD-NETWORK -d 100.96.0.0/24 -j RETURN", "-A SLIPWAY-POD-NETWORK -d 100.96.1.0/24 -j RETURN", "-A SLIPWAY-POD-NETWORK -j MASQUERADE"} {
+	for _, want := range []string{"-A SLIPWAY-POD-NETWORK -d 100.96.0.0/24 -j RETURN", "-A SLIPWAY-POD-NETWORK -d 100.96.1.0/24 -j RETURN", "-A SLIPWAY-POD-NETWORK -s 100.96.0.0/24 -j MASQUERADE"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("the masquerade chain lacks %q:\n%s", want, last)
 		}

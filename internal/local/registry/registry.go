@@ -1,6 +1,7 @@
 // Package registry is the OCI registry of the embedded default: go-containerregistry's registry
-// served on loopback (and to the local runtime's nodes on the host's bridge address), with blobs on disk and every manifest it accepts kept in a journal that is
-// replayed when it starts again, so that pushed bundles survive a restart.
+// served on loopback, and to the local runtime's nodes on the host's bridge address, with blobs
+// on disk and every manifest it accepts kept in a journal that is replayed when it starts again,
+// so that pushed bundles survive a restart.
 package registry
 
 import (
@@ -155,6 +156,8 @@ func serve(ctx context.Context, addr, dir string, ready func(string)) error {
 		return fmt.Errorf("port %s is in use: stop what uses it or choose another --address: %w", addr, err)
 	}
 	server := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Closing the server closes both listeners, whichever way serving ends.
+	defer server.Close()
 	go func() {
 		<-ctx.Done()
 		_ = server.Close()
@@ -169,13 +172,24 @@ func serve(ctx context.Context, addr, dir string, ready func(string)) error {
 // serveNodes waits for the host's bridge address to exist, then serves on it at port too.
 func serveNodes(ctx context.Context, server *http.Server, port int, ready func(string)) {
 	addr := net.JoinHostPort(hostnet.HostAddress.String(), strconv.Itoa(port))
+	var last string
 	for ctx.Err() == nil {
-		if l, err := net.Listen("tcp", addr); err == nil {
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			log.Printf("registry: answering the local runtime's nodes on %s", addr)
 			if ready != nil {
 				ready(addr)
 			}
-			_ = server.Serve(l)
+			if err := server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Printf("registry: stopped answering nodes on %s: %v", addr, err)
+			}
 			return
+		}
+		// Until a node is made, the bridge does not exist: that is said once, as any other
+		// reason is.
+		if err.Error() != last {
+			log.Printf("registry: not answering nodes on %s yet: %v", addr, err)
+			last = err.Error()
 		}
 		select {
 		case <-ctx.Done():

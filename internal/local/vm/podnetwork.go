@@ -21,9 +21,9 @@ import (
 // adminConfig is the kubeconfig kubeadm leaves on a control-plane node.
 const adminConfig = "/etc/kubernetes/admin.conf"
 
-// ensurePodNetwork applies the runtime's pod network (config.PodNetwork) once the node is a
-// control-plane node whose API server answers, as kind applies its CNI after kubeadm init; a
-// worker, which has no admin kubeconfig, returns at once. It retries until it applies or the
+// ensurePodNetwork applies the runtime's pod network (config.PodNetwork) at every boot of a
+// control-plane node, once its API server answers, as kind applies its CNI after kubeadm init;
+// applying it again changes nothing. A worker, which has no admin kubeconfig, returns at once. It retries until it applies or the
 // context ends.
 func ensurePodNetwork(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
@@ -53,11 +53,11 @@ func ensurePodNetwork(ctx context.Context) {
 func applyObjects(ctx context.Context, objs []*unstructured.Unstructured) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to read %s: %w", adminConfig, err)
 	}
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to reach the API server: %w", err)
 	}
 	for _, obj := range objs {
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), client.FieldOwner("slipway-local-node"), client.ForceOwnership); err != nil {

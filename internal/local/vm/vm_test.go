@@ -117,7 +117,8 @@ type testNode struct {
 	address   netip.Addr
 }
 
-// newTestNode creates a node with an address at the top of the range, clear of the runtime's.
+// newTestNode creates a node at address, which the test takes at the top of the range, clear of
+// the runtime's.
 func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string) testNode {
 	t.Helper()
 	n := testNode{dir: filepath.Join(t.TempDir(), "node"), name: fmt.Sprintf("vmtest-%d", rand.IntN(100000)), address: address}
@@ -279,19 +280,18 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 func waitForNetwork(t *testing.T, client kubernetes.Interface, nodes ...testNode) map[string]string {
 	t.Helper()
 	var last string
-	dns := map[string]string{}
+	var dns map[string]string
 	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		dns = map[string]string{}
 		for _, n := range nodes {
 			node, err := client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 			if err != nil {
 				last = err.Error()
 				return false, nil
 			}
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-					last = fmt.Sprintf("node %s is not ready: %s", n.name, c.Message)
-					return false, nil
-				}
+			if !nodeReady(node) {
+				last = fmt.Sprintf("node %s is not ready", n.name)
+				return false, nil
 			}
 		}
 		pods, err := client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
@@ -424,6 +424,15 @@ func waitForPods(t *testing.T, client kubernetes.Interface, node string, compone
 	if err != nil {
 		t.Fatalf("the control plane's pods did not run: %s", last)
 	}
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func ready(pod *corev1.Pod) bool {

@@ -80,10 +80,11 @@ func (h *hostFiles) add(path string) error {
 				target = filepath.Join(filepath.Dir(prefix), target)
 			}
 			return h.add(filepath.Join(append([]string{target}, parts[i+1:]...)...))
-		case info.IsDir() && i < len(parts)-1:
-			h.entries[name+"/"] = tarFile{name: name + "/", mode: 0o755, dir: true}
 		case info.IsDir():
 			h.entries[name+"/"] = tarFile{name: name + "/", mode: 0o755, dir: true}
+			if i < len(parts)-1 {
+				continue
+			}
 			children, err := os.ReadDir(prefix)
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/slipway-dev/slipway/internal/local/podnet"
+	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
 // localPodNetwork is the local runtime's own pod network (image local-pod-network), a DaemonSet
@@ -38,6 +39,6 @@ func runLocalPodNetwork(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("failed to make a client of the API server: %w", err)
 	}
-	n := &podnet.Network{Client: client, NodeName: *node, CNIDir: *cniDir, Exec: podnet.Exec}
+	n := &podnet.Network{Client: client, NodeName: *node, CNIDir: *cniDir, Exec: proc.Output}
 	return n.Run(ctx)
 }

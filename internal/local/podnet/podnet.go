@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -39,8 +38,11 @@ type Network struct {
 	NodeName string
 	// CNIDir is the node's CNI configuration directory.
 	CNIDir string
-	// Exec runs one of the node's networking commands (ip, iptables-restore) with its input.
+	// Exec runs one of the node's networking commands (ip, iptables-restore) with its input:
+	// proc.Output.
 	Exec func(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+	// masquerade is the chain last written, not written again while it is the same.
+	masquerade string
 }
 
 // Run syncs the node every few seconds until the context ends.
@@ -230,8 +232,11 @@ func (n *Network) syncMasquerade(ctx context.Context, own []netip.Prefix, peers 
 		fmt.Fprintf(&b, "-A %s -s %s -j MASQUERADE\n", masqueradeChain, c)
 	}
 	b.WriteString("COMMIT\n")
-	if _, err := n.Exec(ctx, []byte(b.String()), "iptables-restore", "--noflush", "--wait"); err != nil {
-		return err
+	if b.String() != n.masquerade {
+		if _, err := n.Exec(ctx, []byte(b.String()), "iptables-restore", "--noflush", "--wait"); err != nil {
+			return err
+		}
+		n.masquerade = b.String()
 	}
 	jump := []string{"POSTROUTING", "-m", "comment", "--comment", "slipway pod network: masquerade what leaves the cluster's pods", "-j", masqueradeChain}
 	if _, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-C"}, jump...)...); err == nil {
@@ -239,17 +244,4 @@ func (n *Network) syncMasquerade(ctx context.Context, own []netip.Prefix, peers 
 	}
 	_, err := n.Exec(ctx, nil, "iptables", append([]string{"--wait", "-t", "nat", "-A"}, jump...)...)
 	return err
-}
-
-// Exec runs a command of this host or container, and returns its output, or an error that
-// carries what it printed.
-func Exec(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stderr = bytes.NewReader(stdin), &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }

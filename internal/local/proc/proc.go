@@ -4,6 +4,7 @@ package proc
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -206,4 +207,17 @@ func running(pids []int) []int {
 		}
 	}
 	return alive
+}
+
+// Output runs a command with stdin as its input and returns what it printed, or an error that
+// carries what it printed on stderr.
+func Output(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stderr = bytes.NewReader(stdin), &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
 }

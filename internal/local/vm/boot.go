@@ -106,9 +106,12 @@ func mountNode(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(src, nil, 0o644); err != nil {
+		// A bind needs a file to mount; writeNodeConfig writes its content.
+		f, err := os.OpenFile(src, os.O_CREATE|os.O_RDONLY, 0o644)
+		if err != nil {
 			return err
 		}
+		f.Close()
 		if err := syscall.Mount(src, p, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("failed to bind %s over %s: %w", src, p, err)
 		}

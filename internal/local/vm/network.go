@@ -1,17 +1,17 @@
 package vm
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
 // nodeInterface is the node's end of its veth pair, inside its namespace, on the host-only
@@ -20,18 +20,15 @@ const nodeInterface = "eth0"
 
 // ip runs iproute2's ip with args.
 func ip(args ...string) error {
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	_, err := proc.Output(context.Background(), nil, "ip", args...)
+	return err
 }
 
 // EnsureBridge makes the host's bridge, with the host's address, unless it exists.
 func EnsureBridge() error {
-	if !bridgeExists() {
+	if !linkExists(hostnet.BridgeName) {
 		// Another process may make it at the same moment: only its absence after is an error.
-		if err := ip("link", "add", hostnet.BridgeName, "type", "bridge"); err != nil && !bridgeExists() {
+		if err := ip("link", "add", hostnet.BridgeName, "type", "bridge"); err != nil && !linkExists(hostnet.BridgeName) {
 			return fmt.Errorf("failed to make the bridge %s (the local runtime's nodes need root): %w", hostnet.BridgeName, err)
 		}
 	}
@@ -41,8 +38,9 @@ func EnsureBridge() error {
 	return ip("link", "set", hostnet.BridgeName, "up")
 }
 
-func bridgeExists() bool {
-	_, err := os.Stat(filepath.Join("/sys/class/net", hostnet.BridgeName))
+// linkExists says whether the host has a network interface of that name.
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
 	return err == nil
 }
 
@@ -92,7 +90,7 @@ func createNetwork(dir string, address netip.Addr) error {
 func deleteNetwork(dir string) error {
 	// The kernel destroys a namespace, and the veth in it, only once nothing holds it, later:
 	// the host's end is deleted first, which takes the pair with it at once.
-	if _, err := os.Stat(filepath.Join("/sys/class/net", vethName(dir))); err == nil {
+	if linkExists(vethName(dir)) {
 		if err := ip("link", "del", vethName(dir)); err != nil {
 			return err
 		}

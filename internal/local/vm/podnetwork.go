@@ -1,17 +1,14 @@
 package vm
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
+	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,7 +27,7 @@ func ensurePodNetwork(ctx context.Context) {
 	if _, err := os.Stat(adminConfig); err != nil {
 		return
 	}
-	objs, err := decodeManifest(config.PodNetwork)
+	objs, err := utilyaml.ToUnstructured(config.PodNetwork)
 	if err != nil {
 		log.Error(err, "The pod network's manifest is broken")
 		return
@@ -50,7 +47,7 @@ func ensurePodNetwork(ctx context.Context) {
 	}
 }
 
-func applyObjects(ctx context.Context, objs []*unstructured.Unstructured) error {
+func applyObjects(ctx context.Context, objs []unstructured.Unstructured) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
 	if err != nil {
 		return fmt.Errorf("failed to read %s: %w", adminConfig, err)
@@ -59,27 +56,11 @@ func applyObjects(ctx context.Context, objs []*unstructured.Unstructured) error 
 	if err != nil {
 		return fmt.Errorf("failed to reach the API server: %w", err)
 	}
-	for _, obj := range objs {
+	for i := range objs {
+		obj := &objs[i]
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), client.FieldOwner("slipway-local-node"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
 	return nil
-}
-
-func decodeManifest(data []byte) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
 }

@@ -15,7 +15,8 @@ GO_TEST_FLAGS ?= -timeout 45m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists.
 ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \
-	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy,$(BIN)/k8s/$(v)/$(c)))
+	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy,$(BIN)/k8s/$(v)/$(c))) \
+	$(BIN)/k8s/v1.35.4/kubectl
 
 .PHONY: build
 build: ## Build bin/slipway.

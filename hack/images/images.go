@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
 
 // The images slipway ships. Each is named by the reference its manifests write (TKG's, upstream's
 // or slipway's own); `make images` pushes it to REGISTRY/<that reference's repository path>:<tag>
@@ -182,22 +186,11 @@ func specs() []spec {
 // Debian's iptables, as upstream's image carries its distribution's), etcd, CoreDNS and pause,
 // named as TKG names them (the TKRs' imageRepository; the tag is the version with "+" replaced
 // by "_", as kubeadm writes it).
-const tkgRepository = "projects.registry.vmware.com/tkg/"
+const tkgRepository = assets.ImageRepository + "/"
 
-// kubernetesRelease is what one TKR names of Kubernetes' own images.
-type kubernetesRelease struct {
-	version, etcdTag, pauseTag, corednsTag string
-}
-
-// corednsVersion is the upstream version of the release's CoreDNS tag.
-func (r kubernetesRelease) corednsVersion() string {
-	return strings.TrimSuffix(r.corednsTag, "_vmware.1")
-}
-
-// kubernetesReleases are the releases of packages/tkr, whose binaries `make assets` builds.
-var kubernetesReleases = []kubernetesRelease{
-	{version: "v1.35.4", etcdTag: "v3.6.5_vmware.2", pauseTag: "3.10.1", corednsTag: "v1.12.4_vmware.1"},
-	{version: "v1.34.3", etcdTag: "v3.6.5_vmware.1", pauseTag: "3.10", corednsTag: "v1.12.1_vmware.1"},
+// corednsVersion is the upstream version of a release's CoreDNS tag.
+func corednsVersion(r assets.Release) string {
+	return strings.TrimSuffix(r.CoreDNSTag, "_vmware.1")
 }
 
 const corednsModule = "github.com/coredns/coredns"
@@ -217,25 +210,25 @@ const (
 
 func kubernetesImages() []spec {
 	var images []spec
-	for _, r := range kubernetesReleases {
-		tag := r.version + "_vmware.1"
+	for _, r := range assets.Releases {
+		tag := r.Version + "_vmware.1"
 		for _, cmd := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 			images = append(images, spec{ref: tkgRepository + cmd + ":" + tag, root: true,
-				bin: binary{name: cmd + "-" + r.version, file: "usr/local/bin/" + cmd, prebuilt: "bin/k8s/" + r.version + "/" + cmd,
-					source: kubernetesModule, version: r.version},
-				title: cmd + " " + r.version, help: "--help"})
+				bin: binary{name: cmd + "-" + r.Version, file: "usr/local/bin/" + cmd, prebuilt: "bin/k8s/" + r.Version + "/" + cmd,
+					source: kubernetesModule, version: r.Version},
+				title: cmd + " " + r.Version, help: "--help"})
 		}
 		images = append(images, spec{ref: tkgRepository + "kube-proxy:" + tag, root: true, host: iptablesFiles,
-			bin: binary{name: "kube-proxy-" + r.version, file: "usr/local/bin/kube-proxy", prebuilt: "bin/k8s/" + r.version + "/kube-proxy",
-				source: kubernetesModule, version: r.version},
-			title: "kube-proxy " + r.version + " with Debian's iptables and conntrack", help: "--help"})
-		images = append(images, spec{ref: tkgRepository + "coredns:" + r.corednsTag, root: true, bin: coreDNS(r.corednsVersion()),
-			title: "CoreDNS " + r.corednsVersion() + " (as root, where upstream's image gives its binary the capability to bind port 53)",
+			bin: binary{name: "kube-proxy-" + r.Version, file: "usr/local/bin/kube-proxy", prebuilt: "bin/k8s/" + r.Version + "/kube-proxy",
+				source: kubernetesModule, version: r.Version},
+			title: "kube-proxy " + r.Version + " with Debian's iptables and conntrack", help: "--help"})
+		images = append(images, spec{ref: tkgRepository + "coredns:" + r.CoreDNSTag, root: true, bin: coreDNS(corednsVersion(r)),
+			title: "CoreDNS " + corednsVersion(r) + " (as root, where upstream's image gives its binary the capability to bind port 53)",
 			help:  "-conf"})
-		images = append(images, spec{ref: tkgRepository + "etcd:" + r.etcdTag, root: true,
+		images = append(images, spec{ref: tkgRepository + "etcd:" + r.EtcdTag, root: true,
 			bin:   binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd", source: etcdModule, version: etcdVersion},
 			title: "etcd " + etcdVersion, help: "--help"})
-		images = append(images, spec{ref: tkgRepository + "pause:" + r.pauseTag, root: true,
+		images = append(images, spec{ref: tkgRepository + "pause:" + r.PauseTag, root: true,
 			bin:   binary{name: "pause", file: "pause", dir: ".", pkg: "./hack/images/pause", source: slipwayModule},
 			title: "pause, the pod sandbox (slipway's, as Kubernetes' build/pause)", help: "holds a pod's namespaces"})
 	}

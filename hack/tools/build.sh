@@ -4,6 +4,7 @@
 # bin/, skipping what is already built. Usage: hack/tools/build.sh [--only apiserver-etcd]
 #
 #   bin/k8s/<kubernetes version>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kubeadm,kube-proxy}
+#   bin/k8s/<default version>/kubectl
 #   bin/etcd/<etcd version>/etcd
 set -euo pipefail
 
@@ -60,3 +61,9 @@ for v in "${k8s_versions[@]}"; do
 		build "$(module_dir "$v")" "$root/bin/k8s/$v/$cmd" "k8s.io/kubernetes/cmd/$cmd" "$(version_ldflags "$v")"
 	done
 done
+
+# kubectl of the default version, the client the e2e tests drive clusters with as a user does.
+if [ -z "$only" ]; then
+	v=${k8s_versions[0]}
+	build "$(module_dir "$v")" "$root/bin/k8s/$v/kubectl" "k8s.io/kubernetes/cmd/kubectl" "$(version_ldflags "$v")"
+fi

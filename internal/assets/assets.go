@@ -28,6 +28,42 @@ const DirEnv = "SLIPWAY_ASSETS_DIR"
 // step with hack/tools/build.sh.
 var KubernetesVersions = []string{"v1.35.4", "v1.34.3"}
 
+// Release is what a Kubernetes release (a TKR of packages/tkr) names of Kubernetes' own images,
+// which kubeadm runs on a node: each under ImageRepository, tagged as kubeadm tags them (the
+// version with "+" replaced by "_").
+type Release struct {
+	// Version is the Kubernetes version, one of KubernetesVersions.
+	Version string
+	// EtcdTag, PauseTag and CoreDNSTag are the tags of the etcd, pause and CoreDNS images.
+	EtcdTag, PauseTag, CoreDNSTag string
+}
+
+// ImageRepository is where TKG's releases name Kubernetes' images, and kubeadm's
+// imageRepository on a node.
+const ImageRepository = "projects.registry.vmware.com/tkg"
+
+// Releases are the images of each of KubernetesVersions, as packages/tkr's values name them.
+var Releases = []Release{
+	{Version: "v1.35.4", EtcdTag: "v3.6.5_vmware.2", PauseTag: "3.10.1", CoreDNSTag: "v1.12.4_vmware.1"},
+	{Version: "v1.34.3", EtcdTag: "v3.6.5_vmware.1", PauseTag: "3.10", CoreDNSTag: "v1.12.1_vmware.1"},
+}
+
+// ReleaseOf returns the images of a Kubernetes version.
+func ReleaseOf(version string) (Release, error) {
+	for _, r := range Releases {
+		if r.Version == version {
+			return r, nil
+		}
+	}
+	return Release{}, fmt.Errorf("unsupported Kubernetes version %q: use one of %s", version, strings.Join(KubernetesVersions, ", "))
+}
+
+// KubeadmVersion is the version kubeadm's ClusterConfiguration names, as TKG's build carries it.
+func (r Release) KubeadmVersion() string { return r.Version + "+vmware.1" }
+
+// PauseImage is the sandbox image containerd runs for every pod.
+func (r Release) PauseImage() string { return ImageRepository + "/pause:" + r.PauseTag }
+
 // DefaultKubernetesVersion is the version used when none is asked for.
 func DefaultKubernetesVersion() string { return KubernetesVersions[0] }
 

@@ -40,6 +40,10 @@ type CreateOptions struct {
 	Retain bool
 	// CAs are the cluster's authorities; nil generates them.
 	CAs *pki.CAs
+	// RealNodes makes real nodes (containerd and the real kubelet in nodes of namespaces, booted
+	// by kubeadm) instead of node agents. It needs root, the host's packages and the images in
+	// the local registry.
+	RealNodes bool
 	// Executable is the slipway binary that runs the node agents; empty means this one.
 	Executable string
 	// Progress prints kind's step lines; nil prints nothing.
@@ -136,7 +140,9 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		return err
 	}
 	spec := NewSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
-	if err := checkPorts(spec); err != nil {
+	if opts.RealNodes {
+		spec = NewRealSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	} else if err := checkPorts(spec); err != nil {
 		return err
 	}
 	if opts.Executable == "" {
@@ -151,7 +157,16 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	p, start := opts.Progress, time.Now()
 	p.Infof("Creating cluster %q ...", opts.Name)
 	// Nothing has started before the binaries are known to be there.
-	if err := step(p, fmt.Sprintf("Ensuring node image (slipway local runtime, Kubernetes %s) 🖼", spec.KubernetesVersion), func() error {
+	image := "slipway local runtime"
+	if spec.Real() {
+		image = "slipway real node: containerd, kubelet, kubeadm"
+	}
+	var registryAddr string
+	if err := step(p, fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), func() error {
+		if spec.Real() {
+			registryAddr, err = EnsureRealNodeImage(ctx, spec.KubernetesVersion)
+			return err
+		}
 		return EnsureNodeImage(spec.KubernetesVersion)
 	}); err != nil {
 		return err
@@ -169,7 +184,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		}
 	}()
 
-	if err := step(p, "Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs) }); err != nil {
+	if err := step(p, "Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs, registryAddr) }); err != nil {
 		return err
 	}
 	if err := step(p, "Writing configuration 📜", func() error { return s.writeConfiguration(dirs, spec) }); err != nil {
@@ -179,35 +194,13 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if spec.Real() {
+		err = s.bootRealNodes(ctx, p, dirs, spec, cfg, opts.Executable, start)
+	} else {
+		err = s.startAgents(ctx, p, dirs, spec, cfg, opts.Executable, start)
+	}
 	if err != nil {
 		return err
-	}
-	values := newManifestValues(spec, cfg.CAData)
-	if err := step(p, "Starting control-plane 🕹️", func() error {
-		if _, err := s.startProcesses(dirs, spec, opts.Executable); err != nil {
-			return err
-		}
-		if err := waitForAPI(ctx, cfg, 3*time.Minute); err != nil {
-			return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(spec.ControlPlane()[0].Name))
-		}
-		if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
-			return err
-		}
-		return applyManifest(ctx, c, ManifestAddons, values)
-	}); err != nil {
-		return err
-	}
-	if err := step(p, "Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
-		return err
-	}
-	if err := step(p, "Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
-		return err
-	}
-	if opts.WorkerNodes > 0 {
-		if err := step(p, "Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute) }); err != nil {
-			return err
-		}
 	}
 	if opts.Wait > 0 {
 		if err := step(p, fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
@@ -229,8 +222,42 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	return nil
 }
 
-// prepare writes the spec, the CAs and every node's certificates.
-func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs) error {
+// startAgents starts the node agents of a new cluster and applies what kubeadm and kind add.
+func (s Store) startAgents(ctx context.Context, p *progress.Printer, dirs Dirs, spec *Spec, cfg *rest.Config, exe string, start time.Time) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	values := newManifestValues(spec, cfg.CAData)
+	if err := step(p, "Starting control-plane 🕹️", func() error {
+		if _, err := s.startProcesses(dirs, spec, exe); err != nil {
+			return err
+		}
+		if err := waitForAPI(ctx, cfg, 3*time.Minute); err != nil {
+			return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(spec.ControlPlane()[0].Name))
+		}
+		if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
+			return err
+		}
+		return applyManifest(ctx, c, ManifestAddons, values)
+	}); err != nil {
+		return err
+	}
+	if err := step(p, "Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
+		return err
+	}
+	if err := step(p, "Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
+		return err
+	}
+	if len(spec.Nodes) > len(spec.ControlPlane()) {
+		return step(p, "Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute) })
+	}
+	return nil
+}
+
+// prepare writes the spec, the CAs and every node's certificates, or for real nodes their state
+// and cloud-init.
+func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) error {
 	if err := WriteSpec(dirs, spec); err != nil {
 		return err
 	}
@@ -242,6 +269,9 @@ func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs) error {
 	}
 	if err := cas.Write(dirs.PKI()); err != nil {
 		return err
+	}
+	if spec.Real() {
+		return prepareRealNodes(dirs, spec, cas, registryAddr)
 	}
 	for _, n := range spec.Nodes {
 		if err := PrepareNode(dirs, spec, n, cas); err != nil {

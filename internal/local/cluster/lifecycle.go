@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // agentArgs are the arguments of a node agent; proc.Alive finds it by them.
@@ -24,6 +26,15 @@ func lbArgs(exe string, dirs Dirs) []string {
 	return []string{exe, "local", "lb", "run", "--cluster-dir", dirs.Root}
 }
 
+// nodeRunning says whether a node runs: its init process for a real node, else its agent.
+func nodeRunning(dirs Dirs, spec *Spec, node string) bool {
+	if spec.Real() {
+		_, ok := vm.Running(dirs.Node(node))
+		return ok
+	}
+	return agentAlive(dirs, node)
+}
+
 // agentAlive says whether a node's agent runs, matched by its exact arguments.
 func agentAlive(dirs Dirs, node string) bool {
 	return proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node))
@@ -32,6 +43,9 @@ func agentAlive(dirs Dirs, node string) bool {
 // startProcesses starts the load balancer and every node agent that does not run, and returns
 // the nodes it started.
 func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
+	if spec.Real() {
+		return startRealNodes(dirs, spec, spec.Nodes, exe)
+	}
 	if spec.LoadBalancerIP != "" {
 		if _, err := s.StartLoadBalancer(spec.Name, exe); err != nil {
 			return nil, err
@@ -118,12 +132,20 @@ func (s Store) Delete(name, kubeconfig string) error {
 			}
 		}
 	}
+	// Real nodes are powered off, every process of theirs killed, as VMs are; their load
+	// balancer's address goes back once it is stopped.
+	spec, specErr := ReadSpec(dirs)
+	if specErr == nil && spec.Real() {
+		if err := deleteRealNodes(dirs, spec); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	// Agents stop their pods and static components on SIGTERM; whatever still uses the
 	// cluster's directory afterwards is killed. A killed agent leaves its egress socket, which
 	// may be outside the directory.
 	var agents []int
 	var sockets []string
-	if spec, err := ReadSpec(dirs); err == nil {
+	if specErr == nil && !spec.Real() {
 		for _, n := range spec.Nodes {
 			if agentAlive(dirs, n.Name) {
 				agents = append(agents, proc.ReadPID(dirs.NodePID(n.Name)))
@@ -141,6 +163,11 @@ func (s Store) Delete(name, kubeconfig string) error {
 	}
 	if err := proc.Terminate(proc.Using(dirs.Root), 10*time.Second); err != nil {
 		errs = append(errs, err)
+	}
+	if specErr == nil && spec.Real() && spec.LoadBalancerIP != "" {
+		if err := vm.RemoveHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := os.RemoveAll(dirs.Root); err != nil {
 		errs = append(errs, err)

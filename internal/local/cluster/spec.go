@@ -51,6 +51,9 @@ type Spec struct {
 	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`
 	// Nodes of the cluster, control-plane nodes first.
 	Nodes []NodeSpec `json:"nodes"`
+	// Runtime is what runs the nodes: RuntimeReal for real nodes (containerd and the real kubelet
+	// in nodes of namespaces, booted by kubeadm), empty for the node agent.
+	Runtime string `json:"runtime,omitempty"`
 	// Owner is the Cluster API Cluster (namespace/name, uid) whose machines are this cluster's
 	// nodes; empty for a cluster `slipway local cluster create` made. The local infrastructure
 	// provider adds and removes the nodes of an owned cluster one machine at a time.

@@ -52,7 +52,7 @@ func (s Store) Inspect(spec *Spec) State {
 	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || LoadBalancerRunning(dirs)
 	for _, n := range spec.Nodes {
 		switch {
-		case agentAlive(dirs, n.Name):
+		case nodeRunning(dirs, spec, n.Name):
 			st.NodesRunning++
 		case len(proc.Using(dirs.Node(n.Name))) > 0:
 			st.Orphaned = append(st.Orphaned, n.Name)

@@ -91,7 +91,11 @@ func (s Store) FreeIndex() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	used := map[int]bool{}
+	// Real nodes of another store on this host hold their block on the bridge.
+	used, err := realBlocksInUse()
+	if err != nil {
+		return 0, err
+	}
 	for _, spec := range specs {
 		used[spec.Index] = true
 	}

@@ -82,3 +82,19 @@ func (d Daemon) Stop() (bool, error) {
 	}
 	return true, proc.Terminate([]int{pid}, 10*time.Second)
 }
+
+// Address returns the loopback address the running registry listens on, read from its
+// arguments.
+func (d Daemon) Address() (string, bool) {
+	pid, ok := d.Running()
+	if !ok {
+		return "", false
+	}
+	args := proc.Cmdline(pid)
+	for i, a := range args {
+		if a == "--address" && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return DefaultAddress, true
+}

@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -100,4 +102,77 @@ func deleteNetwork(dir string) error {
 		return nil
 	}
 	return ip("netns", "del", ns)
+}
+
+// UsedAddresses returns the bridge addresses the host's nodes hold (every node of every store on
+// this host, found by its network namespace) and the host's own on the bridge, its load
+// balancers'.
+func UsedAddresses() ([]netip.Addr, error) {
+	var used []netip.Addr
+	entries, err := os.ReadDir("/run/netns")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "slipway-") {
+			continue
+		}
+		out, err := proc.Output(context.Background(), nil, "ip", "-n", e.Name(), "-4", "-o", "addr", "show", "dev", nodeInterface)
+		if err != nil {
+			continue // a namespace being made or deleted
+		}
+		used = append(used, addressesOf(string(out))...)
+	}
+	if linkExists(hostnet.BridgeName) {
+		out, err := proc.Output(context.Background(), nil, "ip", "-4", "-o", "addr", "show", "dev", hostnet.BridgeName)
+		if err != nil {
+			return nil, err
+		}
+		used = append(used, addressesOf(string(out))...)
+	}
+	return used, nil
+}
+
+// addressesOf reads the addresses of `ip -o addr show` lines ("2: eth0    inet 198.18.1.2/15 …").
+func addressesOf(out string) []netip.Addr {
+	var addrs []netip.Addr
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		for i, f := range fields {
+			if f != "inet" || i+1 >= len(fields) {
+				continue
+			}
+			if p, err := netip.ParsePrefix(fields[i+1]); err == nil {
+				addrs = append(addrs, p.Addr())
+			}
+		}
+	}
+	return addrs
+}
+
+// AddHostAddress gives the host another address on the bridge, where a cluster's load balancer
+// answers its nodes and the host's clients.
+func AddHostAddress(addr netip.Addr) error {
+	if !hostnet.Network.Contains(addr) {
+		return fmt.Errorf("%s is not on the bridge's network %s", addr, hostnet.Network)
+	}
+	if err := EnsureBridge(); err != nil {
+		return err
+	}
+	return ip("addr", "replace", netip.PrefixFrom(addr, 32).String(), "dev", hostnet.BridgeName)
+}
+
+// RemoveHostAddress takes an address AddHostAddress gave back from the host.
+func RemoveHostAddress(addr netip.Addr) error {
+	if !linkExists(hostnet.BridgeName) {
+		return nil
+	}
+	out, err := proc.Output(context.Background(), nil, "ip", "-4", "-o", "addr", "show", "dev", hostnet.BridgeName)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(addressesOf(string(out)), addr) {
+		return nil
+	}
+	return ip("addr", "del", netip.PrefixFrom(addr, 32).String(), "dev", hostnet.BridgeName)
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,6 +94,23 @@ func Create(dir string, spec Spec, userData []byte) error {
 	return createCgroups(namespaceName(dir))
 }
 
+// RootPath is where path of the node (/etc/kubernetes/pki) is kept in its state directory, for
+// what is written into a node before it boots, as a VM image's files are.
+func RootPath(dir, path string) string { return filepath.Join(dir, rootDir, path) }
+
+// LogPath is the path of one of the node's logs (cloud-init-output.log, kubelet.log).
+func LogPath(dir, name string) string { return filepath.Join(dir, logsDir, name) }
+
+// Booted says whether the node executed its cloud-init, and how it ended ("finished" or
+// "failed: …").
+func Booted(dir string) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, bootedFile))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(data)), true
+}
+
 // ReadSpec reads the spec a node was created with.
 func ReadSpec(dir string) (Spec, error) {
 	var s Spec
@@ -104,10 +122,25 @@ func ReadSpec(dir string) (Spec, error) {
 }
 
 // Start starts the node's init process, detached, in the node's network namespace and in new
-// mount and UTS namespaces, unless it runs. It returns the init process's pid.
+// mount and UTS namespaces, unless it runs. It returns the init process's pid. After a host
+// restart, which takes the bridge, network namespaces and cgroups with it, it makes them again
+// first.
 func Start(dir, executable string) (int, error) {
 	if pid, ok := Running(dir); ok {
 		return pid, nil
+	}
+	spec, err := ReadSpec(dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := EnsureBridge(); err != nil {
+		return 0, err
+	}
+	if err := createNetwork(dir, spec.Address); err != nil {
+		return 0, err
+	}
+	if err := createCgroups(namespaceName(dir)); err != nil {
+		return 0, err
 	}
 	// nsenter joins the network namespace, which a new process cannot be cloned into; the mount
 	// and UTS namespaces are new from the clone.

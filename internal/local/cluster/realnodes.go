@@ -1,0 +1,325 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/registry"
+	"github.com/slipway-dev/slipway/internal/local/vm"
+	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/progress"
+)
+
+// RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
+// running containerd and the real kubelet, booted by kubeadm. An empty Runtime is the node agent.
+const RuntimeReal = "real"
+
+// Real says whether the cluster's nodes are real nodes.
+func (s *Spec) Real() bool { return s.Runtime == RuntimeReal }
+
+// realAddress is host address h of a cluster's block on the bridge, 198.18.<index>.<h>. Block 0
+// is the host's.
+func realAddress(index, h int) netip.Addr {
+	return netip.AddrFrom4([4]byte{198, 18, byte(index), byte(h)})
+}
+
+// NewRealSpec lays out a cluster of real nodes as NewSpec names them: node n (from 1) at
+// 198.18.<index>.<n+1> on the bridge, its only address; the load balancer of several
+// control-plane nodes at 198.18.<index>.1, an address of the host's. The controller manager
+// gives each node its pod CIDR.
+func NewRealSpec(name, version string, index, controlPlanes, workers int) *Spec {
+	s := NewSpec(name, version, index, controlPlanes, workers)
+	s.Runtime = RuntimeReal
+	if s.LoadBalancerIP != "" {
+		s.LoadBalancerIP = realAddress(index, 1).String()
+	}
+	for i := range s.Nodes {
+		a := realAddress(index, i+2).String()
+		s.Nodes[i].IP, s.Nodes[i].Address = a, a
+		s.Nodes[i].PodCIDR, s.Nodes[i].PodLoopbackCIDR = "", ""
+	}
+	return s
+}
+
+// realBlocksInUse returns the indexes of the bridge blocks that nodes or load balancers of any
+// store on this host hold.
+func realBlocksInUse() (map[int]bool, error) {
+	addrs, err := vm.UsedAddresses()
+	if err != nil {
+		return nil, err
+	}
+	used := map[int]bool{}
+	for _, a := range addrs {
+		if b := a.As4(); b[0] == 198 && b[1] == 18 {
+			used[int(b[2])] = true
+		}
+	}
+	return used, nil
+}
+
+// nodeHostCommands are what a real node runs from the host, as a VM runs them from its image.
+var nodeHostCommands = map[string]string{
+	"containerd": "containerd", "runc": "runc", "nsenter": "util-linux", "ip": "iproute2",
+	"iptables": "iptables", "conntrack": "conntrack",
+}
+
+// cniPlugins is where Debian's containernetworking-plugins puts the plugins the pod network uses.
+const cniPlugins = "/usr/lib/cni"
+
+// LocalRegistry returns the address of the local registry this store's `slipway local registry
+// start` (and so `make images`) runs, which real nodes pull from.
+func LocalRegistry() (string, error) {
+	home, err := Home()
+	if err != nil {
+		return "", err
+	}
+	addr, ok := registry.Daemon{Dir: filepath.Join(home, "registry")}.Address()
+	if !ok {
+		return "", errors.New("the local registry, which real nodes pull Kubernetes' images from, does not run: `make images` starts it and pushes them (or `slipway local registry start`)")
+	}
+	return addr, nil
+}
+
+// EnsureRealNodeImage checks what a real node of this Kubernetes version needs: root, the host's
+// packages, the kubelet and kubeadm built by `make assets`, and the release's images in the local
+// registry, which the nodes pull from. It returns the registry's address.
+func EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", errors.New("real nodes are made of namespaces, cgroups and a bridge: run slipway as root")
+	}
+	var missing []string
+	for cmd, pkg := range nodeHostCommands {
+		if _, err := exec.LookPath(cmd); err != nil {
+			missing = append(missing, pkg)
+		}
+	}
+	for _, plugin := range []string{"bridge", "host-local", "portmap", "loopback"} {
+		if _, err := os.Stat(filepath.Join(cniPlugins, plugin)); err != nil {
+			missing = append(missing, "containernetworking-plugins")
+			break
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return "", fmt.Errorf("a real node needs the host's %s: apt-get install %s", strings.Join(missing, ", "), strings.Join(missing, " "))
+	}
+	set, err := assets.Find()
+	if err != nil {
+		return "", err
+	}
+	for _, bin := range []string{"kubelet", "kubeadm"} {
+		if _, err := set.Kubernetes(version, bin); err != nil {
+			return "", err
+		}
+	}
+	release, err := assets.ReleaseOf(version)
+	if err != nil {
+		return "", err
+	}
+	addr, err := LocalRegistry()
+	if err != nil {
+		return "", err
+	}
+	url := fmt.Sprintf("http://%s/v2/tkg/pause/manifests/%s", addr, release.PauseTag)
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("the local registry at %s does not answer: %w", addr, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the local registry at %s has no %s (%s): run `make images`, which pushes Kubernetes' images there", addr, release.PauseImage(), resp.Status)
+	}
+	return addr, nil
+}
+
+// registryMirrors are the registries a real node pulls from through the local registry at addr,
+// on the host's bridge address: the ones slipway's images are named by, and the local registry's
+// own loopback names, so that an image pushed to 127.0.0.1:5000/app:v1 runs as
+// 127.0.0.1:5000/app:v1 (kind's local-registry convention).
+func registryMirrors(addr string) map[string]string {
+	_, port, _ := strings.Cut(addr, ":")
+	url := "http://" + hostnet.HostAddress.String() + ":" + port
+	mirrors := map[string]string{addr: url, "localhost:" + port: url}
+	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io"} {
+		mirrors[host] = url
+	}
+	return mirrors
+}
+
+// prepareRealNodes writes every node's state: its spec and cloud-init, its network namespace
+// and cgroups, and the CAs of the control-plane nodes.
+func prepareRealNodes(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) error {
+	b, err := newBootstrap(cas)
+	if err != nil {
+		return err
+	}
+	set, err := assets.Find()
+	if err != nil {
+		return err
+	}
+	for _, n := range spec.Nodes {
+		release, err := assets.ReleaseOf(spec.NodeVersion(n))
+		if err != nil {
+			return err
+		}
+		kubelet, err := set.Kubernetes(release.Version, "kubelet")
+		if err != nil {
+			return err
+		}
+		data, err := userData(spec, n, b)
+		if err != nil {
+			return err
+		}
+		dir := dirs.Node(n.Name)
+		if n.Role == RoleControlPlane {
+			if err := cas.Write(vm.RootPath(dir, "/etc/kubernetes/pki")); err != nil {
+				return err
+			}
+		}
+		vs := vm.Spec{Name: n.Name, Address: netip.MustParseAddr(n.IP), BinDir: filepath.Dir(kubelet),
+			SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr)}
+		if err := vm.Create(dir, vs, []byte(data)); err != nil {
+			return fmt.Errorf("failed to make node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// startRealNodes starts the load balancer and the nodes of a cluster of real nodes that do not
+// run, and returns the nodes it started.
+func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]NodeSpec, error) {
+	if spec.LoadBalancerIP != "" {
+		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
+			return nil, err
+		}
+		if _, err := StartLoadBalancerIn(dirs, exe); err != nil {
+			return nil, err
+		}
+	}
+	var started []NodeSpec
+	for _, n := range nodes {
+		if _, ok := vm.Running(dirs.Node(n.Name)); ok {
+			continue
+		}
+		if _, err := vm.Start(dirs.Node(n.Name), exe); err != nil {
+			return nil, fmt.Errorf("failed to start node %s: %w", n.Name, err)
+		}
+		started = append(started, n)
+	}
+	return started, nil
+}
+
+// waitForBoot waits until the nodes executed their cloud-init (kubeadm init or join), and fails
+// at once, naming the node's log, when one failed.
+func waitForBoot(ctx context.Context, dirs Dirs, nodes []NodeSpec, timeout time.Duration) error {
+	var pending []string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		pending = nil
+		for _, n := range nodes {
+			dir := dirs.Node(n.Name)
+			status, ok := vm.Booted(dir)
+			switch {
+			case !ok:
+				pending = append(pending, n.Name)
+			case status != "finished":
+				return false, fmt.Errorf("node %s did not boot: cloud-init %s (its log: %s)", n.Name, status, vm.LogPath(dir, "cloud-init-output.log"))
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil && len(pending) > 0 {
+		return fmt.Errorf("nodes %s did not finish kubeadm within %s (logs: %s): %w", strings.Join(pending, ", "), timeout, dirs.Node(pending[0]), err)
+	}
+	return err
+}
+
+// deleteRealNodes powers off and removes every node of a cluster of real nodes, and takes its
+// load balancer's address back from the host.
+func deleteRealNodes(dirs Dirs, spec *Spec) error {
+	var errs []error
+	for _, n := range spec.Nodes {
+		dir := dirs.Node(n.Name)
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := vm.Delete(dir); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// bootRealNodes boots a new cluster's real nodes in kind's order: the first control-plane node
+// (kubeadm init, which also applies the runtime's pod network), then the other control-plane
+// nodes one at a time (kubeadm join --control-plane adds an etcd member each), then the workers
+// together.
+func (s Store) bootRealNodes(ctx context.Context, p *progress.Printer, dirs Dirs, spec *Spec, cfg *rest.Config, exe string, start time.Time) error {
+	cps := spec.ControlPlane()
+	if err := step(p, "Starting control-plane 🕹️", func() error {
+		for i, n := range cps {
+			if _, err := startRealNodes(dirs, spec, []NodeSpec{n}, exe); err != nil {
+				return err
+			}
+			if err := waitForBoot(ctx, dirs, []NodeSpec{n}, 4*time.Minute); err != nil {
+				return err
+			}
+			if i == 0 {
+				if err := waitForAPI(ctx, cfg, 2*time.Minute); err != nil {
+					return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(n.Name))
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := step(p, "Installing CNI 🔌", func() error {
+		// The control-plane node applies the pod network when its API server answers.
+		return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, podNetworkName, metav1.GetOptions{})
+			return err == nil, nil
+		})
+	}); err != nil {
+		return fmt.Errorf("the pod network was not applied: %w (log: %s)", err, vm.LogPath(dirs.Node(cps[0].Name), "boot.log"))
+	}
+	workers := spec.Nodes[len(cps):]
+	if len(workers) == 0 {
+		return nil
+	}
+	return step(p, "Joining worker nodes 🚜", func() error {
+		if _, err := startRealNodes(dirs, spec, workers, exe); err != nil {
+			return err
+		}
+		if err := waitForBoot(ctx, dirs, workers, 4*time.Minute); err != nil {
+			return err
+		}
+		return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute)
+	})
+}
+
+// podNetworkName is the runtime's pod network DaemonSet (config/local-pod-network).
+const podNetworkName = "local-pod-network"

@@ -164,7 +164,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 
 	// kubectl logs shows the requests the pod served.
 	eventually(t, 30*time.Second, "kubectl logs", func() error {
-		out, err := kubectl("logs", "deployment/hello", "--all-containers", "--prefix", "--since=1h", "-l", "app=hello")
+		out, err := kubectl("logs", "-l", "app=hello", "--all-containers", "--prefix", "--tail=-1")
 		if err != nil || !strings.Contains(out, "GET / from") || !strings.Contains(out, "serving on :8080") {
 			return fmt.Errorf("%v: %s", err, out)
 		}

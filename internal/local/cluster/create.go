@@ -139,11 +139,16 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	spec := NewSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	newSpec := NewSpec
 	if opts.RealNodes {
-		spec = NewRealSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
-	} else if err := checkPorts(spec); err != nil {
-		return err
+		newSpec = NewRealSpec
+	}
+	spec := newSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	// Real nodes listen in their own network namespaces, on addresses FreeIndex found free.
+	if !spec.Real() {
+		if err := checkPorts(spec); err != nil {
+			return err
+		}
 	}
 	if opts.Executable == "" {
 		if opts.Executable, err = os.Executable(); err != nil {

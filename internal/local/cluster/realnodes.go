@@ -36,7 +36,17 @@ func (s *Spec) Real() bool { return s.Runtime == RuntimeReal }
 // realAddress is host address h of a cluster's block on the bridge, 198.18.<index>.<h>. Block 0
 // is the host's.
 func realAddress(index, h int) netip.Addr {
-	return netip.AddrFrom4([4]byte{198, 18, byte(index), byte(h)})
+	a := hostnet.Network.Addr().As4()
+	return netip.AddrFrom4([4]byte{a[0], a[1], byte(index), byte(h)})
+}
+
+// realBlock returns the index of the cluster block an address of the bridge is in.
+func realBlock(a netip.Addr) (int, bool) {
+	if !a.Is4() {
+		return 0, false
+	}
+	b, net := a.As4(), hostnet.Network.Addr().As4()
+	return int(b[2]), b[0] == net[0] && b[1] == net[1]
 }
 
 // NewRealSpec lays out a cluster of real nodes as NewSpec names them: node n (from 1) at
@@ -66,8 +76,8 @@ func realBlocksInUse() (map[int]bool, error) {
 	}
 	used := map[int]bool{}
 	for _, a := range addrs {
-		if b := a.As4(); b[0] == 198 && b[1] == 18 {
-			used[int(b[2])] = true
+		if index, ok := realBlock(a); ok {
+			used[index] = true
 		}
 	}
 	return used, nil
@@ -141,7 +151,7 @@ func EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return "", fmt.Errorf("the local registry at %s does not answer: %w", addr, err)
 	}

@@ -123,14 +123,20 @@ func UsedAddresses() ([]netip.Addr, error) {
 		}
 		used = append(used, addressesOf(string(out))...)
 	}
-	if linkExists(hostnet.BridgeName) {
-		out, err := proc.Output(context.Background(), nil, "ip", "-4", "-o", "addr", "show", "dev", hostnet.BridgeName)
-		if err != nil {
-			return nil, err
-		}
-		used = append(used, addressesOf(string(out))...)
+	own, err := hostAddresses()
+	return append(used, own...), err
+}
+
+// hostAddresses returns the host's addresses on the bridge; none when it does not exist.
+func hostAddresses() ([]netip.Addr, error) {
+	if !linkExists(hostnet.BridgeName) {
+		return nil, nil
 	}
-	return used, nil
+	out, err := proc.Output(context.Background(), nil, "ip", "-4", "-o", "addr", "show", "dev", hostnet.BridgeName)
+	if err != nil {
+		return nil, err
+	}
+	return addressesOf(string(out)), nil
 }
 
 // addressesOf reads the addresses of `ip -o addr show` lines ("2: eth0    inet 198.18.1.2/15 …").
@@ -164,15 +170,9 @@ func AddHostAddress(addr netip.Addr) error {
 
 // RemoveHostAddress takes an address AddHostAddress gave back from the host.
 func RemoveHostAddress(addr netip.Addr) error {
-	if !linkExists(hostnet.BridgeName) {
-		return nil
-	}
-	out, err := proc.Output(context.Background(), nil, "ip", "-4", "-o", "addr", "show", "dev", hostnet.BridgeName)
-	if err != nil {
+	own, err := hostAddresses()
+	if err != nil || !slices.Contains(own, addr) {
 		return err
-	}
-	if !slices.Contains(addressesOf(string(out)), addr) {
-		return nil
 	}
 	return ip("addr", "del", netip.PrefixFrom(addr, 32).String(), "dev", hostnet.BridgeName)
 }

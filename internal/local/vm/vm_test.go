@@ -224,14 +224,15 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 		}
 	}
 	for _, n := range []testNode{cp, worker} {
+		var status string
 		if err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
-			_, err := os.Stat(filepath.Join(n.dir, bootedFile))
-			return err == nil, nil
+			var booted bool
+			status, booted = Booted(n.dir)
+			return booted, nil
 		}); err != nil {
 			t.Fatalf("cloud-init of %s did not finish: %v", n.name, err)
 		}
-		status, _ := os.ReadFile(filepath.Join(n.dir, bootedFile))
-		if strings.TrimSpace(string(status)) != "finished" {
+		if status != "finished" {
 			t.Fatalf("cloud-init of %s: %s", n.name, status)
 		}
 		t.Logf("cloud-init of %s (kubeadm) finished %s after the nodes started", n.name, time.Since(start).Round(time.Millisecond))

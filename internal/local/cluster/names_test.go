@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,5 +190,13 @@ func runUsing(t *testing.T, path string) int {
 	}
 	go func() { _ = cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// Start returns as the exec begins, before the kernel shows the new arguments: until then the
+	// process would look gone.
+	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(proc.Cmdline(cmd.Process.Pid), "--dir="+path+"/data"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper process %d did not start", cmd.Process.Pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return cmd.Process.Pid
 }

@@ -24,13 +24,15 @@ import (
 
 // slipway is the binary under test, built once; home is its state directory; clusterctlBin is
 // upstream's, built from hack/tools/clients; kappBin and imgpkgBin are Carvel's, built from
-// hack/tools/carvel.
+// hack/tools/carvel; kubectlBin is upstream's of the default Kubernetes version, which `make
+// assets` builds.
 var (
 	slipway       string
 	home          string
 	clusterctlBin string
 	kappBin       string
 	imgpkgBin     string
+	kubectlBin    string
 )
 
 func TestMain(m *testing.M) {
@@ -75,6 +77,10 @@ func run(m *testing.M) int {
 	build.Dir = filepath.Join(root, "hack", "tools", "carvel")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: failed to build kapp and imgpkg: %v\n%s", err, out)
+		return 1
+	}
+	if kubectlBin, err = set.Kubernetes(assets.DefaultKubernetesVersion(), "kubectl"); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
 	home = filepath.Join(tmp, "home")
@@ -136,16 +142,8 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 	if err != nil {
 		t.Fatalf("kubeconfig: %v\n%s", err, kubeconfig)
 	}
-	lc.config, err = clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lc.client, err = client.New(lc.config, client.Options{Scheme: scheme.New()}); err != nil {
-		t.Fatal(err)
-	}
-	if lc.cs, err = kubernetes.NewForConfig(lc.config); err != nil {
-		t.Fatal(err)
-	}
+	clients := clientsFor(t, []byte(kubeconfig))
+	lc.config, lc.client, lc.cs = clients.config, clients.client, clients.cs
 	t.Cleanup(func() {
 		if _, err := os.Stat(lc.dirs.Root); err == nil {
 			if out, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", name); err != nil {
@@ -154,6 +152,23 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 		}
 	})
 	return lc
+}
+
+// clientsFor makes the clients of the cluster a kubeconfig names.
+func clientsFor(t *testing.T, kubeconfig []byte) *localCluster {
+	t.Helper()
+	var lc localCluster
+	var err error
+	if lc.config, err = clientcmd.RESTConfigFromKubeConfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if lc.client, err = client.New(lc.config, client.Options{Scheme: scheme.New()}); err != nil {
+		t.Fatal(err)
+	}
+	if lc.cs, err = kubernetes.NewForConfig(lc.config); err != nil {
+		t.Fatal(err)
+	}
+	return &lc
 }
 
 // eventually polls f until it returns nil or the timeout passes.

@@ -1,0 +1,500 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/images"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+)
+
+// TestRealNodesRunAnApplication makes a cluster of real nodes (`local cluster create
+// --real-nodes`: containerd and the real kubelet in nodes of namespaces, booted by kubeadm) and
+// runs an application on it as a user would: an image built here and pushed to the local
+// registry, a Deployment of 2 replicas spread over 2 workers, its ClusterIP Service reached by
+// name from a pod (kube-proxy and CoreDNS), a NodePort reached from the host, and upstream
+// kubectl's logs, exec, port-forward, cp and drain. Deleting the cluster leaves nothing.
+func TestRealNodesRunAnApplication(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("real nodes need root: run the tests as root")
+	}
+	ctx := t.Context()
+	registryAddr := startRegistryWithNodeImages(t)
+	image := pushApplicationImage(t, registryAddr)
+
+	start := time.Now()
+	out, err := runSlipway(t, "local", "cluster", "create", "apps", "--real-nodes", "--worker-nodes", "2")
+	t.Cleanup(func() {
+		store := cluster.Store{Root: filepath.Join(home, "local")}
+		dirs, _ := store.Dirs("apps")
+		if _, err := os.Stat(dirs.Root); err == nil {
+			if t.Failed() {
+				dumpRealNodeLogs(t, dirs)
+			}
+			_, _ = runSlipwayContext(context.Background(), "local", "cluster", "delete", "apps")
+		}
+	})
+	if err != nil {
+		t.Fatalf("create: %v\n%s", err, out)
+	}
+	t.Logf("created a cluster of 3 real nodes in %s:\n%s", time.Since(start).Round(100*time.Millisecond), out)
+	for _, line := range []string{"Ensuring node image (slipway real node", "Preparing nodes", "Starting control-plane",
+		"Installing CNI", "Joining worker nodes", "Ready after", `Set kubectl context to "slipway-apps"`} {
+		if !strings.Contains(out, line) {
+			t.Errorf("create output lacks %q", line)
+		}
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if out, err := runSlipway(t, "local", "cluster", "kubeconfig", "apps"); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(kubeconfig, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	mustKubectl := func(args ...string) string {
+		t.Helper()
+		out, err := kubectl(args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	if out := mustKubectl("get", "nodes", "-o", "wide"); strings.Count(out, " Ready ") != 3 {
+		t.Fatalf("not 3 Ready nodes:\n%s", out)
+	} else {
+		t.Logf("kubectl get nodes:\n%s", out)
+	}
+	if out := mustKubectl("get", "pods", "-n", "kube-system", "-o", "wide"); !strings.Contains(out, "kube-proxy") || !strings.Contains(out, "coredns") {
+		t.Errorf("kubeadm's add-ons are not there:\n%s", out)
+	}
+
+	lc := clusterClients(t, kubeconfig)
+	workers := []string{"apps-worker", "apps-worker2"}
+	deploy := applicationDeployment(image, workers)
+	if _, err := lc.cs.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "hello"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if svc, err = lc.cs.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitForApplication(t, lc, 2, 3*time.Minute)
+	t.Logf("the application's 2 pods ran %s after the cluster was created", time.Since(start).Round(time.Second))
+	byNode := map[string]string{}
+	for _, p := range pods {
+		byNode[p.Spec.NodeName] = p.Name
+	}
+	if len(byNode) != 2 {
+		t.Fatalf("the 2 replicas are not on 2 workers: %v", byNode)
+	}
+
+	// The Service by name from a pod, through CoreDNS and kube-proxy: both replicas answer,
+	// one of them on the other node.
+	client := pods[0]
+	seen := map[string]bool{}
+	eventually(t, time.Minute, "both replicas answering through the Service's name", func() error {
+		out, err := kubectl("exec", client.Name, "--", "/httpserver", "get", "http://hello.default.svc.cluster.local/")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		for pod := range strings.FieldsSeq(out) {
+			seen[strings.TrimPrefix(pod, "pod=")] = true
+		}
+		if !seen[pods[0].Name] || !seen[pods[1].Name] {
+			return fmt.Errorf("seen %v", seen)
+		}
+		return nil
+	})
+
+	// The NodePort from the host, on each worker's address.
+	nodes, err := lc.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if !strings.Contains(n.Name, "worker") {
+			continue
+		}
+		url := fmt.Sprintf("http://%s/", net.JoinHostPort(internalIP(&n), fmt.Sprint(svc.Spec.Ports[0].NodePort)))
+		eventually(t, time.Minute, "the NodePort from the host at "+url, func() error {
+			body, err := httpGet(ctx, url)
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(body, "pod=hello-") {
+				return fmt.Errorf("answer %q", body)
+			}
+			return nil
+		})
+	}
+
+	// kubectl logs shows the requests the pod served.
+	eventually(t, 30*time.Second, "kubectl logs", func() error {
+		out, err := kubectl("logs", "-l", "app=hello", "--all-containers", "--prefix", "--tail=-1")
+		if err != nil || !strings.Contains(out, "GET / from") || !strings.Contains(out, "serving on :8080") {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
+
+	// kubectl port-forward to a pod, from the host.
+	portForwardKubectl(t, kubeconfig, pods[1].Name)
+
+	// kubectl cp into a pod, then read it back with exec.
+	local := filepath.Join(t.TempDir(), "greeting.txt")
+	if err := os.WriteFile(local, []byte("copied by kubectl cp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl("cp", local, pods[1].Name+":/tmp/greeting.txt")
+	if out := mustKubectl("exec", pods[1].Name, "--", "cat", "/tmp/greeting.txt"); out != "copied by kubectl cp\n" {
+		t.Errorf("the copied file reads %q", out)
+	}
+
+	// Drain evicts the worker's pod; the Deployment brings it back on the other worker.
+	drained := workers[0]
+	out = mustKubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2m")
+	t.Logf("kubectl drain %s:\n%s", drained, out)
+	if !strings.Contains(out, "evicting pod default/"+byNode[drained]) {
+		t.Errorf("drain did not evict %s", byNode[drained])
+	}
+	after := waitForApplication(t, lc, 2, 2*time.Minute)
+	for _, p := range after {
+		if p.Spec.NodeName == drained {
+			t.Errorf("pod %s runs on the drained node", p.Name)
+		}
+	}
+
+	if out, err := runSlipway(t, "local", "cluster", "delete", "apps"); err != nil {
+		t.Fatalf("delete: %v\n%s", err, out)
+	}
+	checkNoRealNodeLeft(t)
+}
+
+// startRegistryWithNodeImages starts the local registry of the test's slipway home and pushes
+// what a real node pulls (`make images` does this for a user).
+func startRegistryWithNodeImages(t *testing.T) string {
+	t.Helper()
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	if out, err := runSlipway(t, "local", "registry", "start", "--address", addr); err != nil {
+		t.Fatalf("registry start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
+	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
+	if err != nil {
+		t.Fatalf("%v (make image-layout builds the images)", err)
+	}
+	release, err := assets.ReleaseOf(assets.DefaultKubernetesVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := ":" + release.Version + "_vmware.1"
+	want := []string{"/kube-apiserver" + tag, "/kube-controller-manager" + tag, "/kube-scheduler" + tag, "/kube-proxy" + tag,
+		"/etcd:" + release.EtcdTag, "/pause:" + release.PauseTag, "/coredns:" + release.CoreDNSTag, "/local-pod-network:"}
+	pushed := 0
+	for _, b := range built {
+		for _, w := range want {
+			if strings.Contains(b.Ref, w) {
+				if _, _, err := images.Push(t.Context(), addr, b); err != nil {
+					t.Fatal(err)
+				}
+				pushed++
+			}
+		}
+	}
+	if pushed != len(want) {
+		t.Fatalf("pushed %d of the %d images a node pulls: run make image-layout", pushed, len(want))
+	}
+	return addr
+}
+
+// pushApplicationImage builds the test's HTTP server (also its client) into an image with
+// Debian's busybox (sh, tar and cat, which kubectl exec and cp use) and pushes it to the local registry, as a
+// user pushes an application to kind's local registry. It returns the image's name.
+func pushApplicationImage(t *testing.T, registryAddr string) string {
+	t.Helper()
+	busybox, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		t.Fatalf("Debian's busybox-static is not installed (apt-get install busybox-static; .ci/run installs it): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "httpserver")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./testdata/httpserver")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build httpserver: %v\n%s", err, out)
+	}
+	server, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	files := map[string][]byte{"bin/busybox": busybox, "httpserver": server}
+	for _, dir := range []string{"bin/", "tmp/", "data/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o1777}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"bin/busybox", "httpserver"} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(files[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, applet := range []string{"sh", "tar", "cat", "ls", "sleep"} {
+		if err := tw.WriteHeader(&tar.Header{Name: "bin/" + applet, Linkname: "/bin/busybox", Typeflag: tar.TypeSymlink, Mode: 0o777}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err = mutate.Config(img, v1.Config{Entrypoint: []string{"/httpserver"}, Env: []string{"PATH=/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := registryAddr + "/e2e/httpserver:v1"
+	tag, err := name.NewTag(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(tag, img, remote.WithContext(t.Context())); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// applicationDeployment is 2 replicas of the HTTP server, one on each worker.
+func applicationDeployment(image string, workers []string) *appsv1.Deployment {
+	labels := map[string]string{"app": "hello"}
+	fieldEnv := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](2),
+					// One replica a worker; after a drain both may share the other.
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+							PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
+								LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}},
+					}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+						WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}},
+					Containers: []corev1.Container{{
+						Name:  "hello",
+						Image: image,
+						Env: []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name"), fieldEnv("NODE_NAME", "spec.nodeName"),
+							{Name: "DATA_DIR", Value: "/data"}},
+						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+							HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// waitForApplication waits until want pods of the Deployment are Ready, and no other is left.
+func waitForApplication(t *testing.T, lc *localCluster, want int, timeout time.Duration) []corev1.Pod {
+	t.Helper()
+	var ready []corev1.Pod
+	eventually(t, timeout, fmt.Sprintf("%d ready pods of the application", want), func() error {
+		list, err := lc.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{LabelSelector: "app=hello"})
+		if err != nil {
+			return err
+		}
+		ready = nil
+		var states []string
+		for _, p := range list.Items {
+			if podReady(&p) && p.DeletionTimestamp == nil {
+				ready = append(ready, p)
+			}
+			states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase))
+		}
+		if len(ready) != want || len(list.Items) != want {
+			return fmt.Errorf("pods: %s", strings.Join(states, "; "))
+		}
+		return nil
+	})
+	return ready
+}
+
+// clusterClients are the test's clients of a cluster, from its kubeconfig file.
+func clusterClients(t *testing.T, kubeconfig string) *localCluster {
+	t.Helper()
+	data, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clientsFor(t, data)
+}
+
+func internalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+func httpGet(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return string(body), err
+}
+
+// portForwardKubectl runs `kubectl port-forward` to the pod's port 8080 and reads the pod's
+// answer through it on the host.
+func portForwardKubectl(t *testing.T, kubeconfig, pod string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := exec.CommandContext(ctx, kubectlBin, "--kubeconfig", kubeconfig, "port-forward", "pod/"+pod, ":8080")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Stop kubectl, then reap it.
+	defer func() {
+		cancel()
+		_ = cmd.Wait()
+	}()
+	lines := bufio.NewScanner(stdout)
+	forwarding := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> 8080`)
+	var port string
+	for lines.Scan() {
+		if m := forwarding.FindStringSubmatch(lines.Text()); m != nil {
+			port = m[1]
+			break
+		}
+	}
+	if port == "" {
+		t.Fatal("kubectl port-forward did not say where it listens")
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	body, err := httpGet(ctx, "http://127.0.0.1:"+port+"/")
+	if err != nil || !strings.Contains(body, "pod="+pod) {
+		t.Fatalf("through kubectl port-forward: %q, %v", body, err)
+	}
+}
+
+// checkNoRealNodeLeft checks that no node of namespaces is left on the host: network namespace,
+// veth, cgroup or process.
+func checkNoRealNodeLeft(t *testing.T) {
+	t.Helper()
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "slipway-") {
+			t.Errorf("network namespace %s is left", e.Name())
+		}
+	}
+	links, _ := os.ReadDir("/sys/class/net")
+	for _, l := range links {
+		if strings.HasPrefix(l.Name(), "slw") {
+			t.Errorf("veth %s is left", l.Name())
+		}
+	}
+	cgroups, _ := os.ReadDir("/sys/fs/cgroup/memory/slipway")
+	for _, c := range cgroups {
+		if c.IsDir() {
+			t.Errorf("cgroup %s is left", c.Name())
+		}
+	}
+	out, _ := exec.Command("pgrep", "-a", "-f", "containerd --config /etc/containerd/config.toml|kubelet --bootstrap-kubeconfig").CombinedOutput()
+	if len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("processes of a node are left:\n%s", out)
+	}
+}
+
+func dumpRealNodeLogs(t *testing.T, dirs cluster.Dirs) {
+	nodes, _ := os.ReadDir(filepath.Join(dirs.Root, "nodes"))
+	for _, n := range nodes {
+		for _, f := range []string{"boot.log", "cloud-init-output.log", "kubelet.log"} {
+			data, _ := os.ReadFile(filepath.Join(dirs.Root, "nodes", n.Name(), "logs", f))
+			if len(data) > 3000 {
+				data = data[len(data)-3000:]
+			}
+			t.Logf("%s %s:\n%s", n.Name(), f, data)
+		}
+	}
+}

@@ -18,6 +18,8 @@ const (
 	capiVersion         = "v1.13.4"
 	capvVersion         = "v1.16.1"
 	metricsServerModule = "sigs.k8s.io/metrics-server"
+	localPathModule     = "github.com/rancher/local-path-provisioner"
+	localPathVersion    = "v0.0.30"
 	cpiModule           = "k8s.io/cloud-provider-vsphere"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
@@ -155,6 +157,15 @@ func specs() []spec {
 		images = append(images, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,
 			help: "--kubelet-preferred-address-types"})
 	}
+	// The provisioner of the default StorageClass on real nodes, as kind installs it. It is also
+	// its own helper pod's image: Debian's sh, mkdir and rm run the setup and teardown scripts
+	// that make and remove a volume's directory on the node.
+	images = append(images, spec{ref: assets.LocalPathProvisionerImage, root: true, host: []string{"/bin/sh", "/bin/mkdir", "/bin/rm"},
+		bin: binary{name: "local-path-provisioner-" + localPathVersion, file: "usr/bin/local-path-provisioner",
+			dir: "hack/images/local-path-provisioner", pkg: localPathModule, source: localPathModule, version: localPathVersion,
+			ldflags: "-X main.VERSION=" + localPathVersion},
+		title: "Rancher's local-path-provisioner " + localPathVersion + ", with Debian's sh, mkdir and rm for its helper pods",
+		help:  "Local Path Provisioner"})
 	const noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
 	for _, v := range []string{"v1.26.2", "v1.27.0"} {
 		images = append(images, spec{ref: tkg + "ccm/manager:" + v + "_vmware.1", bin: cloudProviderVSphere(v),

@@ -45,6 +45,8 @@ func namedImages(t *testing.T, root string) map[string]string {
 	for ref, where := range releaseImages(t, root) {
 		named[ref] = where
 	}
+	// The local runtime's storage manifest, rendered with it (internal/local/cluster tests that).
+	named[assets.LocalPathProvisionerImage] = "the local runtime's default StorageClass"
 	for _, p := range clusterctl.Providers() {
 		if p.Image != "" {
 			named[p.Image] = "the provider repository (" + p.Name + ")"

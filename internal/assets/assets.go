@@ -42,6 +42,11 @@ type Release struct {
 // imageRepository on a node.
 const ImageRepository = "projects.registry.vmware.com/tkg"
 
+// LocalPathProvisionerImage is the provisioner of the default StorageClass on a cluster of real
+// nodes, Rancher's local-path-provisioner under the name its project publishes it, as kind
+// installs it; `make images` builds it from source.
+const LocalPathProvisionerImage = "docker.io/rancher/local-path-provisioner:v0.0.30"
+
 // Releases are the images of each of KubernetesVersions, as packages/tkr's values name them.
 var Releases = []Release{
 	{Version: "v1.35.4", EtcdTag: "v3.6.5_vmware.2", PauseTag: "3.10.1", CoreDNSTag: "v1.12.4_vmware.1"},

@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -32,14 +33,16 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // TestRealNodesRunAnApplication makes a cluster of real nodes (`local cluster create
 // --real-nodes`: containerd and the real kubelet in nodes of namespaces, booted by kubeadm) and
 // runs an application on it as a user would: an image built here and pushed to the local
 // registry, a Deployment of 2 replicas spread over 2 workers, its ClusterIP Service reached by
-// name from a pod (kube-proxy and CoreDNS), a NodePort reached from the host, and upstream
-// kubectl's logs, exec, port-forward, cp and drain. Deleting the cluster leaves nothing.
+// name from a pod (kube-proxy and CoreDNS), a NodePort reached from the host, a claim of the
+// default StorageClass bound and written, and upstream kubectl's logs, exec, port-forward, cp and
+// drain. Deleting the cluster leaves nothing.
 func TestRealNodesRunAnApplication(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes need root: run the tests as root")
@@ -65,7 +68,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	}
 	t.Logf("created a cluster of 3 real nodes in %s:\n%s", time.Since(start).Round(100*time.Millisecond), out)
 	for _, line := range []string{"Ensuring node image (slipway real node", "Preparing nodes", "Starting control-plane",
-		"Installing CNI", "Joining worker nodes", "Ready after", `Set kubectl context to "slipway-apps"`} {
+		"Installing CNI", "Installing StorageClass", "Joining worker nodes", "Ready after", `Set kubectl context to "slipway-apps"`} {
 		if !strings.Contains(out, line) {
 			t.Errorf("create output lacks %q", line)
 		}
@@ -184,6 +187,10 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 		t.Errorf("the copied file reads %q", out)
 	}
 
+	// A claim of the default StorageClass, bound when its pod is scheduled, written by the pod and
+	// found on its node's disk.
+	writeVolume(t, lc, image, kubectl)
+
 	// Drain evicts the worker's pod; the Deployment brings it back on the other worker.
 	drained := workers[0]
 	out = mustKubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2m")
@@ -232,7 +239,8 @@ func startRegistryWithNodeImages(t *testing.T) string {
 	}
 	tag := ":" + release.Version + "_vmware.1"
 	want := []string{"/kube-apiserver" + tag, "/kube-controller-manager" + tag, "/kube-scheduler" + tag, "/kube-proxy" + tag,
-		"/etcd:" + release.EtcdTag, "/pause:" + release.PauseTag, "/coredns:" + release.CoreDNSTag, "/local-pod-network:"}
+		"/etcd:" + release.EtcdTag, "/pause:" + release.PauseTag, "/coredns:" + release.CoreDNSTag, "/local-pod-network:",
+		assets.LocalPathProvisionerImage}
 	pushed := 0
 	for _, b := range built {
 		for _, w := range want {
@@ -315,6 +323,91 @@ func pushApplicationImage(t *testing.T, registryAddr string) string {
 		t.Fatal(err)
 	}
 	return ref
+}
+
+// writeVolume claims a volume of the default StorageClass for a pod of the application's image,
+// writes a file into it from the pod, reads it back, and finds it in the directory the
+// provisioner made on the pod's node.
+func writeVolume(t *testing.T, lc *localCluster, image string, kubectl func(...string) (string, error)) {
+	t.Helper()
+	ctx := t.Context()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}},
+	}
+	if _, err := lc.cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []corev1.Container{{Name: "writer", Image: image, Env: []corev1.EnvVar{{Name: "DATA_DIR", Value: "/data"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+		},
+	}
+	if _, err := lc.cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the claim bound and its pod running", func() error {
+		c, err := lc.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pod, err = lc.cs.CoreV1().Pods("default").Get(ctx, "writer", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if c.Status.Phase != corev1.ClaimBound || !podReady(pod) {
+			return fmt.Errorf("claim %s, pod %s", c.Status.Phase, pod.Status.Phase)
+		}
+		return nil
+	})
+	if out, err := kubectl("exec", "writer", "--", "sh", "-c", "echo written in a volume > /data/data"); err != nil {
+		t.Fatalf("write: %v\n%s", err, out)
+	}
+	if out, err := kubectl("exec", "writer", "--", "cat", "/data/data"); err != nil || out != "written in a volume\n" {
+		t.Fatalf("read back %q: %v", out, err)
+	}
+	claim, err := lc.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := lc.cs.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Spec.HostPath == nil || !strings.HasPrefix(pv.Spec.HostPath.Path, vm.LocalPathDir+"/") {
+		t.Fatalf("volume %s is not a directory under %s: %+v", pv.Name, vm.LocalPathDir, pv.Spec.PersistentVolumeSource)
+	}
+	dirs, err := cluster.Store{Root: filepath.Join(home, "local")}.Dirs("apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk := vm.RootPath(dirs.Node(pod.Spec.NodeName), filepath.Join(pv.Spec.HostPath.Path, "data"))
+	if data, err := os.ReadFile(onDisk); err != nil || string(data) != "written in a volume\n" {
+		t.Errorf("the node's disk has %q at %s: %v", data, onDisk, err)
+	}
+	t.Logf("claim %s bound to %s on node %s", claim.Name, pv.Spec.HostPath.Path, pod.Spec.NodeName)
+
+	// Deleting the claim deletes the volume and its directory (reclaim policy Delete).
+	if err := lc.cs.CoreV1().Pods("default").Delete(ctx, "writer", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lc.cs.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the volume and its directory deleted", func() error {
+		if _, err := lc.cs.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("volume %s is still there", pv.Name)
+		}
+		if _, err := os.Stat(filepath.Dir(onDisk)); err == nil {
+			return fmt.Errorf("%s is still there", filepath.Dir(onDisk))
+		}
+		return nil
+	})
 }
 
 // applicationDeployment is 2 replicas of the HTTP server, one on each worker.

@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 //go:embed manifests/*.yaml
@@ -29,6 +32,9 @@ const (
 	ManifestCNI = "cni.yaml"
 	// ManifestStorage is kind's default StorageClass.
 	ManifestStorage = "storage.yaml"
+	// ManifestLocalPath is the StorageClass's provisioner on real nodes, as kind installs it:
+	// Rancher's local-path-provisioner, making each volume a directory of its node.
+	ManifestLocalPath = "local-path.yaml"
 )
 
 // fieldOwner is the field manager of what slipway applies.
@@ -42,6 +48,9 @@ type manifestValues struct {
 	ImageTag                                        string
 	DNSDomain, DNSServiceIP, ServiceCIDR, PodSubnet string
 	CAData                                          string
+	// LocalPathImage is the image of the StorageClass's provisioner; LocalPathDir is where it
+	// makes volumes on a node.
+	LocalPathImage, LocalPathDir string
 }
 
 func newManifestValues(spec *Spec, caPEM []byte) manifestValues {
@@ -56,6 +65,8 @@ func newManifestValues(spec *Spec, caPEM []byte) manifestValues {
 		ServiceCIDR:       ServiceCIDR,
 		PodSubnet:         PodSubnet,
 		CAData:            base64.StdEncoding.EncodeToString(caPEM),
+		LocalPathImage:    assets.LocalPathProvisionerImage,
+		LocalPathDir:      vm.LocalPathDir,
 	}
 }
 

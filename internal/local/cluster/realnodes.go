@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
@@ -24,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
@@ -170,7 +172,7 @@ func registryMirrors(addr string) map[string]string {
 	_, port, _ := strings.Cut(addr, ":")
 	url := "http://" + hostnet.HostAddress.String() + ":" + port
 	mirrors := map[string]string{addr: url, "localhost:" + port: url}
-	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io"} {
+	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io", "docker.io"} {
 		mirrors[host] = url
 	}
 	return mirrors
@@ -315,6 +317,19 @@ func (s Store) bootRealNodes(ctx context.Context, p *progress.Printer, dirs Dirs
 		})
 	}); err != nil {
 		return fmt.Errorf("the pod network was not applied: %w (log: %s)", err, vm.LogPath(dirs.Node(cps[0].Name), "boot.log"))
+	}
+	if err := step(p, "Installing StorageClass 💾", func() error {
+		c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+		if err != nil {
+			return err
+		}
+		values := newManifestValues(spec, cfg.CAData)
+		if err := applyManifest(ctx, c, ManifestStorage, values); err != nil {
+			return err
+		}
+		return applyManifest(ctx, c, ManifestLocalPath, values)
+	}); err != nil {
+		return err
 	}
 	workers := spec.Nodes[len(cps):]
 	if len(workers) == 0 {

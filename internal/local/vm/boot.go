@@ -22,8 +22,12 @@ import (
 var binds = []string{
 	"/etc/kubernetes", "/etc/containerd", "/etc/cni/net.d",
 	"/var/lib/kubelet", "/var/lib/containerd", "/var/lib/etcd", "/var/lib/cni",
-	"/var/log",
+	"/var/log", LocalPathDir,
 }
+
+// LocalPathDir is where the StorageClass's provisioner makes the node's volumes, one directory
+// each (kind's path).
+const LocalPathDir = "/var/local-path-provisioner"
 
 // fileBinds are files of the host a node has its own of.
 var fileBinds = []string{"/etc/hosts", "/etc/resolv.conf"}

@@ -25,7 +25,10 @@ const (
 	ReasonWaitingForClusterReady  = "WaitingForClusterInfrastructure"
 	ReasonNodeStarted             = "NodeStarted"
 	ReasonNodeStartFailed         = "NodeStartFailed"
-	ReasonDeleting                = "Deleting"
+	// ReasonHostLimitReached says the host cannot start another node: the message names the
+	// limit, its value, the need and how to raise it.
+	ReasonHostLimitReached = "HostLimitReached"
+	ReasonDeleting         = "Deleting"
 )
 
 // ClusterUIDAnnotation, on a Cluster API Cluster, is the UID the Cluster had when the local

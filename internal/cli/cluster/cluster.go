@@ -100,7 +100,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			return cluster.Create(cmd.Context(), cluster.CreateOptions{
 				Name: name, File: file, Environ: os.Environ(), Set: set, Client: c, Home: home,
-				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p,
+				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost(p),
 			})
 		},
 	}
@@ -170,6 +170,18 @@ func newList(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
+// checkHost checks that this host can start the nodes of the local provider, as the provider
+// does again before it starts each.
+func checkHost(p *progress.Printer) func(controlPlanes, workers int) error {
+	return func(controlPlanes, workers int) error {
+		store, err := localcluster.DefaultStore()
+		if err != nil {
+			return err
+		}
+		return store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
+	}
+}
+
 func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	o := cluster.ScaleOptions{}
 	cmd := &cobra.Command{
@@ -181,7 +193,9 @@ func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return cluster.Scale(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, o, progressOf(streams))
+			p := progressOf(streams)
+			o.CheckHost = checkHost(p)
+			return cluster.Scale(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, o, p)
 		},
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")

@@ -50,6 +50,9 @@ type CreateOptions struct {
 	Progress *progress.Printer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// CheckHost checks that this host can start the nodes of a cluster of the local provider
+	// (localcluster.Store.CheckHostLimits); nil checks nothing.
+	CheckHost func(controlPlanes, workers int) error
 }
 
 // Create creates a workload cluster as `tanzu cluster create` does with a legacy file and
@@ -83,6 +86,11 @@ func Create(ctx context.Context, o CreateOptions) error {
 	}
 	if cfg.CNI == "none" {
 		return fmt.Errorf("configuration validation failed: invalid %s \"none\": slipway installs the CNI of every cluster it creates: use antrea or calico", config.CNI)
+	}
+	if cfg.InfrastructureProvider == "local" && o.CheckHost != nil && !o.DryRun {
+		if err := o.CheckHost(cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
+			return err
+		}
 	}
 	key := client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}
 	if err := o.Client.Get(ctx, key, &clusterv1.Cluster{}); err == nil {
@@ -235,6 +243,7 @@ type waiter struct {
 // what to run next.
 func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Cluster) (bool, string)) error {
 	var why string
+	limits := HostLimitWatch{P: w.p}
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
 		c := &clusterv1.Cluster{}
 		if err := w.c.Get(ctx, w.key, c); err != nil {
@@ -243,6 +252,9 @@ func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Clu
 		}
 		done, reason := check(c)
 		why = reason
+		if held := limits.Check(ctx, w.c, w.key); !done && held != "" {
+			why = held
+		}
 		return done, nil
 	})
 	if err != nil {

@@ -59,6 +59,9 @@ type ScaleOptions struct {
 	// NodePool names the machine deployment the workers go to; empty spreads them over all,
 	// the first ones taking the remainder, as TKG does.
 	NodePool string
+	// CheckHost checks that this host can start the nodes a cluster of the local provider
+	// gains (localcluster.Store.CheckHostLimits); nil checks nothing.
+	CheckHost func(controlPlanes, workers int) error
 }
 
 // Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
@@ -103,9 +106,24 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 			}
 		}
 	}
+	if cl.Spec.InfrastructureRef.Kind == "LocalCluster" && o.CheckHost != nil {
+		if err := o.CheckHost(added(before, cl)); err != nil {
+			return err
+		}
+	}
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
 		return err
 	}
 	p.Infof("Workload cluster '%s' is being scaled", key.Name)
 	return nil
+}
+
+// added returns the control-plane machines and workers a scale from before to after adds.
+func added(before, after *clusterv1.Cluster) (controlPlanes, workers int) {
+	more := func(from, to *int32) int { return max(0, int(ptr.Deref(to, 0)-ptr.Deref(from, 0))) }
+	controlPlanes = more(before.Spec.Topology.ControlPlane.Replicas, after.Spec.Topology.ControlPlane.Replicas)
+	for i, md := range after.Spec.Topology.Workers.MachineDeployments {
+		workers += more(before.Spec.Topology.Workers.MachineDeployments[i].Replicas, md.Replicas)
+	}
+	return controlPlanes, workers
 }

@@ -253,6 +253,21 @@ func (f *flow) validate(ctx context.Context) error {
 				f.cfg.Name, config.ClusterName, f.cfg.Name)
 		}
 	}
+	// The nodes this host starts: the bootstrap cluster's, and the management cluster's on the
+	// local provider, which run together until the bootstrap cluster is deleted.
+	controlPlanes, workers := 0, 0
+	if f.o.UseExistingBootstrap == "" {
+		controlPlanes++
+	}
+	if f.cfg.InfrastructureProvider == "local" {
+		controlPlanes += f.cfg.ControlPlaneMachineCount
+		workers += f.cfg.WorkerMachineCount
+	}
+	if controlPlanes+workers > 0 {
+		if err := f.o.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { f.p.Infof("%s", msg) }); err != nil {
+			return err
+		}
+	}
 	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
 		if _, ok := cfg.Contexts[ContextName(f.cfg.Name)]; ok {
 			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
@@ -458,6 +473,7 @@ const unanswered = 30 * time.Second
 func (f *flow) waitCluster(ctx context.Context, c client.Client, which string, done func(*clusterv1.Cluster) (bool, string)) error {
 	var why string
 	var silentSince time.Time
+	limits := cluster.HostLimitWatch{P: f.p}
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
 		cl := &clusterv1.Cluster{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, cl); err != nil {
@@ -477,6 +493,9 @@ func (f *flow) waitCluster(ctx context.Context, c client.Client, which string, d
 		silentSince = time.Time{}
 		ok, w := done(cl)
 		why = w
+		if held := limits.Check(ctx, c, client.ObjectKeyFromObject(cl)); !ok && held != "" {
+			why = held
+		}
 		return ok, nil
 	})
 	switch {

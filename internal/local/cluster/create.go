@@ -144,6 +144,10 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		newSpec = NewRealSpec
 	}
 	spec := newSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	workers := len(spec.Nodes) - len(spec.ControlPlane())
+	if err := s.CheckHostLimits(spec.Real(), len(spec.ControlPlane()), workers, func(msg string) { opts.Progress.Infof("%s", msg) }); err != nil {
+		return err
+	}
 	// Real nodes listen in their own network namespaces, on addresses FreeIndex found free.
 	if !spec.Real() {
 		if err := checkPorts(spec); err != nil {

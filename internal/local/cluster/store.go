@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 )
 
 // HomeEnv names the environment variable that overrides slipway's state directory.
@@ -39,6 +41,17 @@ func DefaultStore() (Store, error) {
 		return Store{}, err
 	}
 	return Store{Root: filepath.Join(home, "local")}, nil
+}
+
+// CheckHostLimits refuses when this host cannot hold controlPlanes and workers more nodes, real
+// or of the process runtime, naming each limit that falls short and how to raise it; where the
+// user allows it (hostlimits.RaiseEnv) it raises the kernel's limits and says so through report.
+func (s Store) CheckHostLimits(real bool, controlPlanes, workers int, report func(string)) error {
+	profile := hostlimits.ProcessNodes
+	if real {
+		profile = hostlimits.RealNodes
+	}
+	return hostlimits.Host{Proc: "/proc", Store: s.Root}.Check(profile.Nodes(controlPlanes, workers), hostlimits.RaiseAllowed(), report)
 }
 
 // ErrNotFound says a cluster does not exist.

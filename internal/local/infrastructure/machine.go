@@ -125,6 +125,13 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, err
 	}
 	node, err := r.ensureNode(ctx, owner, uid, machine, lm)
+	var limit *hostLimitError
+	if errors.As(err, &limit) {
+		// Not a failure of the node: it starts when the limit is raised or a cluster goes.
+		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonHostLimitReached, limit.Error())
+		r.Recorder.Eventf(lm, machine, corev1.EventTypeWarning, infrav1.ReasonHostLimitReached, "Start", "%v", limit)
+		return ctrl.Result{RequeueAfter: hostLimitRetry}, nil
+	}
 	if err != nil {
 		setNodeConditions(lm, metav1.ConditionFalse, infrav1.ReasonNodeStartFailed, err.Error())
 		if errors.Is(err, reconcile.TerminalError(nil)) {
@@ -168,6 +175,15 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	b, cas, err := r.readBootstrap(ctx, owner, machine)
 	if err != nil {
 		return cluster.NodeSpec{}, err
+	}
+	controlPlanes, workers := 0, 1
+	if b.ControlPlane {
+		controlPlanes, workers = 1, 0
+	}
+	if err := r.Runtime.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) {
+		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitReached, "Raise", "%s", msg)
+	}); err != nil {
+		return cluster.NodeSpec{}, &hostLimitError{err}
 	}
 	version := machine.Spec.Version
 	if b.Init && b.KubernetesVersion != "" {
@@ -269,6 +285,15 @@ func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 	controllerutil.RemoveFinalizer(lm, infrav1.MachineFinalizer)
 	return nil
 }
+
+// hostLimitError is a node that the host cannot start yet.
+type hostLimitError struct{ err error }
+
+func (e *hostLimitError) Error() string { return e.err.Error() }
+func (e *hostLimitError) Unwrap() error { return e.err }
+
+// hostLimitRetry is how often a node the host could not start is tried again.
+const hostLimitRetry = 30 * time.Second
 
 // setNodeConditions sets NodeStarted and Ready, which say the same of a LocalMachine.
 func setNodeConditions(lm *infrav1.LocalMachine, status metav1.ConditionStatus, reason, message string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/pki"
 )
 
@@ -44,6 +45,10 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a local cluster",
+		Long: "Create a local cluster.\n\n" +
+			"Before any node starts, the host's limits (inotify instances and watches, open files, threads, memory, disk) are checked " +
+			"against what the new nodes need; a limit that falls short is named with its value, the need and the command that raises it. " +
+			"Set " + hostlimits.RaiseEnv + "=true and run as root to let slipway raise the kernel's limits itself.",
 		Example: "  slipway local cluster create dev\n" +
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
 			"  slipway local cluster create app --real-nodes --worker-nodes 2\n" +

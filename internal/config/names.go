@@ -76,6 +76,9 @@ const (
 	VSphereInsecure             = "VSPHERE_INSECURE"
 	VSphereCloneMode            = "VSPHERE_CLONE_MODE"
 	VSphereControlPlaneEndpoint = "VSPHERE_CONTROL_PLANE_ENDPOINT"
+	// DeployTKGOnVSphere7 answers TKG's vSphere 7 question (--deploy-tkg-on-vSphere7):
+	// slipway never asks, and prints TKG's paragraph.
+	DeployTKGOnVSphere7 = "DEPLOY_TKG_ON_VSPHERE7"
 
 	VSphereNumCPUs             = "VSPHERE_NUM_CPUS"
 	VSphereMemMiB              = "VSPHERE_MEM_MIB"
@@ -100,7 +103,7 @@ var knownVariables = []string{
 	Size, ControlPlaneSize, WorkerSize,
 	VSphereServer, VSphereUsername, VSpherePassword, VSphereDatacenter, VSphereDatastore, VSphereStoragePolicyID,
 	VSphereNetwork, VSphereResourcePool, VSphereFolder, VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure,
-	VSphereCloneMode, VSphereControlPlaneEndpoint,
+	VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7,
 	VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB, VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB,
 	VSphereControlPlaneDiskGiB, VSphereWorkerNumCPUs, VSphereWorkerMemMiB, VSphereWorkerDiskGiB,
 }

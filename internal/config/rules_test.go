@@ -111,6 +111,7 @@ func TestRulesRefuse(t *testing.T) {
 			"Neither VSPHERE_DATASTORE or VSPHERE_STORAGE_POLICY_ID are set. At least one of them needs to be set"},
 		{"vSphere clone mode", vsphere(VSphereCloneMode, "copy"), Workload, VSphereCloneMode, "copy", "use fullClone or linkedClone"},
 		{"vSphere insecure", vsphere(VSphereInsecure, "nope"), Workload, VSphereInsecure, "nope", "use true or false"},
+		{"deploy on vSphere 7", vsphere(DeployTKGOnVSphere7, "sure"), Management, DeployTKGOnVSphere7, "sure", "use true or false"},
 		{"vSphere password encoding", vsphere(VSpherePassword, "<encoded:!!!>"), Workload, VSpherePassword, "<encoded:…>",
 			"the text between \"<encoded:\" and '>' is not base64"},
 		{"vSphere SSH key", vsphere(VSphereSSHAuthorizedKey, "ssh-rsa not-a-key"), Workload, VSphereSSHAuthorizedKey, "ssh-rsa not-a-key",

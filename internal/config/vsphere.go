@@ -64,6 +64,7 @@ func (k *completer) vsphere() {
 		Insecure:         k.boolean(VSphereInsecure, k.value(VSphereInsecure, "false")),
 	}
 	k.c.VSphere = vs
+	k.boolean(DeployTKGOnVSphere7, k.value(DeployTKGOnVSphere7, "false"))
 	if password, ok := k.v.Get(VSpherePassword); ok {
 		var err error
 		if vs.Password, err = decoded(password); err != nil {
@@ -173,7 +174,7 @@ func (k *completer) local() {
 		VSphereWorkerNumCPUs, VSphereWorkerMemMiB, VSphereWorkerDiskGiB, OSName, OSVersion, OSArch)
 	k.unused("its nodes are processes on this host, not vSphere VMs", VSphereServer, VSphereUsername, VSpherePassword,
 		VSphereDatacenter, VSphereDatastore, VSphereStoragePolicyID, VSphereNetwork, VSphereResourcePool, VSphereFolder,
-		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint)
+		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7)
 	k.unused("it gives each API server a free port of this host", ClusterAPIServerPort)
 	if k.c.Proxy != nil {
 		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",

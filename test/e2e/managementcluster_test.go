@@ -105,7 +105,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Fatalf("a create whose waits may take 1s succeeded:\n%s", out)
 	}
 	for _, want := range []string{`unable to set up management cluster: step "bootstrap cluster" failed: `, "To resume with the kept bootstrap cluster:",
-		"slipway management-cluster create -e ", "To clean up the bootstrap cluster and what it made:", "The full log is "} {
+		"slipway management-cluster create -e --kubeconfig ", "To clean up the bootstrap cluster and what it made:", "The full log is "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the failure lacks %q:\n%s", want, out)
 		}

@@ -94,12 +94,17 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 			t.Fatalf("resolved to TKR %q, version %q", got, c.Spec.Topology.Version)
 		}
 		eventually(t, time.Minute, "UpdatesAvailable", func() error {
-			out, err := runSlipway(t, "kubernetes-release", "available-upgrades", "get", "wl", "--kubeconfig", kubeconfigOf(t, lc))
+			out, err := runSlipway(t, "kubernetes-release", "available-upgrades", "get", "wl", "--cluster", "--kubeconfig", kubeconfigOf(t, lc))
 			if err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") {
 				return fmt.Errorf("%v: %s", err, out)
 			}
 			return nil
 		})
+		// TKG's form: the upgrades of the release the cluster resolved to.
+		out, err := runSlipway(t, "kubernetes-release", "available-upgrades", "get", "v1.34.3---vmware.1-tkg.1", "--kubeconfig", kubeconfigOf(t, lc))
+		if err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") {
+			t.Errorf("available-upgrades get v1.34.3---vmware.1-tkg.1: %v\n%s", err, out)
+		}
 	})
 	t.Run("the resolver denies with what was asked and why each release was rejected", func(t *testing.T) {
 		err := lc.client.Create(ctx, newCluster("nothing", "v1.99"))

@@ -163,8 +163,19 @@ func TestVSphereFlows(t *testing.T) {
 		return path
 	}
 	const key = "VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
-	mgmtFile := write("tkg-mgmt-vc.yaml", "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n"+
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\n"+key+vars)
+	const mgmtHeader = "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\n" + key
+	mgmtFile := write("tkg-mgmt-vc.yaml", mgmtHeader+vars)
+	// seeds/000's file leaves the thumbprint to the prompt that its command's --yes answers.
+	var thumbprint, seedsVars string
+	for _, line := range strings.SplitAfter(vars, "\n") {
+		if v, ok := strings.CutPrefix(line, "VSPHERE_TLS_THUMBPRINT: "); ok {
+			thumbprint = strings.Trim(strings.TrimSpace(v), `"`)
+			continue
+		}
+		seedsVars += line
+	}
+	seedsFile := write("tkg-mgmt-vc-seeds.yaml", mgmtHeader+seedsVars)
 
 	// Without a template of the release, nothing is created and the fix is named.
 	out, err := runSlipway(t, "management-cluster", "create", "-f", mgmtFile, "--package-repository", repo)
@@ -191,14 +202,17 @@ func TestVSphereFlows(t *testing.T) {
 	}
 
 	start := time.Now()
-	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", mgmtFile, "--package-repository", repo, "-t", "10m")
+	// seeds/000's command line, with tanzu replaced by slipway.
+	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "--yes", "-v", "9", "--deploy-tkg-on-vSphere7", "-f", seedsFile,
+		"--package-repository", repo, "-t", "10m")
 	t.Logf("management-cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 	if err != nil {
 		t.Fatalf("management-cluster create: %v", err)
 	}
 	last := -1
-	for _, line := range []string{"vSphere 7.0 Environment Detected.", `Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`,
+	for _, line := range []string{"Continuing with the vSphere thumbprint " + thumbprint + " (-y)", "vSphere 7.0 Environment Detected.",
+		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`,
 		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use", "Setting up bootstrapper...",
 		`Installing provider="infrastructure-vsphere" version="v1.16.1" targetNamespace="capv-system"`, "Start creating management cluster...",
 		"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!"} {
@@ -283,11 +297,12 @@ func TestVSphereFlows(t *testing.T) {
 		}
 	}
 
-	// A workload cluster with seeds/001's variables, at the older release.
+	// A workload cluster with seeds/001's variables, at the older release named as seeds/001
+	// names it, by --tkr.
 	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nKUBERNETES_VERSION: v1.34.3\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.2\n"+key+vars)
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.2\n"+key+vars)
 	start = time.Now()
-	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
+	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "tkg-vc-antrea", "-f", wcFile, "--tkr", "v1.34.3---vmware.1-tkg.1", "-t", "5m")
 	t.Logf("cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 	if err != nil {
 		t.Fatalf("cluster create: %v", err)

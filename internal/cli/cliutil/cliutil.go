@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -135,6 +136,16 @@ func CredentialsSaved(out io.Writer, name, path string, exported bool) {
 		return
 	}
 	fmt.Fprintf(out, "You can now access the cluster by running 'kubectl config use-context %s-admin@%s'\n", name, name)
+}
+
+// Interactive says whether the command's input is a terminal, where a question can be answered.
+func Interactive(streams genericiooptions.IOStreams) bool {
+	f, ok := streams.In.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // Confirm asks a yes/no question on stderr as the tanzu CLI does; only y or Y continue, anything

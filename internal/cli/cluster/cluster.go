@@ -84,7 +84,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			set := map[string]string{}
 			for flag, variable := range map[string]string{"plan": config.ClusterPlan, "cni": config.CNI, "namespace": config.Namespace,
-				"tkr": config.KubernetesVersion, "controlplane-machine-count": config.ControlPlaneMachineCount, "worker-machine-count": config.WorkerMachineCount} {
+				"controlplane-machine-count": config.ControlPlaneMachineCount, "worker-machine-count": config.WorkerMachineCount} {
 				if cmd.Flags().Changed(flag) {
 					set[variable] = cmd.Flags().Lookup(flag).Value.String()
 				}
@@ -100,7 +100,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			return cluster.Create(cmd.Context(), cluster.CreateOptions{
 				Name: name, File: file, Environ: os.Environ(), Set: set, Client: c, Home: home,
-				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost(p),
+				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost(p), TKR: tkr,
 			})
 		},
 	}
@@ -108,7 +108,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVarP(&plan, "plan", "p", "", "the cluster plan, dev or prod (CLUSTER_PLAN)")
 	cmd.Flags().StringVar(&cni, "cni", "", "the CNI, antrea or calico (CNI)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the cluster (NAMESPACE)")
-	cmd.Flags().StringVar(&tkr, "tkr", "", "the Kubernetes version of the release, such as v1.34.3 (KUBERNETES_VERSION)")
+	cmd.Flags().StringVar(&tkr, "tkr", "", "the Kubernetes release: its name (v1.35.4---vmware.1-tkg.1) or a prefix of its name or version (v1.34); sets KUBERNETES_VERSION")
 	cmd.Flags().IntVarP(&cp, "controlplane-machine-count", "c", 0, "number of control-plane machines (CONTROL_PLANE_MACHINE_COUNT)")
 	cmd.Flags().IntVarP(&workers, "worker-machine-count", "w", 0, "number of workers (WORKER_MACHINE_COUNT)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the Cluster (and its ClusterBootstrap) and create nothing")

@@ -102,21 +102,33 @@ func newSetActive(k *cliutil.KubeconfigFlags, streams genericiooptions.IOStreams
 
 func newAvailableUpgrades(k *cliutil.KubeconfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var namespace, output string
+	var ofCluster bool
 	get := &cobra.Command{
-		Use:   "get CLUSTER_NAME",
-		Short: "List the releases a cluster can be upgraded to",
-		Args:  cobra.ExactArgs(1),
+		Use:   "get TKR_NAME",
+		Short: "List the releases a release can be upgraded to",
+		Long: "List the releases a cluster on release TKR_NAME can be upgraded to: compatible and active, newer, within its minor version and the next, as TKG lists them.\n\n" +
+			"With --cluster, TKR_NAME is instead a cluster's name, and the list is the one its UpdatesAvailable condition holds (slipway's addition).",
+		Example: "  slipway kubernetes-release available-upgrades get v1.34.3---vmware.1-tkg.1\n" +
+			"  slipway kubernetes-release available-upgrades get wc --cluster -n default",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := k.Client()
 			if err != nil {
 				return err
 			}
-			releases, err := tkrclient.AvailableUpgrades(cmd.Context(), c, namespace, args[0])
+			var releases []tkrclient.Release
+			what := "release " + args[0]
+			if ofCluster {
+				releases, err = tkrclient.AvailableUpgrades(cmd.Context(), c, namespace, args[0])
+				what = "cluster " + namespace + "/" + args[0]
+			} else {
+				releases, err = tkrclient.ReleaseUpgrades(cmd.Context(), c, args[0])
+			}
 			if err != nil {
 				return err
 			}
 			if len(releases) == 0 && (output == "" || output == "table") {
-				fmt.Fprintf(streams.Out, "There are no available upgrades for cluster %s/%s\n", namespace, args[0])
+				fmt.Fprintf(streams.Out, "There are no available upgrades for %s\n", what)
 				return nil
 			}
 			var rows [][]string
@@ -126,7 +138,8 @@ func newAvailableUpgrades(k *cliutil.KubeconfigFlags, streams genericiooptions.I
 			return cliutil.Print(streams.Out, output, []string{"NAME", "VERSION"}, rows)
 		},
 	}
-	get.Flags().StringVarP(&namespace, "namespace", "n", "default", "the cluster's namespace")
+	get.Flags().BoolVar(&ofCluster, "cluster", false, "the argument names a cluster, not a release")
+	get.Flags().StringVarP(&namespace, "namespace", "n", "default", "with --cluster: the cluster's namespace")
 	get.Flags().StringVarP(&output, "output", "o", "", "output format: "+cliutil.Formats)
 	cmd := &cobra.Command{Use: "available-upgrades", Aliases: []string{"au"}, Short: "The releases a cluster can be upgraded to"}
 	cmd.AddCommand(get)

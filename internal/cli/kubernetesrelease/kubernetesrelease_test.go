@@ -127,14 +127,28 @@ func TestKubernetesRelease(t *testing.T) {
 		if err := env.Client.Status().Update(ctx, cluster); err != nil {
 			t.Fatal(err)
 		}
-		out := mustRun(t, "available-upgrades", "get", "wl")
+		out := mustRun(t, "available-upgrades", "get", "wl", "--cluster")
 		if !clitest.HasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") || strings.Contains(out, "v1.36.0") {
-			t.Fatalf("available-upgrades get (the incompatible v1.36.0 must not show):\n%s", out)
+			t.Fatalf("available-upgrades get --cluster (the incompatible v1.36.0 must not show):\n%s", out)
 		}
-		if out, err := run(t, "available-upgrades", "get", "wl", "-n", "elsewhere"); err == nil || !strings.Contains(err.Error(), "-n") {
+		if out, err := run(t, "available-upgrades", "get", "wl", "--cluster", "-n", "elsewhere"); err == nil || !strings.Contains(err.Error(), "-n") {
 			t.Fatalf("a missing cluster: %v %s", err, out)
 		}
 		_ = env.Client.Delete(ctx, cluster, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+
+	t.Run("available-upgrades get TKR_NAME lists a release's usable upgrades, as TKG", func(t *testing.T) {
+		out := mustRun(t, "available-upgrades", "get", "v1.34.3---vmware.1-tkg.1")
+		if !clitest.HasRow(out, "NAME", "VERSION") || !clitest.HasRow(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1") ||
+			strings.Contains(out, "v1.36.0") || strings.Contains(out, "v1.34.3+") {
+			t.Fatalf("available-upgrades get v1.34.3---vmware.1-tkg.1 (only the compatible, newer v1.35.4):\n%s", out)
+		}
+		if out := mustRun(t, "available-upgrades", "get", "v1.35.4---vmware.1-tkg.1"); !strings.Contains(out, "There are no available upgrades for release v1.35.4---vmware.1-tkg.1") {
+			t.Fatalf("the newest release:\n%s", out)
+		}
+		if out, err := run(t, "available-upgrades", "get", "v1.99.0---vmware.1-tkg.1"); err == nil || !strings.Contains(err.Error(), "kubernetes-release get -a") {
+			t.Fatalf("an unknown release: %v %s", err, out)
+		}
 	})
 
 	t.Run("bad input names the fix", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 // NewCommand returns `slipway management-cluster`.
@@ -116,7 +117,8 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 type createFlags struct {
 	file, name, plan, cni string
-	useExisting           string
+	useExisting, yes      bool
+	onVSphere7            bool
 	dryRun                bool
 	timeout               time.Duration
 	kubeconfig            string
@@ -166,10 +168,22 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if cmd.Flags().Changed("package-repository") {
 				repository = f.packageRepository
 			}
+			if f.onVSphere7 {
+				set[config.DeployTKGOnVSphere7] = "true"
+			}
+			// With -e, --kubeconfig names the bootstrap cluster (its current context), and the
+			// management cluster's context goes to the default kubeconfig.
+			useExisting, mergeInto := "", f.kubeconfig
+			if f.useExisting {
+				if useExisting, mergeInto = f.kubeconfig, ""; useExisting == "" {
+					useExisting = localcluster.DefaultKubeconfigPath()
+				}
+			}
 			_, err = managementcluster.Create(cmd.Context(), managementcluster.CreateOptions{
 				File: f.file, Environ: os.Environ(), Set: set, PackageRepository: repository,
-				Home: home, Store: store, Kubeconfig: f.kubeconfig, UseExistingBootstrap: f.useExisting,
+				Home: home, Store: store, Kubeconfig: mergeInto, UseExistingBootstrap: useExisting,
 				Timeout: f.timeout, DryRun: f.dryRun, Progress: p, Out: streams.Out,
+				AcceptThumbprint: acceptThumbprint(streams, p, f.yes),
 			})
 			if err != nil {
 				return fmt.Errorf("%w", err)
@@ -181,14 +195,34 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.name, "name", "", "the management cluster's name (CLUSTER_NAME)")
 	cmd.Flags().StringVarP(&f.plan, "plan", "p", "", "the cluster plan, dev or prod (CLUSTER_PLAN)")
 	cmd.Flags().StringVar(&f.cni, "cni", "", "the CNI (CNI); a management cluster runs antrea")
-	cmd.Flags().StringVarP(&f.useExisting, "use-existing-bootstrap-cluster", "e", "", "use the bootstrap cluster of this kubeconfig (its current context) instead of making one: what a failed run kept")
+	cmd.Flags().BoolVarP(&f.useExisting, "use-existing-bootstrap-cluster", "e", false, "use the bootstrap cluster of --kubeconfig's current context instead of making one (what a failed run kept); the management cluster's context then goes to the default kubeconfig")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the management Cluster and its ClusterBootstrap; start nothing")
-	cmd.Flags().BoolP("yes", "y", false, "create without asking for confirmation, as tanzu's flag (the local provider's prerequisites ask nothing)")
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "create without asking: on vSphere, go on with the vCenter's certificate thumbprint where VSPHERE_TLS_THUMBPRINT is unset or differs, as TKG's -y")
+	cmd.Flags().BoolVar(&f.onVSphere7, "deploy-tkg-on-vSphere7", false, "on vSphere 7, deploy a management cluster without asking about vSphere with Tanzu (DEPLOY_TKG_ON_VSPHERE7; slipway never asks)")
 	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config); with -e, the bootstrap cluster's")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it; default: slipway-repo:v0.1.0 in TKG_CUSTOM_IMAGE_REPOSITORY when the configuration sets it)")
 	f.progress.Add(cmd)
 	return cmd
+}
+
+// acceptThumbprint answers, for management-cluster create, where TKG asks whether to go on with
+// the vCenter's thumbprint: yes with -y, the user's answer on a terminal, else no (the check then
+// refuses, naming the thumbprint).
+func acceptThumbprint(streams genericiooptions.IOStreams, p *progress.Printer, yes bool) func(host, thumbprint, configured string) bool {
+	return func(host, thumbprint, configured string) bool {
+		if configured != "" {
+			p.Infof("Warning: The %s variable does not match the thumbprint of vSphere %s, the actual thumbprint is %s", config.VSphereTLSThumbprint, host, thumbprint)
+		}
+		if yes {
+			p.Infof("Continuing with the vSphere thumbprint %s (-y)", thumbprint)
+			return true
+		}
+		if !cliutil.Interactive(streams) {
+			return false
+		}
+		return cliutil.Confirm(streams, "Do you want to continue with the vSphere thumbprint "+thumbprint) == nil
+	}
 }
 
 func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {

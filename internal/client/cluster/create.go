@@ -22,6 +22,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
+	tkrclient "github.com/slipway-dev/slipway/internal/client/tkr"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -53,6 +54,10 @@ type CreateOptions struct {
 	// CheckHost checks that this host can start the nodes of a cluster of the local provider
 	// (localcluster.Store.CheckHostLimits); nil checks nothing.
 	CheckHost func(controlPlanes, workers int) error
+	// TKR is the release to create the cluster of, by name or a prefix of its name or version
+	// (`--tkr`, as TKG's); it sets KUBERNETES_VERSION to the release's version. Empty takes the
+	// release of that variable.
+	TKR string
 }
 
 // Create creates a workload cluster as `tanzu cluster create` does with a legacy file and
@@ -77,6 +82,15 @@ func Create(ctx context.Context, o CreateOptions) error {
 	if o.Name != "" {
 		v.Set(config.ClusterName, o.Name)
 	}
+	var chosen *runv1alpha3.TanzuKubernetesRelease
+	if o.TKR != "" {
+		if chosen, err = tkrclient.Resolve(ctx, o.Client, o.TKR); err != nil {
+			return fmt.Errorf("invalid --tkr: %w", err)
+		}
+		// The release's own version, which the TKR resolver resolves to this release and no
+		// other of the same Kubernetes version, as TKG writes it.
+		v.Set(config.KubernetesVersion, chosen.Spec.Version)
+	}
 	for _, n := range v.Unknown() {
 		p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
 	}
@@ -98,9 +112,11 @@ func Create(ctx context.Context, o CreateOptions) error {
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
 	}
-	tkr, err := release(ctx, o.Client, cfg.KubernetesVersion)
-	if err != nil {
-		return err
+	tkr := chosen
+	if tkr == nil {
+		if tkr, err = release(ctx, o.Client, cfg.KubernetesVersion); err != nil {
+			return err
+		}
 	}
 	if cfg.VSphere != nil {
 		images, err := releaseImages(ctx, o.Client, tkr, cfg)
@@ -111,7 +127,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := CheckVSphere(ctx, cfg, false, tkr.Spec.Version, images, used, p.Infof); err != nil {
+		if err := CheckVSphere(ctx, cfg, false, tkr.Spec.Version, images, used, nil, p.Infof); err != nil {
 			return fmt.Errorf("configuration validation failed: %w", err)
 		}
 	}

@@ -18,18 +18,23 @@ import (
 // CheckVSphere runs TKG's vSphere prerequisites for a configuration before anything is created
 // (seeds/000's lines through infof) and sets its inventory variables to the full paths found.
 // images are the node OVAs the cluster may run on; usedEndpoints the control-plane endpoints
-// of the clusters that exist, to their names.
+// of the clusters that exist, to their names; accept, where TKG prompts, whether to go on with
+// the vCenter's thumbprint when VSPHERE_TLS_THUMBPRINT is unset or differs (nil refuses), which
+// then becomes the configuration's.
 func CheckVSphere(ctx context.Context, cfg *config.Cluster, management bool, release string, images []prerequisites.Image,
-	usedEndpoints map[string]string, infof func(string, ...any)) error {
+	usedEndpoints map[string]string, accept func(host, thumbprint, configured string) bool, infof func(string, ...any)) error {
 	vs := cfg.VSphere
 	resolved, err := prerequisites.Check(ctx, prerequisites.Environment{
 		Server: vs.Server, Username: vs.Username, Password: vs.Password, Thumbprint: vs.TLSThumbprint, Insecure: vs.Insecure,
 		Datacenter: vs.Datacenter, Network: vs.Network, ResourcePool: vs.ResourcePool, Datastore: vs.Datastore, Folder: vs.Folder,
 		ControlPlaneEndpoint: vs.ControlPlaneEndpoint, ManagementCluster: management, UsedEndpoints: usedEndpoints,
-		Release: release, Images: images,
+		Release: release, Images: images, AcceptThumbprint: accept,
 	}, infof)
 	if err != nil {
 		return err
+	}
+	if !vs.Insecure {
+		vs.TLSThumbprint = resolved.Thumbprint
 	}
 	for variable, field := range map[string]*string{
 		config.VSphereDatacenter: &vs.Datacenter, config.VSphereNetwork: &vs.Network, config.VSphereResourcePool: &vs.ResourcePool,

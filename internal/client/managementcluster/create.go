@@ -69,6 +69,10 @@ type CreateOptions struct {
 	Out io.Writer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// AcceptThumbprint is asked, where TKG prompts, whether to go on with the vCenter's
+	// certificate thumbprint when VSPHERE_TLS_THUMBPRINT is unset or differs (-y, or the
+	// user's answer); nil refuses with the thumbprint in the message.
+	AcceptThumbprint func(host, thumbprint, configured string) bool
 }
 
 // Result is what a successful create made.
@@ -116,7 +120,7 @@ func (e *Error) Error() string {
 	if e.Bootstrap != "" {
 		fmt.Fprintf(&b, "\n\nFailure while deploying management cluster, here are some steps to investigate the cause:\n\nDebug:\n"+
 			"    kubectl get po,deploy,cluster,kubeadmcontrolplane,machine,machinedeployment -A --kubeconfig %s\n", e.Bootstrap)
-		fmt.Fprintf(&b, "\nTo resume with the kept bootstrap cluster:\n    slipway management-cluster create -e %s ...(the same flags)\n", e.Bootstrap)
+		fmt.Fprintf(&b, "\nTo resume with the kept bootstrap cluster:\n    slipway management-cluster create -e --kubeconfig %s ...(the same flags)\n", e.Bootstrap)
 		fmt.Fprintf(&b, "\nTo clean up the bootstrap cluster and what it made:\n    slipway local cluster delete %s\n", e.BootstrapName)
 	}
 	if e.LogFile != "" {
@@ -295,8 +299,12 @@ func (f *flow) validate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], []prerequisites.Image{image}, nil, f.p.Infof); err != nil {
+		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], []prerequisites.Image{image}, nil, f.o.AcceptThumbprint, f.p.Infof); err != nil {
 			return err
+		}
+		// A thumbprint accepted where TKG prompts is saved with the configuration.
+		if tp := f.cfg.VSphere.TLSThumbprint; tp != "" {
+			f.vars.Set(config.VSphereTLSThumbprint, tp)
 		}
 	}
 	return nil

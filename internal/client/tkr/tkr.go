@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/version"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +98,69 @@ func SetActive(ctx context.Context, c client.Client, names []string, active bool
 		}
 	}
 	return nil
+}
+
+// ReleaseUpgrades returns, oldest first, the compatible, active releases a cluster on release
+// name may be upgraded to, by the TKR service's rule: newer, within its minor version and the
+// next (TKG's `kubernetes-release available-upgrades get TKR_NAME`).
+func ReleaseUpgrades(ctx context.Context, c client.Client, name string) ([]Release, error) {
+	from := &runv1alpha3.TanzuKubernetesRelease{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, from); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, notFound(name)
+		}
+		return nil, err
+	}
+	current, err := version.ParseSemantic(from.Spec.Version)
+	if err != nil {
+		return nil, fmt.Errorf("TanzuKubernetesRelease %s has an unreadable version %q: %w", name, from.Spec.Version, err)
+	}
+	all, err := List(ctx, c, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []Release
+	for _, r := range all {
+		v, err := version.ParseSemantic(r.Version)
+		if err != nil || !r.Usable() || v.Major() != current.Major() || v.Minor() > current.Minor()+1 || tkr.CompareVersions(r.Version, from.Spec.Version) <= 0 {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Resolve returns the Ready release named name, or the newest whose name or version starts
+// with it (v1.35, v1.35.4---vmware.1), as `--tkr` takes it.
+func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.TanzuKubernetesRelease, error) {
+	list := &runv1alpha3.TanzuKubernetesReleaseList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("failed to list TanzuKubernetesReleases: %w", err)
+	}
+	var chosen *runv1alpha3.TanzuKubernetesRelease
+	var usable []string
+	for i := range list.Items {
+		t := &list.Items[i]
+		if !t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+			continue
+		}
+		usable = append(usable, t.Name)
+		if t.Name == name {
+			return t, nil
+		}
+		if !strings.HasPrefix(t.Name, name) && !strings.HasPrefix(t.Spec.Version, name) {
+			continue
+		}
+		if chosen == nil || tkr.CompareVersions(t.Spec.Version, chosen.Spec.Version) > 0 {
+			chosen = t
+		}
+	}
+	if chosen == nil {
+		sort.Strings(usable)
+		return nil, fmt.Errorf("no Ready TanzuKubernetesRelease is named %q or starts with it: use one of %s (`slipway kubernetes-release get`)",
+			name, strings.Join(usable, ", "))
+	}
+	return chosen, nil
 }
 
 // AvailableUpgrades returns the compatible, active releases a cluster's UpdatesAvailable

@@ -67,6 +67,10 @@ type Environment struct {
 	// them must be a template. No images skips the check.
 	Release string
 	Images  []Image
+	// AcceptThumbprint is asked, where TKG prompts, whether to go on with the thumbprint the
+	// vCenter's certificate has when VSPHERE_TLS_THUMBPRINT (configured) is unset or differs;
+	// nil, or false, refuses with the thumbprint in the message.
+	AcceptThumbprint func(host, thumbprint, configured string) bool
 }
 
 // Image is a node OVA a release runs on, as its OSImages name it.
@@ -203,6 +207,9 @@ func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, err
 	actual, err := serverThumbprint(ctx, u.Host)
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot reach vSphere %s (%s): %v: check %s and that this host can reach it", u.Host, varServer, err, varServer)
+	}
+	if !env.Insecure && !strings.EqualFold(env.Thumbprint, actual) && env.AcceptThumbprint != nil && env.AcceptThumbprint(u.Host, actual, env.Thumbprint) {
+		env.Thumbprint = actual
 	}
 	if !env.Insecure {
 		switch {

@@ -151,6 +151,36 @@ func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 		}
 	})
 
+	t.Run("an accepted thumbprint, where TKG prompts", func(t *testing.T) {
+		for _, configured := range []string{"", "AA:BB:CC"} {
+			env := environment(s)
+			env.Thumbprint = configured
+			var asked []string
+			env.AcceptThumbprint = func(host, thumbprint, was string) bool {
+				asked = append(asked, host+" "+thumbprint+" "+was)
+				return true
+			}
+			r, err := prerequisites.Check(t.Context(), env, func(string, ...any) {})
+			if err != nil {
+				t.Fatalf("configured %q: %v", configured, err)
+			}
+			if want := []string{s.URL.Host + " " + s.Thumbprint + " " + configured}; strings.Join(asked, ";") != strings.Join(want, ";") || r.Thumbprint != s.Thumbprint {
+				t.Errorf("configured %q: asked %q, resolved %s", configured, asked, r.Thumbprint)
+			}
+		}
+		// The right thumbprint asks nothing; a refusal keeps the error.
+		env := environment(s)
+		env.AcceptThumbprint = func(string, string, string) bool { t.Error("asked about a matching thumbprint"); return true }
+		if _, err := prerequisites.Check(t.Context(), env, func(string, ...any) {}); err != nil {
+			t.Fatal(err)
+		}
+		env.Thumbprint = ""
+		env.AcceptThumbprint = func(string, string, string) bool { return false }
+		if _, err := prerequisites.Check(t.Context(), env, func(string, ...any) {}); err == nil || !strings.Contains(err.Error(), "has the thumbprint "+s.Thumbprint) {
+			t.Errorf("refused: %v", err)
+		}
+	})
+
 	t.Run("insecure skips the thumbprint", func(t *testing.T) {
 		env := environment(s)
 		env.Thumbprint, env.Insecure = "AA:BB", true

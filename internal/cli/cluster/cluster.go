@@ -23,7 +23,7 @@ import (
 )
 
 // target is the management cluster the commands act on: --kubeconfig and --context, else the
-// one management cluster this host created.
+// current one of this host (managementcluster.Current).
 type target struct {
 	k         cliutil.KubeconfigFlags
 	namespace string
@@ -35,7 +35,7 @@ func (t *target) client() (client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		name, err := managementcluster.Only(home, "choose one with --context NAME-admin@NAME")
+		name, err := managementcluster.Current(home, t.k.Kubeconfig)
 		if err != nil {
 			return nil, err
 		}

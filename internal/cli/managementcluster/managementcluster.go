@@ -32,12 +32,13 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// nameOrOnly returns the name given, or the one management cluster this home made.
-func nameOrOnly(args []string, home string) (string, error) {
+// nameOrCurrent returns the name given, or the current management cluster of this home
+// (managementcluster.Current) with kubeconfig's current context.
+func nameOrCurrent(args []string, home, kubeconfig string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
 	}
-	name, err := managementcluster.Only(home, "name one")
+	name, err := managementcluster.Current(home, kubeconfig)
 	if err == nil && name == "" {
 		err = fmt.Errorf("no management cluster was created from this host: name one")
 	}
@@ -59,7 +60,7 @@ func managementTarget(args []string, kubeconfig string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, err := nameOrOnly(args, home)
+	name, err := nameOrCurrent(args, home, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := nameOrOnly(args, home)
+			name, err := nameOrCurrent(args, home, kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -327,7 +328,7 @@ func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := nameOrOnly(args, home)
+			name, err := nameOrCurrent(args, home, "")
 			if err != nil {
 				return err
 			}

@@ -676,20 +676,39 @@ func Names(home string) ([]string, error) {
 	return names, nil
 }
 
-// Only returns the one management cluster created from this home, or "" when there is none.
-// With several, the error names them and says how to choose: choose.
-func Only(home, choose string) (string, error) {
+// Current returns the management cluster commands act on when none is named, as the tanzu CLI's
+// current server: the one created from this home; of several, the one whose admin context is
+// kubeconfig's current context (kubectl's file when empty), else the one created last. It returns
+// "" when this home created none.
+func Current(home, kubeconfig string) (string, error) {
 	names, err := Names(home)
-	if err != nil {
+	if err != nil || len(names) <= 1 {
+		if len(names) == 1 {
+			return names[0], err
+		}
 		return "", err
 	}
-	if len(names) > 1 {
-		return "", fmt.Errorf("several management clusters were created from this host (%s): %s", strings.Join(names, ", "), choose)
+	if kubeconfig == "" {
+		kubeconfig = localcluster.DefaultKubeconfigPath()
 	}
-	if len(names) == 1 {
-		return names[0], nil
+	if cfg, err := clientcmd.LoadFromFile(kubeconfig); err == nil {
+		for _, n := range names {
+			if cfg.CurrentContext == ContextName(n) {
+				return n, nil
+			}
+		}
 	}
-	return "", nil
+	last, lastTime := "", time.Time{}
+	for _, n := range names {
+		info, err := os.Stat(filepath.Join(home, "management", n+".kubeconfig"))
+		if err != nil {
+			return "", err
+		}
+		if info.ModTime().After(lastTime) {
+			last, lastTime = n, info.ModTime()
+		}
+	}
+	return last, nil
 }
 
 // ExportKubeconfig merges the admin kubeconfig of a management cluster this home made into

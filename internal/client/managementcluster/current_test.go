@@ -1,0 +1,53 @@
+package managementcluster
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestCurrent checks which management cluster commands act on when none is named: the only
+// one; of several, the one of the kubeconfig's current context, else the last created.
+func TestCurrent(t *testing.T) {
+	home := t.TempDir()
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if name, err := Current(home, kubeconfig); err != nil || name != "" {
+		t.Fatalf("no management cluster: %q, %v", name, err)
+	}
+	made := func(name string, at time.Time) {
+		t.Helper()
+		path := filepath.Join(home, "management", name+".kubeconfig")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	made("older", now.Add(-time.Hour))
+	if name, err := Current(home, kubeconfig); err != nil || name != "older" {
+		t.Fatalf("one management cluster: %q, %v", name, err)
+	}
+	made("newer", now)
+	if name, err := Current(home, kubeconfig); err != nil || name != "newer" {
+		t.Fatalf("two, no kubeconfig: want the last created, got %q, %v", name, err)
+	}
+	config := "apiVersion: v1\nkind: Config\ncurrent-context: older-admin@older\n"
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := Current(home, kubeconfig); err != nil || name != "older" {
+		t.Fatalf("two, the current context older's: got %q, %v", name, err)
+	}
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\ncurrent-context: slipway-dev\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := Current(home, kubeconfig); err != nil || name != "newer" {
+		t.Fatalf("two, another current context: want the last created, got %q, %v", name, err)
+	}
+}

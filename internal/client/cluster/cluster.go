@@ -60,21 +60,37 @@ func Summarize(c *clusterv1.Cluster, now time.Time) Summary {
 	if w := c.Status.Workers; w != nil && ptr.Deref(w.DesiredReplicas, 0) > 0 {
 		s.Workers = fmt.Sprintf("%d/%d", ptr.Deref(w.ReadyReplicas, 0), ptr.Deref(w.DesiredReplicas, 0))
 	}
+	// TKG's rules: a creation is incomplete until the infrastructure, an initialized control
+	// plane with a ready machine and, when it has workers, a ready worker are there; only an
+	// incomplete creation can be createStalled. A complete cluster is running, or updating, and
+	// updateStalled only while machines roll out to another version under an Upgrade record.
 	switch {
 	case !c.DeletionTimestamp.IsZero():
 		s.Status = "deleting"
-	case conditions.IsTrue(c, clusterv1.AvailableCondition) && s.ControlPlane != "" && !conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) &&
+	case creationIncomplete(c):
+		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
+	case conditions.IsTrue(c, clusterv1.AvailableCondition) && !conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) &&
 		!conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) && !conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
 		s.Status = "running"
-	case !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || !conditions.IsTrue(c, clusterv1.AvailableCondition) && s.ControlPlane == "":
-		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
-	case conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) || conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) ||
-		conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
+	case conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition):
 		s.Status = stalledAs(c, now, operationUpgrade, "updating", "updateStalled")
 	default:
-		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
+		s.Status = "updating"
 	}
 	return s
+}
+
+// creationIncomplete is TKG's test of a cluster still being created: no infrastructure, no
+// initialized control plane, no ready control-plane machine, or workers wanted and none ready.
+func creationIncomplete(c *clusterv1.Cluster) bool {
+	if !ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) {
+		return true
+	}
+	if cp := c.Status.ControlPlane; cp == nil || ptr.Deref(cp.ReadyReplicas, 0) == 0 {
+		return true
+	}
+	w := c.Status.Workers
+	return w != nil && ptr.Deref(w.DesiredReplicas, 0) > 0 && ptr.Deref(w.ReadyReplicas, 0) == 0
 }
 
 // The operations TKGOperationInfo records.

@@ -17,6 +17,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 func topologyCluster(mds ...int32) *clusterv1.Cluster {
@@ -35,6 +36,7 @@ func topologyCluster(mds ...int32) *clusterv1.Cluster {
 func TestSummarize(t *testing.T) {
 	c := topologyCluster(1)
 	c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	c.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	c.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
 	c.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: ptr.To[int32](2), ReadyReplicas: ptr.To[int32](1)}
 	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue}}
@@ -68,13 +70,25 @@ func TestStalled(t *testing.T) {
 		maps.Copy(c.Annotations, annotations)
 		return c
 	}
+	created := func(c *clusterv1.Cluster, conds ...metav1.Condition) *clusterv1.Cluster {
+		c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+		c.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+		c.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
+		c.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: ptr.To[int32](2), ReadyReplicas: ptr.To[int32](1)}
+		c.Status.Conditions = conds
+		return c
+	}
+	isTrue := func(t string) metav1.Condition { return metav1.Condition{Type: t, Status: metav1.ConditionTrue} }
+	isFalse := func(t string) metav1.Condition { return metav1.Condition{Type: t, Status: metav1.ConditionFalse} }
 	creating := record(topologyCluster(1), operationCreate)
-	updating := record(topologyCluster(1), operationUpgrade)
-	updating.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
-	updating.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr.To[int32](1), ReadyReplicas: ptr.To[int32](1)}
-	updating.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue},
-		{Type: clusterv1.ClusterRollingOutCondition, Status: metav1.ConditionTrue}}
+	updating := created(record(topologyCluster(1), operationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterRollingOutCondition))
 	upgradedLongAgo := record(topologyCluster(1), operationUpgrade)
+	// A scale long after an upgrade: machines are added, none rolls out to another version.
+	scaledAfterUpgrade := created(record(topologyCluster(1), operationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterScalingUpCondition))
+	// An old cluster that lost a worker: its creation is complete.
+	oldNotAvailable := created(record(topologyCluster(1), operationCreate), isFalse(clusterv1.AvailableCondition))
+	noWorkerReady := created(record(topologyCluster(1), operationCreate), isTrue(clusterv1.AvailableCondition))
+	noWorkerReady.Status.Workers.ReadyReplicas = ptr.To[int32](0)
 	for _, tc := range []struct {
 		name    string
 		c       *clusterv1.Cluster
@@ -87,6 +101,9 @@ func TestStalled(t *testing.T) {
 		{"upgrading past its timeout", updating, 31 * time.Minute, "updateStalled"},
 		{"a creation is not stalled by an upgrade's record", upgradedLongAgo, time.Hour, "creating"},
 		{"no record", topologyCluster(1), time.Hour, "creating"},
+		{"a scale long after an upgrade", scaledAfterUpgrade, time.Hour, "updating"},
+		{"an old cluster that is not Available", oldNotAvailable, 24 * time.Hour, "updating"},
+		{"a creation with no worker ready yet", noWorkerReady, 31 * time.Minute, "createStalled"},
 	} {
 		if got := Summarize(tc.c, start.Add(tc.elapsed)).Status; got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
@@ -228,5 +245,49 @@ func TestNotInstalled(t *testing.T) {
 	}
 	if !skip[cb.Spec.Kapp] || !skip[cpi] || skip[cb.Spec.CNI] || len(skip) != 2 {
 		t.Errorf("skipped %v: want the management cluster's kapp-controller and the vSphere CPI only", skip)
+	}
+}
+
+// TestWaitsRefreshTheObservedTime checks TKG's refresh of TKGOperationLastObservedTimestamp: a
+// wait that sees the Available condition change after it writes the time; one that sees nothing
+// new leaves it; a finished upgrade's record is removed, another operation's kept.
+func TestWaitsRefreshTheObservedTime(t *testing.T) {
+	start := time.Now().Add(-time.Hour).UTC()
+	c := topologyCluster(1)
+	annotations, err := operationAnnotations(operationUpgrade, start, 30*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(c.Annotations, annotations)
+	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionFalse,
+		LastTransitionTime: metav1.NewTime(start.Add(-time.Minute))}}
+	fc := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).WithStatusSubresource(c).Build()
+	w := waiter{c: fc, key: client.ObjectKeyFromObject(c)}
+	get := func() *clusterv1.Cluster {
+		got := &clusterv1.Cluster{}
+		if err := fc.Get(t.Context(), w.key, got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	w.observed(t.Context(), get())
+	if got := get().Annotations[tkg.AnnotationOperationLastObservedTimestamp]; got != annotations[tkg.AnnotationOperationLastObservedTimestamp] {
+		t.Errorf("nothing changed, yet the observed time moved to %s", got)
+	}
+	moved := get()
+	moved.Status.Conditions[0].Status, moved.Status.Conditions[0].LastTransitionTime = metav1.ConditionTrue, metav1.NewTime(start.Add(10*time.Minute))
+	if err := fc.Status().Update(t.Context(), moved); err != nil {
+		t.Fatal(err)
+	}
+	w.observed(t.Context(), get())
+	observed, err := time.Parse(timestampLayout, get().Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	if err != nil || time.Since(observed) > time.Minute {
+		t.Errorf("the Available change was not observed: %v, %v", observed, err)
+	}
+	if err := clearOperation(t.Context(), fc, w.key, operationCreate); err != nil || get().Annotations[tkg.AnnotationOperationInfo] == "" {
+		t.Errorf("another operation's record was removed: %v", err)
+	}
+	if err := clearOperation(t.Context(), fc, w.key, operationUpgrade); err != nil || get().Annotations[tkg.AnnotationOperationInfo] != "" {
+		t.Errorf("the finished upgrade's record is still there: %v", err)
 	}
 }

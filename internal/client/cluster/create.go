@@ -266,6 +266,7 @@ func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Clu
 			why = err.Error()
 			return false, nil
 		}
+		w.observed(ctx, c)
 		done, reason := check(c)
 		why = reason
 		if held := limits.Check(ctx, w.c, w.key); !done && held != "" {
@@ -278,6 +279,24 @@ func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Clu
 			what, why, w.timeout, w.key.Name, w.key.Namespace, w.key.Name, w.key.Namespace)
 	}
 	return nil
+}
+
+// observed refreshes the cluster's TKGOperationLastObservedTimestamp when its Available
+// condition changed since, as TKG's waits do: a wait that sees the cluster move keeps its
+// operation from reading as stalled.
+func (w waiter) observed(ctx context.Context, c *clusterv1.Cluster) {
+	available := conditions.Get(c, clusterv1.AvailableCondition)
+	if available == nil || c.Annotations[tkg.AnnotationOperationInfo] == "" {
+		return
+	}
+	last, err := time.Parse(timestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	if err == nil && !available.LastTransitionTime.After(last) {
+		return
+	}
+	before := c.DeepCopy()
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = time.Now().UTC().Format(timestampLayout)
+	// A refresh that fails is tried again at the next poll.
+	_ = w.c.Patch(ctx, c, client.MergeFrom(before))
 }
 
 func (w waiter) initialized(ctx context.Context) error {

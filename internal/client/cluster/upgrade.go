@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Upgrade is one upgrade to run: the release it goes to and its Kubernetes version.
@@ -148,7 +150,26 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	if err := w.resolved(ctx, u.TKR); err != nil {
 		return err
 	}
-	return w.corePackages(ctx)
+	if err := w.corePackages(ctx); err != nil {
+		return err
+	}
+	return clearOperation(ctx, c, key, operationUpgrade)
+}
+
+// clearOperation removes a finished operation's TKGOperationInfo, so that a later rollout is not
+// read against it.
+func clearOperation(ctx context.Context, c client.Client, key client.ObjectKey, operation string) error {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return err
+	}
+	var info operationInfo
+	if json.Unmarshal([]byte(cl.Annotations[tkg.AnnotationOperationInfo]), &info) != nil || info.Operation != operation {
+		return nil
+	}
+	before := cl.DeepCopy()
+	delete(cl.Annotations, tkg.AnnotationOperationInfo)
+	return c.Patch(ctx, cl, client.MergeFrom(before))
 }
 
 // machinesAt waits until every control-plane machine (or every worker) runs the version and is
@@ -160,6 +181,9 @@ func (w waiter) machinesAt(ctx context.Context, version string, controlPlane boo
 	}
 	var why string
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
+		if cl := (&clusterv1.Cluster{}); w.c.Get(ctx, w.key, cl) == nil {
+			w.observed(ctx, cl)
+		}
 		list := &clusterv1.MachineList{}
 		if err := w.c.List(ctx, list, client.InNamespace(w.key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: w.key.Name}); err != nil {
 			why = err.Error()

@@ -69,8 +69,14 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "create [NAME]",
-		Short: "Create a workload cluster from TKG's flat configuration file, and wait until it and its core packages are ready",
+		Short: "Create a workload cluster from TKG's flat configuration file or a ClusterClass Cluster file, and wait until it and its core packages are ready",
+		Long: "Create a workload cluster, as tanzu cluster create does, from either input TKG takes:\n\n" +
+			"  - TKG's flat VARIABLE: value file: converted into a ClusterClass Cluster, saved under clusterconfigs/, then created;\n" +
+			"  - a ClusterClass Cluster (TKG 2.x's input, and what clusterconfigs/ holds), alone or with the Secrets, *Configs and\n" +
+			"    ClusterBootstrap it needs in the same file: created as given (a Cluster without a class is refused, as TKG does).\n\n" +
+			"Both then wait for the control plane, the nodes and the core packages.",
 		Example: "  slipway cluster create wc -f wc.yaml\n" +
+			"  slipway cluster create -f ~/.config/slipway/clusterconfigs/wc.yaml\n" +
 			"  slipway cluster create wc --plan dev -w 2 --cni calico --dry-run",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,7 +110,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the cluster configuration file (TKG's flat VARIABLE: value file)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the cluster configuration file: TKG's flat VARIABLE: value file, or a ClusterClass Cluster with the objects it needs")
 	cmd.Flags().StringVarP(&plan, "plan", "p", "", "the cluster plan, dev or prod (CLUSTER_PLAN)")
 	cmd.Flags().StringVar(&cni, "cni", "", "the CNI, antrea or calico (CNI)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the cluster (NAMESPACE)")

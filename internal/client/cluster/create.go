@@ -72,6 +72,15 @@ func Create(ctx context.Context, o CreateOptions) error {
 	}
 	p := o.Progress
 	p.Infof("Validating configuration...")
+	if o.File != "" {
+		objs, ok, err := readObjects(o.File)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return createFromObjects(ctx, o, objs)
+		}
+	}
 	v, err := config.Read(o.File, o.Environ)
 	if err != nil {
 		return err
@@ -170,12 +179,18 @@ func Create(ctx context.Context, o CreateOptions) error {
 	p.Infof("")
 	p.Infof("Using this new Cluster configuration '%s' to create the cluster.", path)
 	p.Infof("")
-	p.Infof("creating workload cluster '%s'...", cfg.Name)
 	annotations, err := operationAnnotations(operationCreate, o.Now(), o.Timeout)
 	if err != nil {
 		return err
 	}
 	maps.Copy(c.Annotations, annotations)
+	return createAndWait(ctx, o, key, objs)
+}
+
+// createAndWait creates a cluster's objects, in order, and runs TKG's waits on it.
+func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, objs []client.Object) error {
+	p := o.Progress
+	p.Infof("creating workload cluster '%s'...", key.Name)
 	for _, obj := range objs {
 		if err := o.Client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
@@ -192,7 +207,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 		return err
 	}
 	p.Infof("")
-	p.Infof("Workload cluster '%s' created", cfg.Name)
+	p.Infof("Workload cluster '%s' created", key.Name)
 	p.Infof("")
 	return nil
 }

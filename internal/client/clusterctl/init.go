@@ -17,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -378,7 +379,32 @@ func providerNotAvailable(ctx context.Context, c client.Client, p installed) str
 	for _, d := range deployments.Items {
 		want := ptr.Deref(d.Spec.Replicas, 1)
 		if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want {
-			return fmt.Sprintf("deployment %s/%s has %d of %d replicas available", d.Namespace, d.Name, d.Status.AvailableReplicas, want)
+			why := fmt.Sprintf("deployment %s/%s has %d of %d replicas available", d.Namespace, d.Name, d.Status.AvailableReplicas, want)
+			if held := hostLimitOfPods(ctx, c, &d); held != "" {
+				why += ": " + held
+			}
+			return why
+		}
+	}
+	return ""
+}
+
+// hostLimitOfPods returns what a container of the Deployment's pods last ended on when that
+// was a host limit (the local runtime's node says so in the container's termination message),
+// or "".
+func hostLimitOfPods(ctx context.Context, c client.Client, d *appsv1.Deployment) string {
+	if d.Spec.Selector == nil {
+		return ""
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(d.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+		return ""
+	}
+	for _, p := range pods.Items {
+		for _, s := range p.Status.ContainerStatuses {
+			if t := s.LastTerminationState.Terminated; t != nil && strings.HasPrefix(t.Message, "host limit reached") {
+				return fmt.Sprintf("pod %s container %s: %s", p.Name, s.Name, t.Message)
+			}
 		}
 	}
 	return ""

@@ -307,6 +307,12 @@ func (d Dirs) Node(name string) string { return filepath.Join(d.Root, "nodes", n
 // NodePKI returns a node's pki directory in kubeadm's layout.
 func (d Dirs) NodePKI(name string) string { return filepath.Join(d.Node(name), "pki") }
 
+// NodeHostLimit returns the file where a node's agent records the last host limit one of its
+// processes met.
+func (d Dirs) NodeHostLimit(name string) string {
+	return filepath.Join(d.Node(name), "host-limit.json")
+}
+
 // NodeLogs returns a node's log directory.
 func (d Dirs) NodeLogs(name string) string { return filepath.Join(d.Node(name), "logs") }
 

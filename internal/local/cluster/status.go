@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
@@ -17,13 +21,53 @@ type State struct {
 	Orphaned []string
 	// LoadBalancerRunning is true when the cluster needs no load balancer or it runs.
 	LoadBalancerRunning bool
+	// HostLimits are the host limits a process of a node met in the last hostLimitRecent.
+	HostLimits []string
+}
+
+// hostLimitRecent is how long a host limit a process met is shown.
+const hostLimitRecent = 10 * time.Minute
+
+// hostLimitRecord is what a node's agent records when one of its processes exits on a host
+// limit: `list` shows it while it is recent.
+type hostLimitRecord struct {
+	Process string `json:"process"`
+	Limits  string `json:"limits"`
+	Line    string `json:"line"`
+}
+
+// RecordHostLimit records, in the node's directory, that a process of it met a host limit.
+func RecordHostLimit(dirs Dirs, node, process string, f hostlimits.Finding) error {
+	data, err := json.Marshal(hostLimitRecord{Process: process, Limits: f.Limits, Line: f.Line})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dirs.NodeHostLimit(node), data, 0o600)
+}
+
+// recentHostLimit reads a node's record of a host limit, when it is recent.
+func recentHostLimit(dirs Dirs, node string) (string, bool) {
+	path := dirs.NodeHostLimit(node)
+	info, err := os.Stat(path)
+	if err != nil || time.Since(info.ModTime()) > hostLimitRecent {
+		return "", false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	var r hostLimitRecord
+	if json.Unmarshal(data, &r) != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s on %s met a host limit (%s) %s ago", r.Process, node, r.Limits, time.Since(info.ModTime()).Round(time.Second)), true
 }
 
 // Status is Running, Stopped or Degraded with what is down.
 func (s State) Status() string {
 	total := len(s.Spec.Nodes)
 	switch {
-	case s.NodesRunning == total && s.LoadBalancerRunning:
+	case s.NodesRunning == total && s.LoadBalancerRunning && len(s.HostLimits) == 0:
 		return "Running"
 	case s.NodesRunning == 0 && len(s.Orphaned) == 0:
 		return "Stopped"
@@ -38,7 +82,7 @@ func (s State) Status() string {
 		if !s.LoadBalancerRunning {
 			down = append(down, "load balancer stopped")
 		}
-		return "Degraded (" + strings.Join(down, ", ") + ")"
+		return "Degraded (" + strings.Join(append(down, s.HostLimits...), ", ") + ")"
 	}
 }
 
@@ -51,6 +95,9 @@ func (s Store) Inspect(spec *Spec) State {
 	}
 	st.LoadBalancerRunning = spec.LoadBalancerIP == "" || LoadBalancerRunning(dirs)
 	for _, n := range spec.Nodes {
+		if msg, ok := recentHostLimit(dirs, n.Name); ok {
+			st.HostLimits = append(st.HostLimits, msg)
+		}
 		switch {
 		case nodeRunning(dirs, spec, n.Name):
 			st.NodesRunning++

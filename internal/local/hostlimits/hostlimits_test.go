@@ -154,3 +154,31 @@ func TestReadsThisHost(t *testing.T) {
 		t.Logf("%s: %d, %d in use", l.Name, l.Value, l.InUse)
 	}
 }
+
+// TestExplain finds a host limit in what a process logged, naming the limit and the line.
+func TestExplain(t *testing.T) {
+	for _, tc := range []struct{ output, want string }{
+		{"I1127 started\nE1127 failed to create fsnotify watcher: too many open files\n", `host limit reached (fs.inotify.max_user_instances or open files`},
+		{"inotify_add_watch /etc/kubernetes: no space left on device", "host limit reached (fs.inotify.max_user_watches)"},
+		{"runtime: failed to create new OS thread (have 11 already; errno=11)", "kernel.threads-max"},
+		{"fork/exec /usr/bin/iptables: resource temporarily unavailable", "kernel.threads-max"},
+	} {
+		f, ok := Explain(tc.output)
+		got := f.String()
+		if !ok || !strings.Contains(got, tc.want) || !strings.Contains(got, RaiseEnv) {
+			t.Errorf("%q: %q, %v", tc.output, got, ok)
+		}
+	}
+	for _, output := range []string{"", "write /data/x: no space left on device", "connection refused"} {
+		if f, ok := Explain(output); ok {
+			t.Errorf("%q is not a host limit, got %q", output, f)
+		}
+	}
+	log := filepath.Join(t.TempDir(), "webhook.log")
+	if err := os.WriteFile(log, []byte(strings.Repeat("x\n", 20000)+"error: too many open files\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := ExplainFile(log); !ok || f.Line != "error: too many open files" {
+		t.Errorf("ExplainFile: %+v, %v", f, ok)
+	}
+}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -64,6 +65,13 @@ type Agent struct {
 	// healthAnonymous probes without a client certificate.
 	healthAnonymous *http.Client
 	pods            *podRunner
+}
+
+// recordHostLimit keeps, for `local cluster list`, that a process of the node met a host limit.
+func (a *Agent) recordHostLimit(ctx context.Context, process string, f hostlimits.Finding) {
+	if err := cluster.RecordHostLimit(a.dirs, a.node.Name, process, f); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to record a host limit", "process", process)
+	}
 }
 
 // Run runs the node until the context ends: its static components on a control-plane node,
@@ -228,6 +236,7 @@ func (a *Agent) startControlPlane(ctx context.Context) error {
 		sp := &staticPod{component: c, process: &supervised{
 			name: c.name, args: append([]string{binaries[i]}, c.args...), env: env,
 			logPath: filepath.Join(a.dirs.NodeLogs(a.node.Name), c.name+".log"), grace: c.grace,
+			onHostLimit: func(f hostlimits.Finding) { a.recordHostLimit(ctx, c.name, f) },
 		}}
 		a.staticPods = append(a.staticPods, sp)
 		spCtx, cancel := context.WithCancel(ctx)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 )
 
 // AnnotationSimulated marks a pod whose containers the local runtime reports without running.
@@ -273,6 +275,14 @@ func (w *podWorker) handleExit(e containerExit) {
 			ExitCode: int32(e.exit.code), Reason: reason,
 			StartedAt: metav1.NewTime(c.proc.started), FinishedAt: metav1.NewTime(e.exit.finished),
 			ContainerID: containerID(c),
+		}
+		if e.exit.code != 0 {
+			// As the kubelet's FallbackToLogsOnError, and only for a host limit: its message says
+			// which, and `local cluster list` shows it.
+			if f, ok := hostlimits.ExplainFile(w.logPath(c.spec.Name)); ok {
+				term.Message = f.String()
+				w.agent.recordHostLimit(context.Background(), fmt.Sprintf("pod %s/%s container %s", w.namespace, w.name, c.spec.Name), f)
+			}
 		}
 		ranFor := e.exit.finished.Sub(c.proc.started)
 		c.proc, c.running, c.ready = nil, time.Time{}, false

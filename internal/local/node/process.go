@@ -12,6 +12,8 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 )
 
 // exit is how a process ended.
@@ -106,6 +108,8 @@ type supervised struct {
 	logPath string
 	// grace is how long the process has after SIGTERM when the context ends; zero is 30 s.
 	grace time.Duration
+	// onHostLimit is told when the process failed on a host limit, as its log says.
+	onHostLimit func(hostlimits.Finding)
 
 	mu       sync.Mutex
 	running  bool
@@ -134,6 +138,10 @@ func (s *supervised) run(ctx context.Context) {
 				e := p.result
 				log.Info("Exited", "code", e.code, "signal", e.signal)
 				s.set(func() { s.running, s.lastExit = false, &e; s.restarts++ })
+				if f, ok := hostlimits.ExplainFile(s.logPath); ok && e.code != 0 && s.onHostLimit != nil {
+					log.Info("The component failed on a host limit", "limits", f.Limits, "line", f.Line)
+					s.onHostLimit(f)
+				}
 			}
 		}
 		var ranFor time.Duration

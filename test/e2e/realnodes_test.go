@@ -103,7 +103,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 
 	lc := clusterClients(t, kubeconfig)
 	workers := []string{"apps-worker", "apps-worker2"}
-	deploy := applicationDeployment(image, workers)
+	deploy := applicationDeployment(image)
 	if _, err := lc.cs.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func writeVolume(t *testing.T, lc *localCluster, image string, kubectl func(...s
 		ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: "default"},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](2),
-			Containers: []corev1.Container{{Name: "writer", Image: image, Env: []corev1.EnvVar{{Name: "DATA_DIR", Value: "/data"}},
+			Containers: []corev1.Container{{Name: "writer", Image: image,
 				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
@@ -411,7 +411,7 @@ func writeVolume(t *testing.T, lc *localCluster, image string, kubectl func(...s
 }
 
 // applicationDeployment is 2 replicas of the HTTP server, one on each worker.
-func applicationDeployment(image string, workers []string) *appsv1.Deployment {
+func applicationDeployment(image string) *appsv1.Deployment {
 	labels := map[string]string{"app": "hello"}
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
@@ -436,8 +436,7 @@ func applicationDeployment(image string, workers []string) *appsv1.Deployment {
 					Containers: []corev1.Container{{
 						Name:  "hello",
 						Image: image,
-						Env: []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name"), fieldEnv("NODE_NAME", "spec.nodeName"),
-							{Name: "DATA_DIR", Value: "/data"}},
+						Env:   []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name"), fieldEnv("NODE_NAME", "spec.nodeName")},
 						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 							HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},

@@ -28,7 +28,9 @@ const (
 	// ReasonHostLimitReached says the host cannot start another node: the message names the
 	// limit, its value, the need and how to raise it.
 	ReasonHostLimitReached = "HostLimitReached"
-	ReasonDeleting         = "Deleting"
+	// ReasonHostLimitRaised is the Event of a host limit slipway raised to start a node.
+	ReasonHostLimitRaised = "HostLimitRaised"
+	ReasonDeleting        = "Deleting"
 )
 
 // ClusterUIDAnnotation, on a Cluster API Cluster, is the UID the Cluster had when the local

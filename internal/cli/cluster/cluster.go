@@ -35,9 +35,12 @@ func (t *target) client() (client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		name, err := managementcluster.Current(home, t.k.Kubeconfig)
+		name, guessed, err := managementcluster.Current(home, t.k.Kubeconfig)
 		if err != nil {
 			return nil, err
+		}
+		if guessed {
+			fmt.Fprintf(os.Stderr, "Using management cluster %s, the last created (choose another with --context NAME-admin@NAME)\n", name)
 		}
 		if name != "" {
 			t.k.Context = name + "-admin@" + name

@@ -116,13 +116,16 @@ func newAvailableUpgrades(k *cliutil.KubeconfigFlags, streams genericiooptions.I
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("namespace") && !ofCluster {
+				return fmt.Errorf("-n names a cluster's namespace: add --cluster to list a cluster's upgrades, or drop -n for a release's")
+			}
 			var releases []tkrclient.Release
 			what := "release " + args[0]
 			if ofCluster {
 				releases, err = tkrclient.AvailableUpgrades(cmd.Context(), c, namespace, args[0])
 				what = "cluster " + namespace + "/" + args[0]
-			} else {
-				releases, err = tkrclient.ReleaseUpgrades(cmd.Context(), c, args[0])
+			} else if releases, err = tkrclient.ReleaseUpgrades(cmd.Context(), c, args[0]); err != nil {
+				err = fmt.Errorf("%w; or, if %s names a cluster, add --cluster", err, args[0])
 			}
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ package managementcluster
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -33,16 +34,24 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 }
 
 // nameOrCurrent returns the name given, or the current management cluster of this home
-// (managementcluster.Current) with kubeconfig's current context.
-func nameOrCurrent(args []string, home, kubeconfig string) (string, error) {
+// (managementcluster.Current) with kubeconfig's current context. A guess is said on errOut, and
+// refused for verb when it is not empty: what cannot be undone is not done on a guess.
+func nameOrCurrent(args []string, home, kubeconfig, verb string, errOut io.Writer) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
 	}
-	name, err := managementcluster.Current(home, kubeconfig)
-	if err == nil && name == "" {
-		err = fmt.Errorf("no management cluster was created from this host: name one")
+	name, guessed, err := managementcluster.Current(home, kubeconfig)
+	switch {
+	case err != nil:
+		return "", err
+	case name == "":
+		return "", fmt.Errorf("no management cluster was created from this host: name one")
+	case guessed && verb != "":
+		return "", managementcluster.GuessedError(home, verb)
+	case guessed:
+		fmt.Fprintf(errOut, "Using management cluster %s, the last created (name another, or switch to its context NAME-admin@NAME)\n", name)
 	}
-	return name, err
+	return name, nil
 }
 
 // target is the management cluster a command acts on: its name (given, or the one this host
@@ -55,12 +64,12 @@ type target struct {
 
 // managementTarget returns the management cluster a command acts on, reached through its admin
 // context in kubeconfig.
-func managementTarget(args []string, kubeconfig string) (*target, error) {
+func managementTarget(args []string, kubeconfig, verb string, errOut io.Writer) (*target, error) {
 	home, err := localcluster.Home()
 	if err != nil {
 		return nil, err
 	}
-	name, err := nameOrCurrent(args, home, kubeconfig)
+	name, err := nameOrCurrent(args, home, kubeconfig, verb, errOut)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +98,7 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := nameOrCurrent(args, home, kubeconfig)
+			name, err := nameOrCurrent(args, home, kubeconfig, "delete", streams.ErrOut)
 			if err != nil {
 				return err
 			}
@@ -233,7 +242,7 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Show the management cluster: its state, its Cluster API objects with their conditions, and its providers",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := managementTarget(args, kubeconfig)
+			t, err := managementTarget(args, kubeconfig, "", streams.ErrOut)
 			if err != nil {
 				return err
 			}
@@ -276,7 +285,7 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"then its Kubernetes release (the newest its UpdatesAvailable condition lists, or --tkr; kept when none is newer), as a workload cluster's",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := managementTarget(args, kubeconfig)
+			t, err := managementTarget(args, kubeconfig, "upgrade", streams.ErrOut)
 			if err != nil {
 				return err
 			}
@@ -328,7 +337,7 @@ func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := nameOrCurrent(args, home, "")
+			name, err := nameOrCurrent(args, home, "", "", streams.ErrOut)
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	tkrclient "github.com/slipway-dev/slipway/internal/client/tkr"
 )
 
@@ -37,24 +40,32 @@ func readObjects(path string) (objs []*unstructured.Unstructured, ok bool, err e
 		return nil, false, err
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
+	// Until a document is an object, the file may be a flat one, whose reader says what is wrong
+	// with it; after, a document that is not an object is this file's error.
+	bad := func(i int, why string) ([]*unstructured.Unstructured, bool, error) {
+		if len(objs) == 0 {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("%s: document %d %s: give each document apiVersion, kind and metadata.name", path, i+1, why)
+	}
+	for i := 0; ; i++ {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, false, nil // the flat file's reader says what is wrong with it
+			return bad(i, "cannot be read: "+err.Error())
 		}
 		js, err := yaml.YAMLToJSON(doc)
 		if err != nil {
-			return nil, false, nil
+			return bad(i, "is not YAML: "+err.Error())
 		}
 		var head struct{ APIVersion, Kind string }
 		if string(bytes.TrimSpace(js)) == "null" {
 			continue
 		}
 		if json.Unmarshal(js, &head) != nil || head.APIVersion == "" || head.Kind == "" {
-			return nil, false, nil
+			return bad(i, "is not a Kubernetes object")
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(js); err != nil {
@@ -91,6 +102,15 @@ func createFromObjects(ctx context.Context, o CreateOptions, objs []*unstructure
 	if class == "" {
 		return errors.New(errEmptyClass)
 	}
+	if len(o.Set) > 0 {
+		var set []string
+		for v := range o.Set {
+			set = append(set, v)
+		}
+		slices.Sort(set)
+		return fmt.Errorf("the flags that set %s do not apply to a ClusterClass file: edit its Cluster instead (spec.topology), or give a flat configuration file",
+			strings.Join(set, ", "))
+	}
 	if o.Name != "" && o.Name != cluster.GetName() {
 		return fmt.Errorf("the cluster name %s differs from the Cluster's name %s in %s: drop the argument, or edit the file", o.Name, cluster.GetName(), o.File)
 	}
@@ -110,17 +130,25 @@ func createFromObjects(ctx context.Context, o CreateOptions, objs []*unstructure
 		if err := unstructured.SetNestedField(cluster.Object, chosen.Spec.Version, "spec", "topology", "version"); err != nil {
 			return err
 		}
-	}
-	key := client.ObjectKeyFromObject(cluster)
-	if o.CheckHost != nil && !o.DryRun {
-		if err := checkHostOfClass(ctx, o, cluster, class); err != nil {
-			return err
+		// A ClusterBootstrap of the file fills its add-ons from the release the Cluster runs.
+		for _, u := range objs {
+			if u.GetKind() == "ClusterBootstrap" && u.GetAnnotations()[runv1alpha3.AnnotationAddMissingFieldsFromTKR] != "" {
+				a := u.GetAnnotations()
+				a[runv1alpha3.AnnotationAddMissingFieldsFromTKR] = chosen.Name
+				u.SetAnnotations(a)
+			}
 		}
 	}
+	key := client.ObjectKeyFromObject(cluster)
 	if err := o.Client.Get(ctx, key, &clusterv1.Cluster{}); err == nil {
 		return fmt.Errorf("cluster with name %s already exists, please specify another name", key.Name)
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
+	}
+	if o.CheckHost != nil && !o.DryRun {
+		if err := checkHostOfClass(ctx, o, cluster, class); err != nil {
+			return err
+		}
 	}
 	// Everything the Cluster needs first, then the Cluster, then its ClusterBootstrap, whose
 	// defaulting reads the Cluster's infrastructure.

@@ -88,6 +88,21 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		}
 	})
 
+	t.Run("--tkr moves the Cluster and its ClusterBootstrap to the release", func(t *testing.T) {
+		older := tkr.DeepCopy()
+		older.Name, older.Spec.Version, older.Spec.Kubernetes.Version = "v1.34.3---vmware.1-tkg.1", "v1.34.3+vmware.1-tkg.1", "v1.34.3+vmware.1"
+		c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tkr, older, class).Build()
+		var out bytes.Buffer
+		if err := Create(t.Context(), CreateOptions{File: input, Client: c, Home: dir, DryRun: true, Out: &out, TKR: "v1.34",
+			Progress: progress.ForWriter(&bytes.Buffer{})}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "version: v1.34.3+vmware.1-tkg.1\n") || !strings.Contains(out.String(), "add-missing-fields-from-tkr: v1.34.3---vmware.1-tkg.1") ||
+			strings.Contains(out.String(), "v1.35.4") {
+			t.Errorf("not moved to v1.34.3:\n%s", out.String())
+		}
+	})
+
 	t.Run("the host refuses", func(t *testing.T) {
 		err := Create(t.Context(), CreateOptions{File: input, Client: newClient(), Home: dir, Progress: progress.ForWriter(&bytes.Buffer{}),
 			CheckHost: func(int, int) error { return errors.New("this host cannot start 4 more nodes") }})
@@ -100,15 +115,21 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		{"no class", "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: wc\nspec:\n  clusterNetwork: {}\n", errNoClass},
 		{"empty class", "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: wc\nspec:\n  topology:\n    class: \"\"\n    version: v1.35.4\n", errEmptyClass},
 		{"no Cluster", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: wc\n", "holds Kubernetes objects but no Cluster"},
-		{"another name", strings.Replace(saved.String(), "name: wc\n", "name: wc\n", 1), "differs from the Cluster's name wc"},
+		{"another name", saved.String(), "differs from the Cluster's name wc"},
+		{"flags", saved.String(), "the flags that set CLUSTER_PLAN, WORKER_MACHINE_COUNT do not apply to a ClusterClass file"},
+		{"a bad second document", saved.String() + "---\nfoo: [\n", "document 3 is not YAML"},
+		{"a second document not an object", saved.String() + "---\nCLUSTER_NAME: x\n", "document 3 is not a Kubernetes object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient()
-			name := ""
-			if tc.name == "another name" {
-				name = "other"
+			o := CreateOptions{File: write(tc.name+".yaml", tc.file), Client: c, Home: dir, Progress: progress.ForWriter(&bytes.Buffer{})}
+			switch tc.name {
+			case "another name":
+				o.Name = "other"
+			case "flags":
+				o.Set = map[string]string{"WORKER_MACHINE_COUNT": "5", "CLUSTER_PLAN": "dev"}
 			}
-			err := Create(t.Context(), CreateOptions{Name: name, File: write(tc.name+".yaml", tc.file), Client: c, Home: dir, Progress: progress.ForWriter(&bytes.Buffer{})})
+			err := Create(t.Context(), o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}

@@ -60,9 +60,9 @@ type CreateOptions struct {
 	TKR string
 }
 
-// Create creates a workload cluster as `tanzu cluster create` does with a legacy file and
-// auto-apply: the file converted into a ClusterClass Cluster and saved, the Cluster applied
-// with TKG's operation annotations, then TKG's waits.
+// Create creates a workload cluster as `tanzu cluster create` does: a ClusterClass file as given,
+// or, with auto-apply, a legacy flat file converted into a ClusterClass Cluster and saved; the
+// Cluster applied with TKG's operation annotations, then TKG's waits.
 func Create(ctx context.Context, o CreateOptions) error {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -110,16 +110,16 @@ func Create(ctx context.Context, o CreateOptions) error {
 	if cfg.CNI == "none" {
 		return fmt.Errorf("configuration validation failed: invalid %s \"none\": slipway installs the CNI of every cluster it creates: use antrea or calico", config.CNI)
 	}
-	if cfg.InfrastructureProvider == "local" && o.CheckHost != nil && !o.DryRun {
-		if err := o.CheckHost(cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
-			return err
-		}
-	}
 	key := client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}
 	if err := o.Client.Get(ctx, key, &clusterv1.Cluster{}); err == nil {
 		return fmt.Errorf("cluster with name %s already exists, please specify another name", cfg.Name)
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
+	}
+	if cfg.InfrastructureProvider == "local" && o.CheckHost != nil && !o.DryRun {
+		if err := o.CheckHost(cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
+			return err
+		}
 	}
 	tkr := chosen
 	if tkr == nil {
@@ -204,6 +204,10 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 		return err
 	}
 	if err := w.corePackages(ctx); err != nil {
+		return err
+	}
+	// Created: a later loss of every worker is not a creation that stalled.
+	if err := clearOperation(ctx, o.Client, key, operationCreate); err != nil {
 		return err
 	}
 	p.Infof("")

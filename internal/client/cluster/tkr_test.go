@@ -35,7 +35,8 @@ func TestCreateTakesATKRName(t *testing.T) {
 		{"v1.34.3---vmware.1-tkg.1", "v1.34.3---vmware.1-tkg.1", ""},
 		{"v1.34", "v1.34.3---vmware.1-tkg.2", ""},
 		{"v1.34.3+vmware.1-tkg.1", "v1.34.3---vmware.1-tkg.1", ""},
-		{"v1.99", "", `no Ready TanzuKubernetesRelease is named "v1.99" or starts with it: use one of v1.34.3---vmware.1-tkg.1, v1.34.3---vmware.1-tkg.2, v1.35.4---vmware.1-tkg.1`},
+		{"v1.99", "", `no Ready, active TanzuKubernetesRelease is named "v1.99" or starts with it: use one of v1.34.3---vmware.1-tkg.1, v1.34.3---vmware.1-tkg.2, v1.35.4---vmware.1-tkg.1`},
+		{"v1.3", "", `no Ready, active TanzuKubernetesRelease is named "v1.3"`},
 	} {
 		t.Run(tc.tkr, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(ready("v1.34.3+vmware.1-tkg.1"), ready("v1.34.3+vmware.1-tkg.2"),

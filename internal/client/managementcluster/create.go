@@ -267,7 +267,7 @@ func (f *flow) validate(ctx context.Context) error {
 		controlPlanes += f.cfg.ControlPlaneMachineCount
 		workers += f.cfg.WorkerMachineCount
 	}
-	if controlPlanes+workers > 0 {
+	if controlPlanes+workers > 0 && !f.o.DryRun {
 		if err := f.o.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { f.p.Infof("%s", msg) }); err != nil {
 			return err
 		}
@@ -678,15 +678,15 @@ func Names(home string) ([]string, error) {
 
 // Current returns the management cluster commands act on when none is named, as the tanzu CLI's
 // current server: the one created from this home; of several, the one whose admin context is
-// kubeconfig's current context (kubectl's file when empty), else the one created last. It returns
-// "" when this home created none.
-func Current(home, kubeconfig string) (string, error) {
+// kubeconfig's current context (kubectl's file when empty), else the one created last, which
+// guessed says. It returns "" when this home created none.
+func Current(home, kubeconfig string) (name string, guessed bool, err error) {
 	names, err := Names(home)
 	if err != nil || len(names) <= 1 {
 		if len(names) == 1 {
-			return names[0], err
+			return names[0], false, err
 		}
-		return "", err
+		return "", false, err
 	}
 	if kubeconfig == "" {
 		kubeconfig = localcluster.DefaultKubeconfigPath()
@@ -694,7 +694,7 @@ func Current(home, kubeconfig string) (string, error) {
 	if cfg, err := clientcmd.LoadFromFile(kubeconfig); err == nil {
 		for _, n := range names {
 			if cfg.CurrentContext == ContextName(n) {
-				return n, nil
+				return n, false, nil
 			}
 		}
 	}
@@ -702,13 +702,20 @@ func Current(home, kubeconfig string) (string, error) {
 	for _, n := range names {
 		info, err := os.Stat(filepath.Join(home, "management", n+".kubeconfig"))
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if info.ModTime().After(lastTime) {
 			last, lastTime = n, info.ModTime()
 		}
 	}
-	return last, nil
+	return last, true, nil
+}
+
+// GuessedError refuses to act on a guessed management cluster where acting cannot be undone.
+func GuessedError(home, verb string) error {
+	names, _ := Names(home)
+	return fmt.Errorf("several management clusters were created from this host (%s) and the kubeconfig's current context is none of theirs: name the one to %s, or switch to its context NAME-admin@NAME",
+		strings.Join(names, ", "), verb)
 }
 
 // ExportKubeconfig merges the admin kubeconfig of a management cluster this home made into

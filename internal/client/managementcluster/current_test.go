@@ -3,6 +3,7 @@ package managementcluster
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 func TestCurrent(t *testing.T) {
 	home := t.TempDir()
 	kubeconfig := filepath.Join(t.TempDir(), "config")
-	if name, err := Current(home, kubeconfig); err != nil || name != "" {
+	if name, _, err := Current(home, kubeconfig); err != nil || name != "" {
 		t.Fatalf("no management cluster: %q, %v", name, err)
 	}
 	made := func(name string, at time.Time) {
@@ -30,24 +31,27 @@ func TestCurrent(t *testing.T) {
 	}
 	now := time.Now()
 	made("older", now.Add(-time.Hour))
-	if name, err := Current(home, kubeconfig); err != nil || name != "older" {
-		t.Fatalf("one management cluster: %q, %v", name, err)
+	if name, guessed, err := Current(home, kubeconfig); err != nil || name != "older" || guessed {
+		t.Fatalf("one management cluster: %q, %v, %v", name, guessed, err)
 	}
 	made("newer", now)
-	if name, err := Current(home, kubeconfig); err != nil || name != "newer" {
-		t.Fatalf("two, no kubeconfig: want the last created, got %q, %v", name, err)
+	if name, guessed, err := Current(home, kubeconfig); err != nil || name != "newer" || !guessed {
+		t.Fatalf("two, no kubeconfig: want the last created, guessed, got %q, %v, %v", name, guessed, err)
+	}
+	if err := GuessedError(home, "delete"); !strings.Contains(err.Error(), "(newer, older)") || !strings.Contains(err.Error(), "name the one to delete") {
+		t.Errorf("GuessedError: %v", err)
 	}
 	config := "apiVersion: v1\nkind: Config\ncurrent-context: older-admin@older\n"
 	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if name, err := Current(home, kubeconfig); err != nil || name != "older" {
-		t.Fatalf("two, the current context older's: got %q, %v", name, err)
+	if name, guessed, err := Current(home, kubeconfig); err != nil || name != "older" || guessed {
+		t.Fatalf("two, the current context older's: got %q, %v, %v", name, guessed, err)
 	}
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\ncurrent-context: slipway-dev\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if name, err := Current(home, kubeconfig); err != nil || name != "newer" {
-		t.Fatalf("two, another current context: want the last created, got %q, %v", name, err)
+	if name, guessed, err := Current(home, kubeconfig); err != nil || name != "newer" || !guessed {
+		t.Fatalf("two, another current context: want the last created, got %q, %v, %v", name, guessed, err)
 	}
 }

@@ -130,8 +130,9 @@ func ReleaseUpgrades(ctx context.Context, c client.Client, name string) ([]Relea
 	return out, nil
 }
 
-// Resolve returns the Ready release named name, or the newest whose name or version starts
-// with it (v1.35, v1.35.4---vmware.1), as `--tkr` takes it.
+// Resolve returns the Ready, active release named name, or the newest whose name or version
+// starts with it at a component's end (v1.35, v1.35.4---vmware.1; v1.3 is no prefix of v1.35),
+// as `--tkr` takes it.
 func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.TanzuKubernetesRelease, error) {
 	list := &runv1alpha3.TanzuKubernetesReleaseList{}
 	if err := c.List(ctx, list); err != nil {
@@ -141,14 +142,14 @@ func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.Ta
 	var usable []string
 	for i := range list.Items {
 		t := &list.Items[i]
-		if !t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
+		if _, off := t.Labels[runv1alpha3.LabelDeactivated]; off || !t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
 			continue
 		}
 		usable = append(usable, t.Name)
 		if t.Name == name {
 			return t, nil
 		}
-		if !strings.HasPrefix(t.Name, name) && !strings.HasPrefix(t.Spec.Version, name) {
+		if !prefixOf(name, t.Name) && !prefixOf(name, t.Spec.Version) {
 			continue
 		}
 		if chosen == nil || tkr.CompareVersions(t.Spec.Version, chosen.Spec.Version) > 0 {
@@ -157,7 +158,7 @@ func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.Ta
 	}
 	if chosen == nil {
 		sort.Strings(usable)
-		return nil, fmt.Errorf("no Ready TanzuKubernetesRelease is named %q or starts with it: use one of %s (`slipway kubernetes-release get`)",
+		return nil, fmt.Errorf("no Ready, active TanzuKubernetesRelease is named %q or starts with it: use one of %s (`slipway kubernetes-release get`)",
 			name, strings.Join(usable, ", "))
 	}
 	return chosen, nil
@@ -222,4 +223,12 @@ func OSImages(ctx context.Context, c client.Client, name string) ([]OSImage, err
 		out = append(out, OSImage{Name: o.Name, OSName: o.Spec.OS.Name, OSVersion: o.Spec.OS.Version, Arch: o.Spec.OS.Arch, ImageType: o.Spec.Image.Type})
 	}
 	return out, nil
+}
+
+// prefixOf says whether prefix starts s and ends where one of its components does.
+func prefixOf(prefix, s string) bool {
+	if !strings.HasPrefix(s, prefix) {
+		return false
+	}
+	return len(s) == len(prefix) || strings.ContainsRune(".+-", rune(s[len(prefix)]))
 }

@@ -181,7 +181,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		controlPlanes, workers = 1, 0
 	}
 	if err := r.Runtime.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) {
-		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitReached, "Raise", "%s", msg)
+		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitRaised, "Raise", "%s", msg)
 	}); err != nil {
 		return cluster.NodeSpec{}, &hostLimitError{err}
 	}

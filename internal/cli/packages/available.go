@@ -2,6 +2,7 @@ package packages
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -17,6 +18,7 @@ func newAvailableCommand(g *globalFlags, streams genericiooptions.IOStreams) *co
 
 func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	cmd := &cobra.Command{
 		Use:   "list [PACKAGE_NAME]",
 		Short: "List available packages, or the versions of one",
@@ -35,7 +37,7 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 				for _, v := range versions {
 					rows = append(rows, row(ns.all, v.Namespace, v.Name, v.Version, v.ReleasedAt))
 				}
-				return table(streams.Out, withNamespace([]string{"NAME", "VERSION", "RELEASED-AT"}, ns.all), rows)
+				return out.print(streams.Out, withNamespace([]string{"NAME", "VERSION", "RELEASED-AT"}, ns.all), rows)
 			}
 			pkgs, err := c.AvailableList(cmd.Context(), ns.list())
 			if err != nil {
@@ -45,15 +47,17 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 			for _, p := range pkgs {
 				rows = append(rows, row(ns.all, p.Namespace, p.Name, p.DisplayName, p.ShortDescription, p.LatestVersion))
 			}
-			return table(streams.Out, withNamespace([]string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, ns.all), rows)
+			return out.print(streams.Out, withNamespace([]string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, ns.all), rows)
 		},
 	}
 	ns.add(cmd, true)
+	out.add(cmd)
 	return cmd
 }
 
 func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	var valuesSchema bool
 	cmd := &cobra.Command{
 		Use:   "get PACKAGE_NAME[/VERSION]",
@@ -77,7 +81,11 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 				for _, r := range rows {
 					cells = append(cells, []string{r.Key, r.Default, r.Type, r.Description})
 				}
-				return table(streams.Out, []string{"KEY", "DEFAULT", "TYPE", "DESCRIPTION"}, cells)
+				return out.print(streams.Out, []string{"KEY", "DEFAULT", "TYPE", "DESCRIPTION"}, cells)
+			}
+			if out.format != "" && out.format != "table" {
+				return out.print(streams.Out, []string{"NAME", "VERSION", "RELEASED-AT", "RELEASE-NOTES", "LICENSE"},
+					[][]string{{p.Spec.RefName, p.Spec.Version, p.Spec.ReleasedAt.String(), p.Spec.ReleaseNotes, strings.Join(p.Spec.Licenses, ", ")}})
 			}
 			_, err = fmt.Fprintf(streams.Out, "NAME:\t%s\nVERSION:\t%s\nRELEASED-AT:\t%s\nRELEASE-NOTES:\t%s\nLICENSE:\t%v\n",
 				p.Spec.RefName, p.Spec.Version, p.Spec.ReleasedAt, p.Spec.ReleaseNotes, p.Spec.Licenses)
@@ -85,6 +93,7 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 		},
 	}
 	ns.add(cmd, false)
+	out.add(cmd)
 	cmd.Flags().BoolVar(&valuesSchema, "values-schema", false, "show the values schema of the package")
 	return cmd
 }

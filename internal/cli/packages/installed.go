@@ -65,6 +65,7 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 
 func newInstalledList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List installed packages",
@@ -82,15 +83,17 @@ func newInstalledList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 			for _, i := range installed {
 				rows = append(rows, row(ns.all, i.Namespace, i.Name, i.PackageName, i.PackageVersion, i.Status))
 			}
-			return table(streams.Out, withNamespace([]string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS"}, ns.all), rows)
+			return out.print(streams.Out, withNamespace([]string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS"}, ns.all), rows)
 		},
 	}
 	ns.add(cmd, true)
+	out.add(cmd)
 	return cmd
 }
 
 func newInstalledGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	cmd := &cobra.Command{
 		Use:   "get INSTALLED_PACKAGE_NAME",
 		Short: "Get an installed package",
@@ -104,14 +107,15 @@ func newInstalledGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 			if err != nil {
 				return err
 			}
-			return table(streams.Out, []string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS", "CONDITIONS", "USEFUL-ERROR-MESSAGE"},
+			return out.print(streams.Out, []string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS", "CONDITIONS", "USEFUL-ERROR-MESSAGE"},
 				[][]string{{r.Name, r.PackageName, r.PackageVersion, r.Status, conditions(pi.Status.Conditions), pi.Status.UsefulErrorMessage}})
 		},
 	}
 	ns.add(cmd, false)
+	out.add(cmd)
 	return cmd
 }
 
 func newInstalledDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return newDeleteCommand(g, streams, "delete INSTALLED_PACKAGE_NAME", "Uninstall a package", (*pkgclient.Client).InstalledDelete)
+	return newDeleteCommand(g, streams, "delete INSTALLED_PACKAGE_NAME", "Uninstall a package", "installed package", (*pkgclient.Client).InstalledDelete)
 }

@@ -4,6 +4,7 @@ package packages
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -41,9 +42,16 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// table prints rows as the tanzu CLI's table output.
-func table(out io.Writer, headers []string, rows [][]string) error {
-	return cliutil.Table(out, headers, rows)
+// outputFlag is -o, as the tanzu package plugin's lists and gets take it.
+type outputFlag struct{ format string }
+
+func (o *outputFlag) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "", "output format: "+cliutil.Formats)
+}
+
+// print prints rows as -o asks: the tanzu CLI's table, or a list of objects in JSON or YAML.
+func (o *outputFlag) print(out io.Writer, headers []string, rows [][]string) error {
+	return cliutil.Print(out, o.format, headers, rows)
 }
 
 // namespaceFlags are -n and -A.
@@ -82,11 +90,13 @@ func row(all bool, namespace string, cells ...string) []string {
 
 const defaultWaitTimeout = 5 * time.Minute
 
-// newDeleteCommand returns a delete verb: one name, -n, -y and --wait-timeout.
-func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, short string,
+// newDeleteCommand returns a delete verb of what: one name, -n, -y and --wait-timeout; it asks
+// first, as the tanzu CLI does, unless -y.
+func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, short, what string,
 	del func(c *pkgclient.Client, ctx context.Context, name, namespace string, timeout time.Duration) error) *cobra.Command {
 	ns := &namespaceFlags{}
 	var timeout time.Duration
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -96,11 +106,16 @@ func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, s
 			if err != nil {
 				return err
 			}
+			if !yes {
+				if err := cliutil.Confirm(streams, fmt.Sprintf("Deleting %s '%s' in namespace '%s'. Are you sure?", what, args[0], ns.namespace)); err != nil {
+					return err
+				}
+			}
 			return del(c, cmd.Context(), args[0], ns.namespace, timeout)
 		},
 	}
 	ns.add(cmd, false)
-	cmd.Flags().BoolP("yes", "y", false, "delete without asking (slipway never asks)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
 	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package packages_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,6 +117,14 @@ func TestPackageVerbs(t *testing.T) {
 	if !strings.Contains(out, "Added package repository 'standard' in namespace 'tanzu-package-repo-global'") {
 		t.Errorf("repository add said:\n%s", out)
 	}
+	out = mustRun(t, "repository", "update", "standard", "--url", repo, "-n", tkg.PackageRepoGlobalNamespace)
+	if !strings.Contains(out, "Updated package repository 'standard' in namespace 'tanzu-package-repo-global'") {
+		t.Errorf("repository update said:\n%s", out)
+	}
+	if out, err := run(t, "repository", "update", "nothere", "--url", repo); err == nil ||
+		!strings.Contains(err.Error(), "package repository 'nothere' does not exist in namespace 'default': add it with `slipway package repository add nothere") {
+		t.Errorf("updating a missing repository: %v\n%s", err, out)
+	}
 	out = mustRun(t, "repository", "list", "-A")
 	if !clitest.LineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !clitest.LineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded") {
 		t.Errorf("repository list:\n%s", out)
@@ -159,6 +168,22 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("installing a missing package: %v\n%s", err, out)
 	}
 
+	var listed []map[string]string
+	if err := json.Unmarshal([]byte(mustRun(t, "installed", "list", "-o", "json")), &listed); err != nil || len(listed) != 1 ||
+		listed[0]["name"] != "web" || listed[0]["package-version"] != "1.1.0" {
+		t.Errorf("installed list -o json: %v, %v", listed, err)
+	}
+	if out := mustRun(t, "repository", "get", "standard", "-n", tkg.PackageRepoGlobalNamespace, "-o", "yaml"); !strings.Contains(out, "  name: standard\n") {
+		t.Errorf("repository get -o yaml:\n%s", out)
+	}
+	// Without -y, delete asks as the tanzu CLI does; no answer keeps the package.
+	out, err = run(t, "installed", "delete", "web")
+	if err == nil || !strings.Contains(out, "Deleting installed package 'web' in namespace 'default'. Are you sure? [y/N]") {
+		t.Errorf("delete without -y: %v\n%s", err, out)
+	}
+	if out := mustRun(t, "installed", "list"); !clitest.LineHas(out, "web", "web.example.com") {
+		t.Errorf("an unconfirmed delete deleted:\n%s", out)
+	}
 	mustRun(t, "installed", "delete", "web", "-y")
 	out = mustRun(t, "installed", "list")
 	if clitest.LineHas(out, "web", "web.example.com") {

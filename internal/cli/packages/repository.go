@@ -9,18 +9,27 @@ import (
 )
 
 func newRepositoryCommand(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{Use: "repository", Aliases: []string{"repo"}, Short: "Add, list, get and delete package repositories"}
-	cmd.AddCommand(newRepositoryAdd(g, streams), newRepositoryList(g, streams), newRepositoryGet(g, streams), newRepositoryDelete(g, streams))
+	cmd := &cobra.Command{Use: "repository", Aliases: []string{"repo"}, Short: "Add, update, list, get and delete package repositories"}
+	cmd.AddCommand(newRepositoryAdd(g, streams, false), newRepositoryAdd(g, streams, true), newRepositoryList(g, streams), newRepositoryGet(g, streams),
+		newRepositoryDelete(g, streams))
 	return cmd
 }
 
-func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := pkgclient.RepositoryOptions{}
+// newRepositoryAdd returns `repository add` or, with update, `repository update`, which refuses a
+// repository that does not exist.
+func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams, update bool) *cobra.Command {
+	o := pkgclient.RepositoryOptions{Update: update}
 	ns := &namespaceFlags{}
+	use, short, example := "add REPOSITORY_NAME --url REPOSITORY_URL", "Add a package repository",
+		"  slipway package repository add tanzu-standard --url projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0 -n tanzu-package-repo-global"
+	if update {
+		use, short, example = "update REPOSITORY_NAME --url REPOSITORY_URL", "Update a package repository's bundle",
+			"  slipway package repository update tanzu-standard --url projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.1 -n tanzu-package-repo-global"
+	}
 	cmd := &cobra.Command{
-		Use:     "add REPOSITORY_NAME --url REPOSITORY_URL",
-		Short:   "Add a package repository",
-		Example: "  slipway package repository add tanzu-standard --url projects.registry.vmware.com/tkg/packages/standard/repo:v2.2.0 -n tanzu-package-repo-global",
+		Use:     use,
+		Short:   short,
+		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client(streams)
@@ -33,7 +42,9 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 	}
 	ns.add(cmd, false)
 	cmd.Flags().StringVar(&o.URL, "url", "", "the imgpkg bundle of the repository")
-	cmd.Flags().BoolVar(&o.CreateNamespace, "create-namespace", false, "create the namespace if it is missing")
+	if !update {
+		cmd.Flags().BoolVar(&o.CreateNamespace, "create-namespace", false, "create the namespace if it is missing")
+	}
 	cmd.Flags().BoolVar(&o.Wait, "wait", true, "wait for the repository to reconcile")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
 	return cmd
@@ -41,6 +52,7 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 
 func newRepositoryList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List package repositories",
@@ -58,15 +70,17 @@ func newRepositoryList(g *globalFlags, streams genericiooptions.IOStreams) *cobr
 			for _, r := range repos {
 				rows = append(rows, row(ns.all, r.Namespace, r.Name, r.Repository, r.Tag, r.Status, r.Details))
 			}
-			return table(streams.Out, withNamespace([]string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, ns.all), rows)
+			return out.print(streams.Out, withNamespace([]string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, ns.all), rows)
 		},
 	}
 	ns.add(cmd, true)
+	out.add(cmd)
 	return cmd
 }
 
 func newRepositoryGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
+	out := &outputFlag{}
 	cmd := &cobra.Command{
 		Use:   "get REPOSITORY_NAME",
 		Short: "Get a package repository",
@@ -80,13 +94,14 @@ func newRepositoryGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 			if err != nil {
 				return err
 			}
-			return table(streams.Out, []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, [][]string{{r.Name, r.Repository, r.Tag, r.Status, r.Details}})
+			return out.print(streams.Out, []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, [][]string{{r.Name, r.Repository, r.Tag, r.Status, r.Details}})
 		},
 	}
 	ns.add(cmd, false)
+	out.add(cmd)
 	return cmd
 }
 
 func newRepositoryDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return newDeleteCommand(g, streams, "delete REPOSITORY_NAME", "Delete a package repository and the packages it made available", (*pkgclient.Client).RepositoryDelete)
+	return newDeleteCommand(g, streams, "delete REPOSITORY_NAME", "Delete a package repository and the packages it made available", "package repository", (*pkgclient.Client).RepositoryDelete)
 }

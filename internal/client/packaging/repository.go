@@ -19,6 +19,8 @@ type RepositoryOptions struct {
 	CreateNamespace      bool
 	Wait                 bool
 	WaitTimeout          time.Duration
+	// Update refuses a repository that does not exist (`repository update`).
+	Update bool
 }
 
 // RepositoryRow is one line of `package repository list`.
@@ -41,6 +43,9 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	err := c.C.Get(ctx, client.ObjectKeyFromObject(repo), repo)
 	fetch := &pkgingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: o.URL}}
 	switch {
+	case apierrors.IsNotFound(err) && o.Update:
+		return fmt.Errorf("package repository '%s' does not exist in namespace '%s': add it with `slipway package repository add %s --url %s -n %s`",
+			o.Name, o.Namespace, o.Name, o.URL, o.Namespace)
 	case apierrors.IsNotFound(err):
 		c.Progress.Infof("Adding package repository '%s'", o.Name)
 		repo.Spec.Fetch = fetch
@@ -56,13 +61,21 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	if !o.Wait {
 		return nil
 	}
-	c.Progress.Infof("Waiting for package repository to be added")
+	if o.Update {
+		c.Progress.Infof("Waiting for package repository to be updated")
+	} else {
+		c.Progress.Infof("Waiting for package repository to be added")
+	}
 	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, false, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
 		r := &pkgingv1alpha1.PackageRepository{}
 		err := c.C.Get(ctx, client.ObjectKeyFromObject(repo), r)
 		return r.Status.GenericStatus, r.Generation, err
 	}); err != nil {
 		return err
+	}
+	if o.Update {
+		c.Progress.Infof("Updated package repository '%s' in namespace '%s'", o.Name, o.Namespace)
+		return nil
 	}
 	c.Progress.Infof("Added package repository '%s' in namespace '%s'", o.Name, o.Namespace)
 	return nil

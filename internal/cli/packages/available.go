@@ -2,6 +2,7 @@ package packages
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,7 +59,7 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	ns := &namespaceFlags{}
 	out := &outputFlag{}
-	var valuesSchema bool
+	var valuesSchema, defaultValuesFile bool
 	cmd := &cobra.Command{
 		Use:   "get PACKAGE_NAME[/VERSION]",
 		Short: "Get a package, or its values schema",
@@ -70,6 +71,18 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 			}
 			p, err := c.AvailableGet(cmd.Context(), args[0], ns.namespace)
 			if err != nil {
+				return err
+			}
+			if defaultValuesFile {
+				data, err := pkgclient.DefaultValues(p)
+				if err != nil {
+					return err
+				}
+				path := fmt.Sprintf("%s-%s-default-values.yaml", p.Spec.RefName, p.Spec.Version)
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(streams.Out, "Created default values file at %s\n", path)
 				return err
 			}
 			if valuesSchema {
@@ -95,5 +108,7 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 	ns.add(cmd, false)
 	out.add(cmd)
 	cmd.Flags().BoolVar(&valuesSchema, "values-schema", false, "show the values schema of the package")
+	cmd.Flags().BoolVar(&defaultValuesFile, "generate-default-values-file", false,
+		"write the package's values with their defaults to PACKAGE-VERSION-default-values.yaml here, to edit and pass to --values-file")
 	return cmd
 }

@@ -142,6 +142,15 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("values schema:\n%s", out)
 	}
 
+	t.Chdir(t.TempDir())
+	out = mustRun(t, "available", "get", "web.example.com/1.1.0", "--generate-default-values-file")
+	if !strings.Contains(out, "Created default values file at web.example.com-1.1.0-default-values.yaml") {
+		t.Errorf("--generate-default-values-file said:\n%s", out)
+	}
+	if data, err := os.ReadFile("web.example.com-1.1.0-default-values.yaml"); err != nil || string(data) != "# What the ConfigMap says.\ngreeting: \"hello\"\n" {
+		t.Errorf("the default values file: %q, %v", data, err)
+	}
+
 	values := filepath.Join(t.TempDir(), "values.yaml")
 	if err := os.WriteFile(values, []byte("greeting: hi\n"), 0o600); err != nil {
 		t.Fatal(err)

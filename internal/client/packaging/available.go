@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -133,4 +134,66 @@ func ValuesSchema(p *datapkgingv1alpha1.Package) ([]ValuesRow, error) {
 	}
 	walk("", schema)
 	return rows, nil
+}
+
+// DefaultValues writes a package's values with their defaults as YAML, each key under a comment
+// of its description, as `package available get --generate-default-values-file` gives them: a
+// starting point for --values-file. Keys without a default are left out.
+func DefaultValues(p *datapkgingv1alpha1.Package) ([]byte, error) {
+	if len(p.Spec.ValuesSchema.OpenAPIv3.Raw) == 0 {
+		return nil, fmt.Errorf("package %s/%s has no values schema: it takes no values", p.Spec.RefName, p.Spec.Version)
+	}
+	var schema map[string]interface{}
+	if err := yaml.Unmarshal(p.Spec.ValuesSchema.OpenAPIv3.Raw, &schema); err != nil {
+		return nil, fmt.Errorf("package %s has an invalid values schema: %w", p.Name, err)
+	}
+	out, err := defaultValues("", schema)
+	return []byte(out), err
+}
+
+// defaultValues is the YAML of one object's properties that have defaults, at indent.
+func defaultValues(indent string, s map[string]interface{}) (string, error) {
+	props, _ := s["properties"].(map[string]interface{})
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		prop, _ := props[k].(map[string]interface{})
+		if t, _ := prop["type"].(string); t == "object" && prop["properties"] != nil {
+			body, err := defaultValues(indent+"  ", prop)
+			if err != nil {
+				return "", err
+			}
+			if body != "" {
+				writeComment(&out, indent, prop)
+				fmt.Fprintf(&out, "%s%s:\n%s", indent, k, body)
+			}
+			continue
+		}
+		def, ok := prop["default"]
+		if !ok {
+			continue
+		}
+		// One line for every value: a list or a map is written in JSON, which YAML reads.
+		v, err := json.Marshal(def)
+		if err != nil {
+			return "", err
+		}
+		writeComment(&out, indent, prop)
+		fmt.Fprintf(&out, "%s%s: %s\n", indent, k, v)
+	}
+	return out.String(), nil
+}
+
+// writeComment writes a schema property's description as a YAML comment.
+func writeComment(out *strings.Builder, indent string, prop map[string]interface{}) {
+	desc, _ := prop["description"].(string)
+	for _, line := range strings.Split(strings.TrimSpace(desc), "\n") {
+		if line != "" {
+			fmt.Fprintf(out, "%s# %s\n", indent, line)
+		}
+	}
 }

@@ -55,8 +55,10 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 	cmd.Flags().StringVarP(&o.Version, "version", "v", "", "the version, or a semver constraint")
 	cmd.Flags().StringVarP(&valuesFile, "values-file", "f", "", "a YAML file of values")
 	cmd.Flags().BoolVar(&o.Wait, "wait", true, "wait for the install to reconcile")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
-	if !update {
+	addWaitTimeout(cmd, &o.WaitTimeout)
+	if update {
+		cmd.Flags().BoolVar(&o.Install, "install", false, "install the package when it is not installed (with --package and --version)")
+	} else {
 		cmd.Flags().StringVar(&o.ServiceAccountName, "service-account-name", "", "install with this service account instead of creating one")
 		cmd.Flags().BoolVar(&o.CreateNamespace, "create-namespace", false, "create the namespace if it is missing")
 	}

@@ -19,6 +19,8 @@ import (
 // globalFlags are the flags every verb takes.
 type globalFlags struct {
 	cliutil.KubeconfigFlags
+	// pollInterval is how often a wait looks (--poll-interval).
+	pollInterval time.Duration
 }
 
 func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Client, error) {
@@ -26,7 +28,14 @@ func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Cli
 	if err != nil {
 		return nil, err
 	}
-	return &pkgclient.Client{C: c, Progress: progress.ForWriter(streams.ErrOut)}, nil
+	return &pkgclient.Client{C: c, Progress: progress.ForWriter(streams.ErrOut), PollInterval: g.pollInterval}, nil
+}
+
+// addWaitTimeout adds --wait-timeout and its older name of the tanzu package plugin,
+// --poll-timeout, both setting timeout.
+func addWaitTimeout(cmd *cobra.Command, timeout *time.Duration) {
+	cmd.Flags().DurationVar(timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	cmd.Flags().DurationVar(timeout, "poll-timeout", defaultWaitTimeout, "how long to wait (the tanzu package plugin's name of --wait-timeout)")
 }
 
 // NewCommand returns `slipway package`.
@@ -38,6 +47,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Manage package repositories and packages, as `tanzu package`",
 	}
 	g.AddPersistent(cmd)
+	cmd.PersistentFlags().DurationVar(&g.pollInterval, "poll-interval", time.Second, "how often a wait looks at what it waits for")
 	cmd.AddCommand(newRepositoryCommand(g, streams), newAvailableCommand(g, streams), newInstalledCommand(g, streams), newBundleCommand(streams))
 	return cmd
 }
@@ -116,6 +126,6 @@ func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, s
 	}
 	ns.add(cmd, false)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
-	cmd.Flags().DurationVar(&timeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	addWaitTimeout(cmd, &timeout)
 	return cmd
 }

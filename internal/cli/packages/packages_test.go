@@ -193,6 +193,15 @@ func TestPackageVerbs(t *testing.T) {
 	if out := mustRun(t, "installed", "list"); !clitest.LineHas(out, "web", "web.example.com") {
 		t.Errorf("an unconfirmed delete deleted:\n%s", out)
 	}
+	// update --install installs what is not installed; without it, the fix is named.
+	if out, err := run(t, "installed", "update", "web2", "-p", "web.example.com", "-v", "1.0.0"); err == nil || !strings.Contains(err.Error(), "add --install") {
+		t.Errorf("update of a package not installed: %v\n%s", err, out)
+	}
+	out = mustRun(t, "installed", "update", "web2", "-p", "web.example.com", "-v", "1.0.0", "--install", "--poll-interval", "200ms", "--poll-timeout", "2m")
+	if !strings.Contains(out, "Added installed package 'web2' in namespace 'default'") {
+		t.Errorf("update --install said:\n%s", out)
+	}
+	mustRun(t, "installed", "delete", "web2", "-y")
 	mustRun(t, "installed", "delete", "web", "-y")
 	out = mustRun(t, "installed", "list")
 	if clitest.LineHas(out, "web", "web.example.com") {

@@ -46,7 +46,7 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams, update
 		cmd.Flags().BoolVar(&o.CreateNamespace, "create-namespace", false, "create the namespace if it is missing")
 	}
 	cmd.Flags().BoolVar(&o.Wait, "wait", true, "wait for the repository to reconcile")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "how long to wait")
+	addWaitTimeout(cmd, &o.WaitTimeout)
 	return cmd
 }
 

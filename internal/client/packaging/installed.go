@@ -33,6 +33,8 @@ type InstallOptions struct {
 	CreateNamespace    bool
 	Wait               bool
 	WaitTimeout        time.Duration
+	// Install makes InstalledUpdate install a package that is not installed (`--install`).
+	Install bool
 }
 
 // InstalledRow is one line of `package installed list`.
@@ -108,6 +110,12 @@ func (c *Client) InstalledCreate(ctx context.Context, o InstallOptions) (err err
 func (c *Client) InstalledUpdate(ctx context.Context, o InstallOptions) error {
 	pi := &pkgingv1alpha1.PackageInstall{}
 	if err := c.C.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, pi); err != nil {
+		if apierrors.IsNotFound(err) && o.Install {
+			return c.InstalledCreate(ctx, o)
+		}
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("installed package '%s' is not in namespace '%s': add --install (with --package and --version) to install it", o.Name, o.Namespace)
+		}
 		return fmt.Errorf("failed to find installed package '%s' in namespace '%s': %w", o.Name, o.Namespace, err)
 	}
 	if o.PackageName == "" && pi.Spec.PackageRef != nil {

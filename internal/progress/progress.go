@@ -6,6 +6,7 @@
 package progress
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,6 +40,8 @@ type state struct {
 	mu        sync.Mutex
 	log       io.Writer
 	logFile   *os.File
+	// audit is the cluster's audit log, which gets every line (Audit).
+	audit *os.File
 }
 
 // StepTime is how long one named step took.
@@ -84,12 +87,47 @@ func (p *Printer) Detail() *Printer {
 	return &Printer{state: p.state, offset: p.offset + 1}
 }
 
-// Close closes the log file.
-func (p *Printer) Close() error {
-	if p == nil || p.logFile == nil {
+// Audit also writes every line, of every level, to the audit log of a cluster at path, as TKG
+// keeps logs/<CLUSTER_NAME>.log for create, upgrade and delete; the lines before it are not in
+// it. A second call changes nothing.
+func (p *Printer) Audit(path string) error {
+	if p == nil || p.audit != nil {
 		return nil
 	}
-	return p.logFile.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("failed to create the audit log's directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open the audit log: %w", err)
+	}
+	p.mu.Lock()
+	p.audit = f
+	p.mu.Unlock()
+	return nil
+}
+
+// AuditPath returns the audit log's path, or "" when there is none.
+func (p *Printer) AuditPath() string {
+	if p == nil || p.audit == nil {
+		return ""
+	}
+	return p.audit.Name()
+}
+
+// Close closes the log file and the audit log.
+func (p *Printer) Close() error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	if p.audit != nil {
+		errs = append(errs, p.audit.Close())
+	}
+	if p.logFile != nil {
+		errs = append(errs, p.logFile.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // LogPath returns the log file's path, or "" when there is none.
@@ -120,7 +158,7 @@ type Level struct {
 
 // Enabled says whether the level's lines go anywhere.
 func (l Level) Enabled() bool {
-	return l.p != nil && (l.level <= l.p.verbosity || (l.p.log != nil && l.level <= max(LogFileLevel, l.p.verbosity)))
+	return l.p != nil && (l.level <= l.p.verbosity || (l.p.log != nil && l.level <= max(LogFileLevel, l.p.verbosity)) || l.p.audit != nil)
 }
 
 // Infof prints one line at the level.
@@ -142,6 +180,9 @@ func (p *Printer) write(level int, msg string, terminal bool) {
 	}
 	if p.log != nil && level <= max(LogFileLevel, p.verbosity) {
 		_, _ = io.WriteString(p.log, header(time.Now())+msg)
+	}
+	if p.audit != nil {
+		_, _ = io.WriteString(p.audit, header(time.Now())+msg)
 	}
 }
 

@@ -136,3 +136,33 @@ func TestDetailPrintsOneLevelDeeperWithItsOwnSteps(t *testing.T) {
 		t.Errorf("the detail printer's steps are %+v", steps)
 	}
 }
+
+// TestAudit checks that the audit log gets every line of every level, from when it is opened.
+func TestAudit(t *testing.T) {
+	var term strings.Builder
+	p, err := New(&term, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Infof("before the audit log")
+	path := filepath.Join(t.TempDir(), "logs", "wc.log")
+	if err := p.Audit(path); err != nil {
+		t.Fatal(err)
+	}
+	p.Infof("creating workload cluster 'wc'...")
+	p.V(9).Infof("GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/wc")
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(data); strings.Contains(s, "before the audit log") || !strings.Contains(s, "] creating workload cluster 'wc'...\n") ||
+		!strings.Contains(s, "] GET /apis/cluster.x-k8s.io") {
+		t.Errorf("audit log:\n%s", s)
+	}
+	if strings.Contains(term.String(), "GET /apis") || p.AuditPath() != path {
+		t.Errorf("terminal:\n%s\naudit path %q", term.String(), p.AuditPath())
+	}
+}

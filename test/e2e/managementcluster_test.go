@@ -317,6 +317,11 @@ func TestManagementClusterCreate(t *testing.T) {
 		"creating workload cluster 'e2e-wc'...", "waiting for cluster to be initialized...", "waiting for cluster nodes to be available...",
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-wc-calico' in namespace: 'tkg-system'",
 		"Workload cluster 'e2e-wc' created")
+	// TKG's audit log of the cluster, kept until it is deleted.
+	audit := filepath.Join(home, "logs", "e2e-wc.log")
+	if data, err := os.ReadFile(audit); err != nil || !strings.Contains(string(data), "] Workload cluster 'e2e-wc' created") {
+		t.Errorf("the audit log %s: %v\n%s", audit, err, data)
+	}
 	out, err = runSlipway(t, "cluster", "list", "-o", "json")
 	var listed []map[string]any
 	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
@@ -522,6 +527,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	// Its speed is hack/bench/cluster.sh's to judge (goal 30 s on an idle host), not a timed test's.
 	t.Logf("cluster delete took %s", time.Since(deleteStart).Round(100*time.Millisecond))
+	if _, err := os.Stat(filepath.Join(home, "logs", "e2e-wc.log")); !os.IsNotExist(err) {
+		t.Errorf("the deleted cluster's audit log is still there: %v", err)
+	}
 	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
 
 	// get shows it running, with its objects and providers.

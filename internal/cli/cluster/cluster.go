@@ -233,7 +233,23 @@ func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return cluster.Delete(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, timeout, progressOf(streams))
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			p := progressOf(streams)
+			defer p.Close()
+			if err := p.Audit(cluster.AuditLog(home, args[0])); err != nil {
+				return err
+			}
+			if err := cluster.Delete(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, timeout, p); err != nil {
+				return err
+			}
+			// Deleted: its audit log goes, as TKG's.
+			if err := os.Remove(p.AuditPath()); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
@@ -351,6 +367,13 @@ func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			if err := p.Audit(cluster.AuditLog(home, key.Name)); err != nil {
+				return err
+			}
 			if err := cluster.RunUpgrade(cmd.Context(), c, key, u, timeout, p); err != nil {
 				return err
 			}

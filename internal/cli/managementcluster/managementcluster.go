@@ -306,6 +306,9 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
+			if err := p.Audit(cluster.AuditLog(t.home, t.name)); err != nil {
+				return err
+			}
 			return managementcluster.RunUpgrade(cmd.Context(), t.name, u, managementcluster.RunOptions{Kubeconfig: t.kubeconfig.Kubeconfig, Context: t.kubeconfig.Context,
 				Client: t.client, WorkDir: filepath.Join(t.home, "management", t.name), Timeout: timeout, Progress: p})
 		},

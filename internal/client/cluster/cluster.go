@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -174,3 +175,7 @@ func List(ctx context.Context, c client.Client, o ListOptions) ([]Summary, error
 	})
 	return out, nil
 }
+
+// AuditLog is a cluster's audit log in slipway's home, as TKG's logs/<CLUSTER_NAME>.log: create,
+// upgrade and delete write every line of theirs to it, and a successful delete removes it.
+func AuditLog(home, name string) string { return filepath.Join(home, "logs", name+".log") }

@@ -187,9 +187,15 @@ func Create(ctx context.Context, o CreateOptions) error {
 	return createAndWait(ctx, o, key, objs)
 }
 
-// createAndWait creates a cluster's objects, in order, and runs TKG's waits on it.
+// createAndWait creates a cluster's objects, in order, and runs TKG's waits on it, keeping its
+// audit log.
 func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, objs []client.Object) error {
 	p := o.Progress
+	if o.Home != "" {
+		if err := p.Audit(AuditLog(o.Home, key.Name)); err != nil {
+			return err
+		}
+	}
 	p.Infof("creating workload cluster '%s'...", key.Name)
 	for _, obj := range objs {
 		if err := o.Client.Create(ctx, obj); err != nil {

@@ -239,6 +239,11 @@ func (f *flow) validate(ctx context.Context) error {
 		f.p.Infof("Warning: %s", n)
 	}
 	f.vars = v
+	if !f.o.DryRun && f.o.Home != "" {
+		if err := f.p.Audit(cluster.AuditLog(f.o.Home, f.cfg.Name)); err != nil {
+			return err
+		}
+	}
 	if _, err := clusterctl.Repository(); err != nil {
 		return err
 	}

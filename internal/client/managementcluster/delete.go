@@ -20,6 +20,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -54,6 +55,11 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		o.Timeout = 30 * time.Minute
 	}
 	p := o.Progress
+	if o.Home != "" {
+		if err := p.Audit(cluster.AuditLog(o.Home, o.Name)); err != nil {
+			return err
+		}
+	}
 	kubeconfig := o.Kubeconfig
 	if kubeconfig == "" {
 		kubeconfig = localcluster.DefaultKubeconfigPath()
@@ -247,6 +253,12 @@ func (d *deletion) deleteCluster(ctx context.Context) error {
 		return fmt.Errorf("%s (after %s)", why, d.o.Timeout)
 	}
 	d.p.Infof("Management cluster '%s' deleted.", d.o.Name)
+	// Deleted: its audit log goes, as TKG's.
+	if path := d.p.AuditPath(); path != "" {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -128,13 +128,18 @@ var (
 // variables, then VSPHERE_NUM_CPUS, VSPHERE_MEM_MIB and VSPHERE_DISK_GIB, then the defaults;
 // no machine is smaller than the small size.
 func (k *completer) nodeSizes() {
+	k.sizeNames()
+	k.c.ControlPlaneMachine = k.machine(controlPlaneRole)
+	k.c.WorkerMachine = k.machine(workerRole)
+}
+
+// sizeNames refuses a SIZE, CONTROLPLANE_SIZE or WORKER_SIZE that names no size.
+func (k *completer) sizeNames() {
 	for _, name := range []string{Size, ControlPlaneSize, WorkerSize} {
 		if size, ok := k.v.Get(name); ok && nodeSizes[size] == (Machine{}) {
 			k.bad("invalid %s %q: node size %s is not defined, use one of %s", name, size, size, strings.Join(sizeNames, ", "))
 		}
 	}
-	k.c.ControlPlaneMachine = k.machine(controlPlaneRole)
-	k.c.WorkerMachine = k.machine(workerRole)
 }
 
 func (k *completer) machine(r machineRole) Machine {

@@ -111,6 +111,12 @@ func TestRulesRefuse(t *testing.T) {
 			"Neither VSPHERE_DATASTORE or VSPHERE_STORAGE_POLICY_ID are set. At least one of them needs to be set"},
 		{"vSphere clone mode", vsphere(VSphereCloneMode, "copy"), Workload, VSphereCloneMode, "copy", "use fullClone or linkedClone"},
 		{"vSphere insecure", vsphere(VSphereInsecure, "nope"), Workload, VSphereInsecure, "nope", "use true or false"},
+		// What a provider does not use is still refused when ill-formed.
+		{"size on local", local(Size, "gigantic"), Management, Size, "gigantic", "node size gigantic is not defined"},
+		{"control-plane size on local", local(ControlPlaneSize, "tiny-ish"), Workload, ControlPlaneSize, "tiny-ish", "node size tiny-ish is not defined"},
+		{"OS on local", local(OSName, "windows95"), Workload, OSName, "windows95", "use ubuntu or photon"},
+		{"API server port on local", local(ClusterAPIServerPort, "70000"), Workload, ClusterAPIServerPort, "70000", "use a port number from 1 to 65535"},
+		{"insecure on local", local(VSphereInsecure, "maybe"), Workload, VSphereInsecure, "maybe", "use true or false"},
 		{"deploy on vSphere 7", vsphere(DeployTKGOnVSphere7, "sure"), Management, DeployTKGOnVSphere7, "sure", "use true or false"},
 		{"vSphere password encoding", vsphere(VSpherePassword, "<encoded:!!!>"), Workload, VSpherePassword, "<encoded:…>",
 			"the text between \"<encoded:\" and '>' is not base64"},
@@ -236,7 +242,7 @@ func TestRulesAccept(t *testing.T) {
 		{"photon", vsphere(OSName, "photon"), Workload, func(c *Cluster) bool { return c.OSVersion == "3" }, nil},
 		{"API server port", vsphere(ClusterAPIServerPort, "8443"), Workload, func(c *Cluster) bool { return c.APIServerPort == 8443 }, nil},
 
-		{"what the local provider does not use", local(WorkerSize, "huge", VSphereServer, "vc", VSphereNumCPUs, "1", OSName, "photon", ClusterAPIServerPort, "1"), Workload,
+		{"what the local provider does not use", local(WorkerSize, "large", VSphereServer, "vc", VSphereNumCPUs, "1", OSName, "photon", ClusterAPIServerPort, "1"), Workload,
 			func(c *Cluster) bool { return c.VSphere == nil && c.APIServerPort == 0 }, []string{
 				"WORKER_SIZE, VSPHERE_NUM_CPUS, OS_NAME are not used by the local infrastructure provider: its nodes are processes on this host",
 				"VSPHERE_SERVER is not used by the local infrastructure provider: its nodes are processes on this host, not vSphere VMs",

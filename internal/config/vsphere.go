@@ -166,8 +166,25 @@ func (k *completer) apiServerPort() {
 	k.c.APIServerPort = n
 }
 
-// local notes what the local provider does not use: its nodes are processes on this host.
+// local notes what the local provider does not use: its nodes are processes on this host. What
+// it does not use is still checked: an ill-formed value is refused whatever the provider.
 func (k *completer) local() {
+	k.sizeNames()
+	if _, ok := k.v.Get(OSName); ok {
+		k.operatingSystem()
+	} else if set := k.set(OSVersion, OSArch); len(set) > 0 {
+		k.operatingSystem()
+	}
+	if value, ok := k.v.Get(ClusterAPIServerPort); ok {
+		if n, err := strconv.Atoi(value); err != nil || n < 1 || n > 65535 {
+			k.bad("invalid %s %q: use a port number from 1 to 65535", ClusterAPIServerPort, value)
+		}
+	}
+	for _, name := range []string{VSphereInsecure, DeployTKGOnVSphere7} {
+		if value, ok := k.v.Get(name); ok {
+			k.boolean(name, value)
+		}
+	}
 	const processes = "its nodes are processes on this host"
 	k.unused(processes, Size, ControlPlaneSize, WorkerSize, VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB,
 		VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB, VSphereControlPlaneDiskGiB,

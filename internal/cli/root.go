@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cluster"
 	"github.com/slipway-dev/slipway/internal/cli/component"
+	"github.com/slipway-dev/slipway/internal/cli/feature"
 	"github.com/slipway-dev/slipway/internal/cli/kubernetesrelease"
 	"github.com/slipway-dev/slipway/internal/cli/local"
 	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
@@ -53,6 +54,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		component.NewCommand(streams),
 		packages.NewCommand(streams),
 		kubernetesrelease.NewCommand(streams),
+		feature.NewCommand(streams),
 		vsphere.NewCommand(streams),
 	)
 	return cmd

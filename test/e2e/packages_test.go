@@ -91,6 +91,23 @@ func TestPackagesFromSources(t *testing.T) {
 	}
 }
 
+// startRegistry starts the local registry of the test's slipway home on a free loopback port,
+// stopped when the test ends, and returns its address.
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	if out, err := runSlipway(t, "local", "registry", "start", "--address", addr); err != nil {
+		t.Fatalf("registry start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
+	return addr
+}
+
 // pushPackages starts a local registry and builds packages/ into it with the same script as
 // `make packages`; it returns the registry's address and the repository's reference.
 func pushPackages(t *testing.T) (string, string) {
@@ -99,16 +116,7 @@ func pushPackages(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry := l.Addr().String()
-	l.Close()
-	if out, err := runSlipway(t, "local", "registry", "start", "--address", registry); err != nil {
-		t.Fatalf("registry start: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
+	registry := startRegistry(t)
 	script := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "packages.sh"), registry, "v0.1.0")
 	script.Env = append(os.Environ(), "SLIPWAY="+slipway)
 	out, err := script.Output()

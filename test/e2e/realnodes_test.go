@@ -219,16 +219,7 @@ func startRegistryWithNodeImages(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	if out, err := runSlipway(t, "local", "registry", "start", "--address", addr); err != nil {
-		t.Fatalf("registry start: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = runSlipwayContext(context.Background(), "local", "registry", "stop") })
+	addr := startRegistry(t)
 	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
 	if err != nil {
 		t.Fatalf("%v (make image-layout builds the images)", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Aliases: []string{"mc"},
 		Short:   "Create and operate the management cluster",
 	}
-	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newUpgradeCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams))
+	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newUpgradeCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams),
+		newCEIPCommand(streams))
 	return cmd
 }
 
@@ -355,5 +357,52 @@ func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	get.Flags().BoolVar(&admin, "admin", false, "the administrator's credentials")
 	get.Flags().StringVar(&exportFile, "export-file", "", "write to this file instead of merging into the kubeconfig")
 	cmd.AddCommand(get)
+	return cmd
+}
+
+// newCEIPCommand returns `ceip-participation get|set`: the management cluster's participation in
+// VMware's Customer Experience Improvement Program, recorded where VMware's telemetry reads it.
+// slipway only records it: nothing is collected or sent.
+func newCEIPCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var kubeconfig, output string
+	cmd := &cobra.Command{
+		Use:   "ceip-participation",
+		Short: "Get or set the management cluster's CEIP participation (recorded only: slipway sends nothing)",
+	}
+	get := &cobra.Command{
+		Use:   "get",
+		Short: "Show the current management cluster's CEIP participation: Opt-in or Opt-out",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := managementTarget(nil, kubeconfig, "", streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			status, err := managementcluster.CEIP(cmd.Context(), t.client)
+			if err != nil {
+				return err
+			}
+			return cliutil.Print(streams.Out, output, []string{"MANAGEMENT-CLUSTER-NAME", "CEIP-STATUS"}, [][]string{{t.name, status}})
+		},
+	}
+	get.Flags().StringVarP(&output, "output", "o", "", "output format: "+cliutil.Formats)
+	set := &cobra.Command{
+		Use:   "set true|false",
+		Short: "Record the current management cluster's CEIP participation",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			optIn, err := strconv.ParseBool(args[0])
+			if err != nil {
+				return fmt.Errorf("invalid participation %q: use true or false", args[0])
+			}
+			t, err := managementTarget(nil, kubeconfig, "", streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			return managementcluster.SetCEIP(cmd.Context(), t.client, optIn)
+		},
+	}
+	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	cmd.AddCommand(get, set)
 	return cmd
 }

@@ -69,14 +69,24 @@ func List(ctx context.Context, c client.Client, o ListOptions) ([]Info, error) {
 	}
 	var out []Info
 	for _, i := range infos {
-		shown := i.discoverable && (i.Stability != corev1alpha2.Experimental || o.Experimental) && (o.Gate == "" || i.Gate == o.Gate)
-		if !shown || o.Activated && !i.Activated && !o.Deactivated || o.Deactivated && i.Activated && !o.Activated {
-			continue
+		if o.shows(i) {
+			out = append(out, *i)
 		}
-		out = append(out, *i)
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// shows says whether the list shows a Feature: discoverable, Experimental only when asked, of
+// the gate asked for, and in an activation state asked for (both when neither is).
+func (o ListOptions) shows(i *Info) bool {
+	if !i.discoverable || i.Stability == corev1alpha2.Experimental && !o.Experimental || o.Gate != "" && i.Gate != o.Gate {
+		return false
+	}
+	if !o.Activated && !o.Deactivated {
+		return true
+	}
+	return i.Activated && o.Activated || !i.Activated && o.Deactivated
 }
 
 // SetOptions are what SetActivation takes.

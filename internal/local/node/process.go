@@ -138,9 +138,12 @@ func (s *supervised) run(ctx context.Context) {
 				e := p.result
 				log.Info("Exited", "code", e.code, "signal", e.signal)
 				s.set(func() { s.running, s.lastExit = false, &e; s.restarts++ })
-				if f, ok := hostlimits.ExplainFile(s.logPath); ok && e.code != 0 && s.onHostLimit != nil {
-					log.Info("The component failed on a host limit", "limits", f.Limits, "line", f.Line)
-					s.onHostLimit(f)
+				if e.code != 0 && s.onHostLimit != nil {
+					// Only a failure's log is read: a clean exit met no limit.
+					if f, ok := hostlimits.ExplainFile(s.logPath); ok {
+						log.Info("The component failed on a host limit", "limits", f.Limits, "line", f.Line)
+						s.onHostLimit(f)
+					}
 				}
 			}
 		}

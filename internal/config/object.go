@@ -16,7 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-// Labels and annotations TKG's vSphere overlay puts on a Cluster.
+// Labels and annotations TKG's overlays put on a Cluster.
 const (
 	labelClusterName               = "tkg.tanzu.vmware.com/cluster-name"
 	annotationControlPlaneEndpoint = "tkg.tanzu.vmware.com/cluster-controlplane-endpoint"
@@ -38,8 +38,10 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 			Annotations: map[string]string{tkg.AnnotationPlan: c.Plan},
 		},
 	}
+	// As TKG's overlay, every Cluster is labelled with its name.
+	cl.Labels = map[string]string{labelClusterName: c.Name}
 	if c.Role == Management {
-		cl.Labels = map[string]string{tkg.LabelManagementCluster: ""}
+		cl.Labels[tkg.LabelManagementCluster] = ""
 	}
 	cl.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
 		Pods:     clusterv1.NetworkRanges{CIDRBlocks: strings.Split(c.ClusterCIDR, ",")},
@@ -57,10 +59,6 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 	}
 	if vs := c.VSphere; vs != nil {
 		// As TKG's vSphere overlay: the resolver picks the OVA of the OS for every part.
-		if cl.Labels == nil {
-			cl.Labels = map[string]string{}
-		}
-		cl.Labels[labelClusterName] = c.Name
 		cl.Annotations[annotationControlPlaneEndpoint] = vs.ControlPlaneEndpoint
 		cl.Annotations[annotationOSInfo] = strings.Join([]string{c.OSName, c.OSVersion, c.OSArch}, ",")
 		cl.Spec.Topology.ControlPlane.Metadata.Annotations = c.osImageSelector()

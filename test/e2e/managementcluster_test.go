@@ -171,6 +171,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Deleting objects from the source cluster",
 		"Verified the move: the management cluster holds the ",
 		"Waiting for the management cluster to manage itself...",
+		"Creating tkg-bom versioned ConfigMaps...",
 		"You can now access the management cluster e2e-mgmt by running 'kubectl config use-context e2e-mgmt-admin@e2e-mgmt'",
 		"Deleting kind cluster: tkg-kind-",
 		"Management cluster created!",
@@ -261,6 +262,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
 		t.Errorf("the management Cluster is not Available: %s", conditions.GetMessage(c, clusterv1.AvailableCondition))
 	}
+	checkPublishedMetadata(t, mc, "e2e-mgmt", c.Annotations[tkg.AnnotationTKGVersion])
 
 	// clusterctl's inventory on the management cluster lists every provider.
 	providers := &unstructured.UnstructuredList{}
@@ -571,7 +573,12 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",
 		"Waiting for kubernetes version to be updated for control plane nodes...", "Waiting for kubernetes version to be updated for worker nodes...",
 		"waiting for addons core packages installation...", "successfully reconciled package: 'e2e-mgmt-antrea' in namespace: 'tkg-system'",
+		"Creating tkg-bom versioned ConfigMaps...",
 		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version 'v2.5.2' with kubernetes version 'v1.35.4+vmware.1'")
+	if strings.Contains(out, "ConfigMaps creation is failing") {
+		t.Errorf("management-cluster upgrade could not publish its metadata:\n%s", out)
+	}
+	checkPublishedMetadata(t, mc, "e2e-mgmt", "v2.5.2")
 	func() {
 		passed := false
 		defer func() {

@@ -19,8 +19,11 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
+	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 )
 
 // managementPods are the pods of seeds/003's management column that run on a local management
@@ -290,5 +293,31 @@ func checkStill(t *testing.T, d time.Duration, samples ...stillSample) {
 			t.Errorf("in %s, %d of %d converged %s changed: %s", d, len(names), len(start[i]), s.what, strings.Join(names, ", "))
 		}
 		t.Logf("%d %s still for %s", len(start[i]), s.what, d)
+	}
+}
+
+// checkPublishedMetadata checks what TKG publishes in tkg-system-public: the cluster's
+// tkg-metadata and the bill of materials of its TKG version, which it names.
+func checkPublishedMetadata(t *testing.T, c client.Client, name, tkgVersion string) {
+	t.Helper()
+	ctx := t.Context()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tkg-system-public", Name: "tkg-metadata"}, cm); err != nil {
+		t.Errorf("tkg-metadata: %v", err)
+		return
+	}
+	md := &managementcluster.ClusterMetadata{}
+	if err := yaml.Unmarshal([]byte(cm.Data["metadata.yaml"]), md); err != nil || md.Cluster.Name != name || md.Cluster.Type != "management" ||
+		md.Cluster.TKGVersion != tkgVersion || md.BOM.ConfigMapRef.Name != "tkg-bom-"+tkgVersion {
+		t.Errorf("tkg-metadata's metadata.yaml (%v):\n%s", err, cm.Data["metadata.yaml"])
+		return
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tkg-system-public", Name: md.BOM.ConfigMapRef.Name}, cm); err != nil {
+		t.Errorf("the BOM ConfigMap tkg-metadata names: %v", err)
+		return
+	}
+	bom := &initregion.BOM{}
+	if err := yaml.Unmarshal([]byte(cm.Data["bom.yaml"]), bom); err != nil || bom.Release.Version != tkgVersion || len(bom.Components["tkg.tanzu.vmware.com"]) == 0 {
+		t.Errorf("%s's bom.yaml (%v):\n%s", cm.Name, err, cm.Data["bom.yaml"])
 	}
 }

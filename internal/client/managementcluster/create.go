@@ -649,6 +649,7 @@ func (f *flow) patch(ctx context.Context) error {
 	if err := f.mgmt.Patch(ctx, c, client.MergeFrom(before)); err != nil {
 		return err
 	}
+	publishMetadata(ctx, f.p, f.mgmt, f.repo, f.cfg.Name, f.cfg.Plan, f.cfg.InfrastructureProvider, "created")
 	f.p.Infof("You can now access the management cluster %s by running 'kubectl config use-context %s'", f.cfg.Name, ContextName(f.cfg.Name))
 	return nil
 }

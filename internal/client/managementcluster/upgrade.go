@@ -168,6 +168,7 @@ func RunUpgrade(ctx context.Context, name string, u *Upgrade, o RunOptions) erro
 	if err := o.Client.Patch(ctx, mc, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("failed to record TKG version %s on management Cluster %s: %w", version, key, err)
 	}
+	publishMetadata(ctx, p, o.Client, u.Repository, name, mc.Annotations[tkg.AnnotationPlan], u.Infrastructure, "upgraded")
 	p.Infof("Management cluster '%s' successfully upgraded to TKG version '%s' with kubernetes version '%s'", name, version, u.Kubernetes)
 	return nil
 }

@@ -30,7 +30,7 @@ type BOM struct {
 		ImagePath string `json:"imagePath"`
 	} `json:"tkr-compatibility"`
 	// ManagementPackageRepository is the management package repository's bundle.
-	ManagementPackageRepository BOMImage `json:"tanzu-framework-management-packages"`
+	ManagementPackageRepository BOMImage                  `json:"tanzu-framework-management-packages"`
 	Components                  map[string][]BOMComponent `json:"components"`
 }
 

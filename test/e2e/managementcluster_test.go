@@ -30,6 +30,7 @@ import (
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	clusterclient "github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -478,6 +479,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Fatalf("node-pool delete: %v\n%s", err, out)
 	}
 	eventually(t, 3*time.Minute, "the node pool gone", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
+	checkMachineHealthCheckVerbs(t, mc)
 	if out, err := runSlipway(t, "cluster", "available-upgrades", "get", "e2e-wc"); err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True") {
 		t.Errorf("available-upgrades get: %v\n%s", err, out)
 	}
@@ -791,4 +793,47 @@ func checkClusterctl(t *testing.T, name, infraKind string) {
 	if err != nil || !strings.Contains(string(o), "Moving Cluster API objects Clusters=1") {
 		t.Errorf("clusterctl move --dry-run: %v\n%s", err, o)
 	}
+}
+
+// checkMachineHealthCheckVerbs runs `cluster machinehealthcheck node get|set|delete` on e2e-wc,
+// whose node pool md-0 has TKG's default check, and follows Cluster API's MachineHealthCheck.
+func checkMachineHealthCheckVerbs(t *testing.T, mc client.Client) {
+	t.Helper()
+	out, err := runSlipway(t, "cluster", "machinehealthcheck", "node", "get", "e2e-wc")
+	var checks []clusterclient.MachineHealthCheck
+	if err != nil || json.Unmarshal([]byte(out), &checks) != nil || len(checks) != 1 || checks[0].Spec.Selector.MatchLabels[clusterv1.ClusterTopologyMachineDeploymentNameLabel] != "md-0" {
+		t.Fatalf("machinehealthcheck node get: %v\n%s", err, out)
+	}
+	name := checks[0].Name
+	out, err = runSlipway(t, "cluster", "mhc", "node", "set", "e2e-wc", "-m", name, "--unhealthy-conditions", "Ready:False:7m,MemoryPressure:True:3m", "--node-startup-timeout", "25m")
+	if err != nil || !strings.Contains(out, "The MachineHealthChecks of node pools md-0 of cluster 'e2e-wc' are being set") {
+		t.Fatalf("machinehealthcheck node set: %v\n%s", err, out)
+	}
+	eventually(t, time.Minute, "Cluster API's MachineHealthCheck changed", func() error {
+		m := &clusterv1.MachineHealthCheck{}
+		if err := mc.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: name}, m); err != nil {
+			return err
+		}
+		got := map[string]int32{}
+		for _, c := range m.Spec.Checks.UnhealthyNodeConditions {
+			got[string(c.Type)+":"+string(c.Status)] = *c.TimeoutSeconds
+		}
+		if got["Ready:False"] != 420 || got["MemoryPressure:True"] != 180 || m.Spec.Checks.NodeStartupTimeoutSeconds == nil || *m.Spec.Checks.NodeStartupTimeoutSeconds != 1500 {
+			return fmt.Errorf("conditions %v, node startup %v", got, m.Spec.Checks.NodeStartupTimeoutSeconds)
+		}
+		return nil
+	})
+	if out, err := runSlipway(t, "cluster", "mhc", "node", "set", "e2e-wc", "--match-labels", "a:b"); err == nil || !strings.Contains(out, "--match-labels") {
+		t.Errorf("set --match-labels: want a refusal naming the flag, got %v\n%s", err, out)
+	}
+	if out, err := runSlipway(t, "cluster", "mhc", "node", "delete", "e2e-wc", "-y"); err != nil || !strings.Contains(out, "are being deleted") {
+		t.Fatalf("machinehealthcheck node delete: %v\n%s", err, out)
+	}
+	eventually(t, time.Minute, "the node pool's MachineHealthCheck gone", func() error {
+		out, err := runSlipway(t, "cluster", "machinehealthcheck", "node", "get", "e2e-wc")
+		if err != nil || strings.TrimSpace(out) != "[]" {
+			return fmt.Errorf("machinehealthcheck node get: %v\n%s", err, out)
+		}
+		return nil
+	})
 }

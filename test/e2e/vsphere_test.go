@@ -331,6 +331,7 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPods(t, wc, "the workload column", vsphereWorkloadPods)
+	checkCredentialsUpdate(t, wc, endpoint)
 
 	// Scale: one more worker VM.
 	if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
@@ -382,6 +383,51 @@ func TestVSphereFlows(t *testing.T) {
 		}
 		if after, _ := store.List(); len(after) != len(before) {
 			return fmt.Errorf("%d local clusters, %d before", len(after), len(before))
+		}
+		return nil
+	})
+}
+
+// checkCredentialsUpdate rotates the vSphere credentials of tkg-vc-antrea and of the management
+// cluster as TKG's `credentials update`: a password the vCenter refuses changes nothing; the
+// simulator's own are accepted and reach the workload cluster's CPI and CSI Secrets.
+func checkCredentialsUpdate(t *testing.T, wc client.Client, endpoint simulator.Endpoint) {
+	t.Helper()
+	out, err := runSlipway(t, "cluster", "credentials", "update", "tkg-vc-antrea", "--vsphere-user", endpoint.Username, "--vsphere-password", "wrong")
+	if err == nil || !strings.Contains(out, "the new credentials were refused, nothing was changed") {
+		t.Errorf("cluster credentials update with a wrong password: want a refusal, got %v\n%s", err, out)
+	}
+	out, err = runSlipway(t, "cluster", "credentials", "update", "tkg-vc-antrea", "--vsphere-user", endpoint.Username, "--vsphere-password", endpoint.Password)
+	if err != nil || !strings.Contains(out, "Updating credentials for workload cluster successful!") {
+		t.Errorf("cluster credentials update: %v\n%s", err, out)
+	}
+	out, err = runSlipway(t, "management-cluster", "credentials", "update", "--vsphere-user", endpoint.Username, "--vsphere-password", endpoint.Password, "--cascading")
+	if err != nil || !strings.Contains(out, `Updating credentials for workload cluster "tkg-vc-antrea" ...`) || !strings.Contains(out, "Updating credentials for management cluster successful") {
+		t.Errorf("management-cluster credentials update --cascading: %v\n%s", err, out)
+	}
+	eventually(t, 2*time.Minute, "the vSphere CPI's and CSI's credentials on the workload cluster", func() error {
+		cpi := &corev1.Secret{}
+		if err := wc.Get(t.Context(), client.ObjectKey{Namespace: "kube-system", Name: "cloud-provider-vsphere-credentials"}, cpi); err != nil {
+			return err
+		}
+		host := strings.Split(endpoint.Address, ":")[0]
+		var user string
+		var keys []string
+		for k, v := range cpi.Data {
+			keys = append(keys, k)
+			if strings.HasSuffix(k, ".username") && strings.HasPrefix(k, host) {
+				user = string(v)
+			}
+		}
+		if user != endpoint.Username {
+			return fmt.Errorf("cloud-provider-vsphere-credentials has keys %v, no %s…username of %s", keys, host, endpoint.Username)
+		}
+		csi := &corev1.Secret{}
+		if err := wc.Get(t.Context(), client.ObjectKey{Namespace: "vmware-system-csi", Name: "csi-vsphere-config"}, csi); err != nil {
+			return err
+		}
+		if conf := string(csi.Data["csi-vsphere.conf"]); !strings.Contains(conf, `user = "`+endpoint.Username+`"`) {
+			return fmt.Errorf("csi-vsphere.conf:\n%s", conf)
 		}
 		return nil
 	})

@@ -58,7 +58,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	t.k.AddPersistent(cmd)
 	cmd.AddCommand(newCreate(t, streams), newList(t, streams), newGet(t, streams), newScale(t, streams), newNodePool(t, streams),
-		newUpgrade(t, streams), newAvailableUpgrades(t, streams), newKubeconfig(t, streams), newDelete(t, streams), newMachineHealthCheck(t, streams))
+		newUpgrade(t, streams), newAvailableUpgrades(t, streams), newKubeconfig(t, streams), newDelete(t, streams), newMachineHealthCheck(t, streams), newCredentials(t, streams))
 	return cmd
 }
 

@@ -31,7 +31,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Create and operate the management cluster",
 	}
 	cmd.AddCommand(newCreateCommand(streams), newGetCommand(streams), newUpgradeCommand(streams), newKubeconfigCommand(streams), newDeleteCommand(streams),
-		newCEIPCommand(streams))
+		newCEIPCommand(streams), newCredentialsCommand(streams))
 	return cmd
 }
 
@@ -404,5 +404,44 @@ func newCEIPCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
 	cmd.AddCommand(get, set)
+	return cmd
+}
+
+// newCredentialsCommand returns `credentials update [NAME]`: new vSphere credentials for the
+// management cluster (and, with --cascading, its workload clusters).
+func newCredentialsCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var (
+		kubeconfig, username, password string
+		cascading                      bool
+		progress                       cliutil.ProgressFlags
+	)
+	cmd := &cobra.Command{Use: "credentials", Short: "Update the management cluster's infrastructure credentials"}
+	update := &cobra.Command{
+		Use:   "update [NAME] --vsphere-user USER --vsphere-password PASSWORD",
+		Short: "Update the vSphere credentials of the management cluster, checked against its vCenter first",
+		Long: `Update the vSphere credentials of the management cluster: they are checked against its vCenter,
+then written where CAPV reads them (capv-manager-bootstrap-credentials and the cluster's identity
+Secret); the vSphere CPI and CSI of the cluster follow. With --cascading, every vSphere workload
+cluster it manages gets them too.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := managementTarget(args, kubeconfig, "", streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			p, err := progress.Printer(streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			return managementcluster.UpdateCredentials(cmd.Context(), t.client, t.name, cluster.Credentials{Username: username, Password: password}, cascading, p)
+		},
+	}
+	update.Flags().StringVar(&username, "vsphere-user", "", "the vCenter user (required)")
+	update.Flags().StringVar(&password, "vsphere-password", "", "the vCenter user's password (required)")
+	update.Flags().BoolVar(&cascading, "cascading", false, "update the credentials of every vSphere workload cluster of the management cluster too")
+	update.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	progress.Add(update)
+	cmd.AddCommand(update)
 	return cmd
 }

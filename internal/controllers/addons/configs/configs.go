@@ -36,16 +36,24 @@ type Config[T client.Object] struct {
 	SetSecretRef func(T, string)
 }
 
-// SetupWithManager registers the controller; a change of a Cluster recomputes its objects.
+// SetupWithManager registers the controller; a change of a Cluster recomputes its objects, and
+// a change of credentials (a Secret with a username and a password, such as a vSphere
+// cluster's identity, which `credentials update` rotates) those of its namespace.
 func (r *Config[T]) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Package+"_config").
 		For(r.New()).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.ofCluster)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.ofCredentials)).
 		Complete(r)
 }
 
 func (r *Config[T]) ofCluster(ctx context.Context, o client.Object) []ctrl.Request {
+	return r.configs(ctx, o.GetNamespace(), func(cluster string) bool { return cluster == o.GetName() })
+}
+
+// configs are the objects of the namespace that configure a cluster of which match is true.
+func (r *Config[T]) configs(ctx context.Context, namespace string, match func(cluster string) bool) []ctrl.Request {
 	var out []ctrl.Request
 	list := &metav1.PartialObjectMetadataList{}
 	gvk, err := r.Client.GroupVersionKindFor(r.New())
@@ -54,16 +62,26 @@ func (r *Config[T]) ofCluster(ctx context.Context, o client.Object) []ctrl.Reque
 		return nil
 	}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "failed to list configs")
 		return nil
 	}
 	for _, item := range list.Items {
-		if name, _ := clusterName(&item); name == o.GetName() {
+		if name, ok := clusterName(&item); ok && match(name) {
 			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&item)})
 		}
 	}
 	return out
+}
+
+// ofCredentials are the objects of a Secret's namespace when it holds credentials: which
+// clusters' identity it is takes reading their infrastructure, which Reconcile does.
+func (r *Config[T]) ofCredentials(ctx context.Context, o client.Object) []ctrl.Request {
+	s, ok := o.(*corev1.Secret)
+	if !ok || s.Data["username"] == nil || s.Data["password"] == nil {
+		return nil
+	}
+	return r.configs(ctx, o.GetNamespace(), func(string) bool { return true })
 }
 
 // clusterName is the Cluster an object configures: its owner of kind Cluster, else its

@@ -114,6 +114,27 @@ func TestConfigValues(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-vsphere-cpi-package"}, cpi); err != nil || cpi.Status.SecretRef != "vs-vsphere-cpi-data-values" {
 		t.Errorf("VSphereCPIConfig status.secretRef %q (%v)", cpi.Status.SecretRef, err)
 	}
+	// Rotated credentials (`credentials update`) reach the CPI's and CSI's values.
+	identity := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-credentials"}, identity); err != nil {
+		t.Fatal(err)
+	}
+	identity.Data["password"] = []byte("r0tated")
+	if err := env.Client.Update(ctx, identity); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"vs-vsphere-cpi-data-values", "vs-vsphere-csi-data-values"} {
+		envtest.Eventually(t, 20*time.Second, secret+" after the rotation", func() error {
+			s := &corev1.Secret{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secret}, s); err != nil {
+				return err
+			}
+			if !strings.Contains(string(s.Data[addons.ValuesKey]), "password: r0tated") {
+				return fmt.Errorf("values %q lack the new password", s.Data[addons.ValuesKey])
+			}
+			return nil
+		})
+	}
 	time.Sleep(500 * time.Millisecond)
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-antrea-data-values"}, &corev1.Secret{}); err == nil {
 		t.Error("a template-config AntreaConfig was turned into values")

@@ -243,3 +243,36 @@ func TestClusterClassPropagation(t *testing.T) {
 		})
 	}
 }
+
+// TestVSphereCredentialsRendered renders the vSphere CPI's and CSI's packages with the values
+// their configs compute, and finds the vCenter credentials where the drivers read them, so
+// that `credentials update` reaches the workload cluster.
+func TestVSphereCredentialsRendered(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, values string
+		want        []string
+	}{
+		{filepath.Join("vsphere-cpi.tanzu.vmware.com", "1.27.0"),
+			"vsphereCPI:\n  mode: vsphereCPI\n  vCenterAPIEndpoint: vc.example.com:8443\n  username: admin\n  password: s3cret\n",
+			[]string{"name: cloud-provider-vsphere-credentials", "vc.example.com.username: admin", "vc.example.com.password: s3cret"}},
+		{filepath.Join("vsphere-csi.tanzu.vmware.com", "3.1.2"),
+			"vsphereCSI:\n  mode: vsphereCSI\n  namespace: vmware-system-csi\n  server: vc.example.com\n  username: admin\n  password: s3cret\n  clusterName: wc-1234\n",
+			[]string{"name: csi-vsphere-config", "namespace: vmware-system-csi", `[VirtualCenter "vc.example.com"]`, `user = "admin"`, `password = "s3cret"`, `cluster-id = "wc-1234"`}},
+	} {
+		out := string(render(t, tc.pkg, tc.values))
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s renders no %q:\n%s", tc.pkg, w, out)
+			}
+		}
+	}
+}
+
+func render(t *testing.T, dir, values string) []byte {
+	t.Helper()
+	out, err := packagesource.Render(t, dir, values)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	return out
+}

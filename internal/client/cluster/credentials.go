@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
+)
+
+// CAPVCredentials is the Secret CAPV's manager reads the vCenter's credentials from
+// (credentials.yaml), which clusterctl fills from VSPHERE_USERNAME and VSPHERE_PASSWORD.
+var CAPVCredentials = client.ObjectKey{Namespace: "capv-system", Name: "capv-manager-bootstrap-credentials"}
+
+// Credentials are new vSphere credentials for a cluster.
+type Credentials struct {
+	Username, Password string
+	// Management also rewrites CAPV's own credentials: the cluster is the management cluster.
+	Management bool
+	// Login checks the credentials against the cluster's vCenter before anything is written;
+	// nil is vcenter.Login.
+	Login func(ctx context.Context, ep vcenter.Endpoint) error
+}
+
+// UpdateVSphereCredentials rotates the vSphere credentials of a cluster as TKG's `credentials
+// update` does: they are checked against the cluster's vCenter first, then written to CAPV's
+// Secret (the management cluster's), and to the Secret the cluster's VSphereCluster names as
+// its identity, from which CAPV reconciles the cluster and the addons manager renders the
+// vSphere CPI's and CSI's values (their credentials Secrets on the cluster follow).
+func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.ObjectKey, creds Credentials, p *progress.Printer) error {
+	if creds.Username == "" || creds.Password == "" {
+		return fmt.Errorf("--vsphere-user and --vsphere-password: both are needed, and neither may be empty")
+	}
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		return fmt.Errorf("failed to get cluster %s/%s: %w", key.Namespace, key.Name, err)
+	}
+	if kind := cl.Spec.InfrastructureRef.Kind; kind != "VSphereCluster" {
+		return fmt.Errorf("cluster %s runs on %s, which has no credentials to update: only vSphere clusters have", key.Name, kind)
+	}
+	server, thumbprint, identity, err := vsphereClusterOf(ctx, c, cl)
+	if err != nil {
+		return err
+	}
+	login := creds.Login
+	if login == nil {
+		login = func(ctx context.Context, ep vcenter.Endpoint) error {
+			vc, err := vcenter.Login(ctx, ep)
+			if err == nil {
+				_ = vc.Logout(ctx)
+			}
+			return err
+		}
+	}
+	if err := login(ctx, vcenter.Endpoint{Server: server, Thumbprint: thumbprint, Username: creds.Username, Password: creds.Password}); err != nil {
+		return fmt.Errorf("the new credentials were refused, nothing was changed: %w", err)
+	}
+	if creds.Management {
+		p.V(1).Infof("Updating Secret %s", CAPVCredentials)
+		data, err := yaml.Marshal(map[string]string{"username": creds.Username, "password": creds.Password})
+		if err != nil {
+			return err
+		}
+		if err := patchSecret(ctx, c, CAPVCredentials, map[string][]byte{"credentials.yaml": data}); err != nil {
+			return err
+		}
+	}
+	p.V(1).Infof("Updating Secret %s/%s", key.Namespace, identity)
+	return patchSecret(ctx, c, client.ObjectKey{Namespace: key.Namespace, Name: identity},
+		map[string][]byte{"username": []byte(creds.Username), "password": []byte(creds.Password)})
+}
+
+// patchSecret sets keys of an existing Secret.
+func patchSecret(ctx context.Context, c client.Client, key client.ObjectKey, data map[string][]byte) error {
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, key, s); err != nil {
+		return fmt.Errorf("failed to get Secret %s: %w", key, err)
+	}
+	before := s.DeepCopy()
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range data {
+		s.Data[k] = v
+	}
+	if err := c.Patch(ctx, s, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("failed to update Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+// vsphereClusterOf reads the server, thumbprint and identity Secret of a cluster's
+// VSphereCluster (the Secret named after the cluster when it names none).
+func vsphereClusterOf(ctx context.Context, c client.Client, cl *clusterv1.Cluster) (server, thumbprint, identity string, err error) {
+	ref := cl.Spec.InfrastructureRef
+	mapping, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
+	if err != nil {
+		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster is not served: %w", cl.Name, err)
+	}
+	vc := &unstructured.Unstructured{}
+	vc.SetGroupVersionKind(mapping.GroupVersionKind)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: ref.Name}, vc); err != nil {
+		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster %s: %w", cl.Name, ref.Name, err)
+	}
+	server, _, _ = unstructured.NestedString(vc.Object, "spec", "server")
+	thumbprint, _, _ = unstructured.NestedString(vc.Object, "spec", "thumbprint")
+	kind, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "kind")
+	identity, _, _ = unstructured.NestedString(vc.Object, "spec", "identityRef", "name")
+	if kind == "" {
+		kind, identity = "Secret", cl.Name
+	}
+	if kind != "Secret" {
+		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster %s's identityRef is a %s: slipway updates Secret identities only", cl.Name, ref.Name, kind)
+	}
+	return server, thumbprint, identity, nil
+}

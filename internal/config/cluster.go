@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ type Cluster struct {
 	HealthChecks HealthChecks
 	// Proxy is the nodes' HTTP proxy; nil when TKG_HTTP_PROXY_ENABLED is not true.
 	Proxy *Proxy
+	// Nodes are the nodes' time and name servers, addresses, audit and trust.
+	Nodes Nodes
 	// ControlPlaneNodeLabels label the control-plane nodes.
 	ControlPlaneNodeLabels []Label
 	// APIServerPort is the port of the API server endpoint; 0 leaves the ClusterClass's default.
@@ -86,6 +89,8 @@ func Complete(v *Variables, role Role, d Defaults, notify func(format string, ar
 	k.machineCounts()
 	k.healthChecks()
 	k.proxy()
+	k.nodes()
+	k.autoscaler()
 	k.controlPlaneNodeLabels()
 	switch k.c.InfrastructureProvider {
 	case "vsphere":
@@ -239,13 +244,16 @@ func (c *Cluster) validate() []error {
 	case c.CNI != "calico" && c.CNI != "none":
 		bad("invalid %s %q: use antrea, calico or none", CNI, c.CNI)
 	}
-	if c.IPFamily != "ipv4" && c.IPFamily != "ipv6" {
-		bad("invalid %s %q: use ipv4 or ipv6", IPFamily, c.IPFamily)
-	}
-	pods := c.cidr(ClusterCIDR, c.ClusterCIDR, false, &errs)
-	services := c.cidr(ServiceCIDR, c.ServiceCIDR, true, &errs)
-	if pods != nil && services != nil && (pods.Contains(services.IP) || services.Contains(pods.IP)) {
-		bad("%s %q and %s %q overlap: pods and services need separate ranges", ClusterCIDR, c.ClusterCIDR, ServiceCIDR, c.ServiceCIDR)
+	if !slices.Contains(ipFamilies, c.IPFamily) {
+		bad("invalid %s %q: use %s", IPFamily, c.IPFamily, strings.Join(ipFamilies, ", "))
+	} else {
+		pods := c.cidrs(ClusterCIDR, c.ClusterCIDR, false, &errs)
+		services := c.cidrs(ServiceCIDR, c.ServiceCIDR, true, &errs)
+		for i := range pods {
+			if i < len(services) && (pods[i].Contains(services[i].IP) || services[i].Contains(pods[i].IP)) {
+				bad("%s %q and %s %q overlap: pods and services need separate ranges", ClusterCIDR, c.ClusterCIDR, ServiceCIDR, c.ServiceCIDR)
+			}
+		}
 	}
 	if !strings.HasPrefix(c.KubernetesVersion, "v") {
 		bad("invalid %s %q: a Kubernetes version starts with v, as v1.35.4", KubernetesVersion, c.KubernetesVersion)
@@ -257,18 +265,44 @@ func (c *Cluster) validate() []error {
 // (/12 in IPv4, /108 in IPv6).
 const maxServiceHostBits = 20
 
-// cidr parses one CIDR of the cluster's IP family; a service CIDR is bounded in size.
-func (c *Cluster) cidr(name, value string, service bool, errs *[]error) *net.IPNet {
-	_, n, err := net.ParseCIDR(value)
-	if err != nil || (n.IP.To4() != nil) != (c.IPFamily == "ipv4") {
-		*errs = append(*errs, fmt.Errorf("invalid %s %q, expected to be a CIDR of type %q (%s)", name, value, c.IPFamily, IPFamily))
+// ipFamilies are TKG's IP families: one, or both for dual stack, the primary first.
+var ipFamilies = []string{"ipv4", "ipv6", "ipv4,ipv6", "ipv6,ipv4"}
+
+// families returns the cluster's IP families, primary first.
+func (c *Cluster) families() []string { return strings.Split(c.IPFamily, ",") }
+
+// hasFamily says whether an address is of one of the cluster's IP families.
+func (c *Cluster) hasFamily(ip net.IP) bool {
+	family := "ipv6"
+	if ip.To4() != nil {
+		family = "ipv4"
+	}
+	return slices.Contains(c.families(), family)
+}
+
+// cidrs parses the CIDRs of a comma-separated value, one per IP family of the cluster in its
+// order; a service CIDR is bounded in size. It returns nil when one is wrong.
+func (c *Cluster) cidrs(name, value string, service bool, errs *[]error) []*net.IPNet {
+	families, parts := c.families(), strings.Split(value, ",")
+	wrongType := fmt.Errorf("invalid %s %q, expected to be a CIDR of type %q (%s)", name, value, c.IPFamily, IPFamily)
+	if len(parts) != len(families) {
+		*errs = append(*errs, wrongType)
 		return nil
 	}
-	if ones, bits := n.Mask.Size(); service && bits-ones > maxServiceHostBits {
-		*errs = append(*errs, fmt.Errorf("invalid %s %q, expected netmask to be \"/%d\" or greater", name, value, bits-maxServiceHostBits))
-		return nil
+	var out []*net.IPNet
+	for i, part := range parts {
+		_, n, err := net.ParseCIDR(strings.TrimSpace(part))
+		if err != nil || (n.IP.To4() != nil) != (families[i] == "ipv4") {
+			*errs = append(*errs, wrongType)
+			return nil
+		}
+		if ones, bits := n.Mask.Size(); service && bits-ones > maxServiceHostBits {
+			*errs = append(*errs, fmt.Errorf("invalid %s %q, expected netmask to be \"/%d\" or greater", name, value, bits-maxServiceHostBits))
+			return nil
+		}
+		out = append(out, n)
 	}
-	return n
+	return out
 }
 
 // ClassName is the ClusterClass the cluster is made from: the one tkg-pkg installs for its

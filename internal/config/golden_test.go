@@ -24,6 +24,8 @@ var goldenCases = []struct {
 	{"local-management.yaml", Management},
 	{"vsphere-dev.yaml", Management},
 	{"vsphere-prod.yaml", Workload},
+	{"vsphere-nodes.yaml", Workload},
+	{"local-cni-none.yaml", Workload},
 }
 
 const goldenTKR = "v1.35.4---vmware.1-tkg.1"

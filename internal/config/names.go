@@ -106,6 +106,12 @@ var knownVariables = []string{
 	VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7,
 	VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB, VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB,
 	VSphereControlPlaneDiskGiB, VSphereWorkerNumCPUs, VSphereWorkerMemMiB, VSphereWorkerDiskGiB,
+	NTPServers, ControlPlaneNodeNameservers, WorkerNodeNameservers, NodeIPAMIPPoolName, EnableAuditLogging,
+	CustomImageRepositorySkipTLSVerify, CustomImageRepositoryCACertificate, ProxyCACert, NodeSystemWideProxy,
+	EnableAutoscaler, AutoscalerMaxNodesTotal, AutoscalerScaleDownDelayAfterAdd, AutoscalerScaleDownDelayAfterDelete,
+	AutoscalerScaleDownDelayAfterFailure, AutoscalerScaleDownUnneededTime, AutoscalerMaxNodeProvisionTime,
 }
+
+func init() { knownVariables = append(knownVariables, autoscalerSizes...) }
 
 func known(name string) bool { return slices.Contains(knownVariables, name) }

@@ -105,8 +105,28 @@ type vcenterVariable struct {
 
 // roleVariable is the ClusterClasses' controlPlane and worker variables.
 type roleVariable struct {
-	Machine    *Machine `json:"machine,omitempty"`
-	NodeLabels []Label  `json:"nodeLabels,omitempty"`
+	Machine    *Machine     `json:"machine,omitempty"`
+	Network    *roleNetwork `json:"network,omitempty"`
+	NodeLabels []Label      `json:"nodeLabels,omitempty"`
+}
+
+// roleNetwork is the network of a role's nodes.
+type roleNetwork struct {
+	Nameservers []string `json:"nameservers,omitempty"`
+}
+
+func networkOf(nameservers []string) *roleNetwork {
+	if len(nameservers) == 0 {
+		return nil
+	}
+	return &roleNetwork{Nameservers: nameservers}
+}
+
+// poolRef names an IP pool, as the vSphere ClusterClass's network variable lists them.
+type poolRef struct {
+	APIGroup string `json:"apiGroup"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
 }
 
 // variables are the values of the provider's ClusterClass variables that the configuration
@@ -129,8 +149,9 @@ func (c *Cluster) variables() []clusterv1.ClusterVariable {
 		if c.APIServerPort != 0 {
 			add("apiServerPort", c.APIServerPort)
 		}
-		add("controlPlane", roleVariable{Machine: &c.ControlPlaneMachine, NodeLabels: c.ControlPlaneNodeLabels})
-		add("worker", roleVariable{Machine: &c.WorkerMachine})
+		add("controlPlane", roleVariable{Machine: &c.ControlPlaneMachine, Network: networkOf(c.Nodes.ControlPlaneNameservers), NodeLabels: c.ControlPlaneNodeLabels})
+		add("worker", roleVariable{Machine: &c.WorkerMachine, Network: networkOf(c.Nodes.WorkerNameservers)})
+		c.nodeVariables(add)
 	} else if len(c.ControlPlaneNodeLabels) > 0 {
 		add("controlPlane", roleVariable{NodeLabels: c.ControlPlaneNodeLabels})
 	}
@@ -138,6 +159,26 @@ func (c *Cluster) variables() []clusterv1.ClusterVariable {
 		add("proxy", c.Proxy)
 	}
 	return vars
+}
+
+// nodeVariables are the vSphere ClusterClass's variables of the node settings, as TKG's
+// config_variable_association maps them.
+func (c *Cluster) nodeVariables(add func(name string, value any)) {
+	n := c.Nodes
+	if len(n.NTPServers) > 0 {
+		add("ntpServers", n.NTPServers)
+	}
+	add("auditLogging", map[string]bool{"enabled": n.AuditLogging})
+	if len(n.TrustedCAs) > 0 {
+		add("trust", map[string][]TrustedCA{"additionalTrustedCAs": n.TrustedCAs})
+	}
+	if n.ImageRepositoryHost != "" {
+		add("imageRepository", map[string]any{"host": n.ImageRepositoryHost,
+			"tlsCertificateValidation": map[string]bool{"enabled": !n.SkipImageRepositoryTLSVerify}})
+	}
+	if n.IPPool != "" {
+		add("network", map[string][]poolRef{"addressesFromPools": {{APIGroup: "ipam.cluster.x-k8s.io", Kind: "InClusterIPPool", Name: n.IPPool}}})
+	}
 }
 
 // Secret returns the vSphere credentials Secret TKG writes beside a vSphere Cluster: named
@@ -202,7 +243,13 @@ func (c *Cluster) clusterBootstrap(tkrName string, spec *runv1alpha3.ClusterBoot
 
 // WorkloadClusterBootstrap returns the ClusterBootstrap TKG's CLI writes beside a workload
 // Cluster whose CNI is not the release's default: the CNI by a wildcard refName, the rest
-// filled from the release's template (add-missing-fields-from-tkr).
+// filled from the release's template (add-missing-fields-from-tkr). With CNI none it names no
+// CNI and is annotated that the cluster's CNI is the user's, so none is added.
 func (c *Cluster) WorkloadClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
+	if c.CNI == "none" {
+		cb := c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{})
+		cb.Annotations[runv1alpha3.AnnotationUnmanagedCNI] = ""
+		return cb
+	}
 	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: c.CNI + "*"}})
 }

@@ -13,6 +13,8 @@ type Proxy struct {
 	HTTPSProxy string `json:"httpsProxy"`
 	// NoProxy are the hosts, domains and CIDRs reached directly: TKG_NO_PROXY completed.
 	NoProxy []string `json:"noProxy"`
+	// SystemWide makes it every process's proxy on the nodes (TKG_NODE_SYSTEM_WIDE_PROXY).
+	SystemWide bool `json:"systemWide,omitempty"`
 }
 
 // proxy reads the proxy variables as TKG does: the proxies are used when TKG_HTTP_PROXY_ENABLED
@@ -52,7 +54,7 @@ func (k *completer) proxyURL(name string) string {
 	case u.Host == "":
 		k.bad("invalid %s %q: hostname is missing from the proxy URL: %s", name, value, example)
 	default:
-		if ip := net.ParseIP(u.Hostname()); ip != nil && (ip.To4() != nil) != (k.c.IPFamily == "ipv4") {
+		if ip := net.ParseIP(u.Hostname()); ip != nil && !k.c.hasFamily(ip) {
 			k.bad("invalid %s %q, expected to be an address of type %q (%s)", name, value, k.c.IPFamily, IPFamily)
 		}
 	}
@@ -81,7 +83,7 @@ func (k *completer) noProxy() []string {
 	add(strings.Split(k.c.ClusterCIDR, ",")...)
 	add(strings.Split(k.c.ServiceCIDR, ",")...)
 	add("localhost", "127.0.0.1")
-	if k.c.IPFamily == "ipv6" {
+	if slices.Contains(k.c.families(), "ipv6") {
 		add("::1")
 	}
 	add(".svc", ".svc.cluster.local")

@@ -136,6 +136,22 @@ func TestRulesRefuse(t *testing.T) {
 		{"OS arch", vsphere(OSArch, "arm64"), Workload, OSArch, "arm64", "use amd64"},
 		{"API server port", vsphere(ClusterAPIServerPort, "70000"), Workload, ClusterAPIServerPort, "70000", "use a port number from 1 to 65535"},
 		{"API server port number", vsphere(ClusterAPIServerPort, "https"), Workload, ClusterAPIServerPort, "https", "use a port number from 1 to 65535"},
+		{"IP family", local(IPFamily, "ipv5"), Workload, IPFamily, "ipv5", "use ipv4, ipv6, ipv4,ipv6, ipv6,ipv4"},
+		{"dual stack with one CIDR", local(IPFamily, "ipv4,ipv6"), Workload, ClusterCIDR, "100.96.0.0/11", `expected to be a CIDR of type "ipv4,ipv6"`},
+		{"dual stack in the wrong order", local(IPFamily, "ipv6,ipv4", ClusterCIDR, "100.96.0.0/11,fd00:100:96::/48", ServiceCIDR, "fd00:100:64::/108,100.64.0.0/13"), Workload,
+			ClusterCIDR, "100.96.0.0/11,fd00:100:96::/48", `expected to be a CIDR of type "ipv6,ipv4"`},
+		{"NTP servers", vsphere(NTPServers, "time.example.com,not a host"), Workload, NTPServers, "not a host", "is neither an IP address nor a host name"},
+		{"name servers", vsphere(ControlPlaneNodeNameservers, "dns.example.com"), Workload, ControlPlaneNodeNameservers, "dns.example.com", "is not an IP address"},
+		{"IP pool", vsphere(NodeIPAMIPPoolName, "Node_Pool"), Workload, NodeIPAMIPPoolName, "Node_Pool", "name an InClusterIPPool of the cluster's namespace"},
+		{"audit logging", local(EnableAuditLogging, "yes"), Workload, EnableAuditLogging, "yes", "use true or false"},
+		{"CA not base64", local(CustomImageRepositoryCACertificate, "not base64!"), Workload, CustomImageRepositoryCACertificate, "", "it is not base64"},
+		{"CA not PEM", local(ProxyCACert, "aGVsbG8="), Workload, ProxyCACert, "", "decodes to no PEM certificate"},
+		{"skip TLS verify without a repository", vsphere(CustomImageRepositorySkipTLSVerify, "true"), Workload, CustomImageRepositorySkipTLSVerify, "",
+			"it applies to the custom image repository only"},
+		{"system-wide proxy without a proxy", vsphere(NodeSystemWideProxy, "true"), Workload, NodeSystemWideProxy, "", "no proxy is used"},
+		{"autoscaler", local(EnableAutoscaler, "true"), Workload, EnableAutoscaler, "", "slipway does not deploy the cluster autoscaler yet"},
+		{"autoscaler sizes", local(autoscalerSizes[0], "3", autoscalerSizes[1], "1"), Workload, "AUTOSCALER_MIN_SIZE_0", "3", "the minimum is above the maximum"},
+		{"autoscaler durations", local(AutoscalerScaleDownUnneededTime, "soon"), Workload, AutoscalerScaleDownUnneededTime, "soon", "use a duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := complete(t, tc.file, tc.role)
@@ -242,6 +258,16 @@ func TestRulesAccept(t *testing.T) {
 		{"photon", vsphere(OSName, "photon"), Workload, func(c *Cluster) bool { return c.OSVersion == "3" }, nil},
 		{"API server port", vsphere(ClusterAPIServerPort, "8443"), Workload, func(c *Cluster) bool { return c.APIServerPort == 8443 }, nil},
 
+		{"dual stack", vsphere(IPFamily, "ipv6,ipv4", ClusterCIDR, "fd00:100:96::/48,100.96.0.0/11", ServiceCIDR, "fd00:100:64::/108,100.64.0.0/13"), Workload,
+			func(c *Cluster) bool {
+				return slices.Equal(c.Object().Spec.ClusterNetwork.Pods.CIDRBlocks, []string{"fd00:100:96::/48", "100.96.0.0/11"})
+			}, nil},
+		{"node settings", vsphere(NTPServers, "time.example.com, 10.0.0.1", WorkerNodeNameservers, "10.0.0.2", NodeIPAMIPPoolName, "pool-a", EnableAuditLogging, "true"), Workload,
+			func(c *Cluster) bool {
+				n := c.Nodes
+				return slices.Equal(n.NTPServers, []string{"time.example.com", "10.0.0.1"}) && slices.Equal(n.WorkerNameservers, []string{"10.0.0.2"}) &&
+					n.IPPool == "pool-a" && n.AuditLogging
+			}, nil},
 		{"what the local provider does not use", local(WorkerSize, "large", VSphereServer, "vc", VSphereNumCPUs, "1", OSName, "photon", ClusterAPIServerPort, "1"), Workload,
 			func(c *Cluster) bool { return c.VSphere == nil && c.APIServerPort == 0 }, []string{
 				"WORKER_SIZE, VSPHERE_NUM_CPUS, OS_NAME are not used by the local infrastructure provider: its nodes are processes on this host",

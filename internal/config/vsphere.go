@@ -193,6 +193,13 @@ func (k *completer) local() {
 		VSphereDatacenter, VSphereDatastore, VSphereStoragePolicyID, VSphereNetwork, VSphereResourcePool, VSphereFolder,
 		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7)
 	k.unused("it gives each API server a free port of this host", ClusterAPIServerPort)
+	k.unused("its nodes take this host's time, name servers and trust store, and their addresses on slipway's bridge", NTPServers,
+		ControlPlaneNodeNameservers, WorkerNodeNameservers, NodeIPAMIPPoolName, CustomImageRepositoryCACertificate, ProxyCACert,
+		CustomImageRepositorySkipTLSVerify, NodeSystemWideProxy)
+	k.unused("its ClusterClass has no audit logging variable", EnableAuditLogging)
+	if strings.Contains(k.c.IPFamily, ",") {
+		k.note("%s %s is set on the Cluster's networks, but the local runtime's nodes have IPv4 addresses only", IPFamily, k.c.IPFamily)
+	}
 	if k.c.Proxy != nil {
 		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",
 			HTTPProxy, HTTPSProxy, processes)

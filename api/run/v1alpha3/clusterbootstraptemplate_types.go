@@ -13,6 +13,9 @@ const (
 	// AnnotationAddMissingFieldsFromTKR on a ClusterBootstrap names the release whose template
 	// fills in what the object leaves out.
 	AnnotationAddMissingFieldsFromTKR = "tkg.tanzu.vmware.com/add-missing-fields-from-tkr"
+	// AnnotationUnmanagedCNI on a ClusterBootstrap says the cluster's CNI is the user's (CNI:
+	// none): its spec names none, and none is added from the release.
+	AnnotationUnmanagedCNI = "tkg.tanzu.vmware.com/unmanaged-cni"
 )
 
 // ClusterBootstrapTemplateSpec lists the packages a cluster is bootstrapped with and where their

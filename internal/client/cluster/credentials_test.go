@@ -58,7 +58,10 @@ func TestUpdateVSphereCredentials(t *testing.T) {
 	// Refused by the vCenter: nothing is written.
 	c := credentialsClient(t)
 	var asked vcenter.Endpoint
-	refuse := func(_ context.Context, ep vcenter.Endpoint) error { asked = ep; return errors.New("cannot complete login due to an incorrect user name or password") }
+	refuse := func(_ context.Context, ep vcenter.Endpoint) error {
+		asked = ep
+		return errors.New("cannot complete login due to an incorrect user name or password")
+	}
 	err := UpdateVSphereCredentials(ctx, c, key, Credentials{Username: "new", Password: "wrong", Management: true, Login: refuse}, p)
 	if err == nil || !strings.Contains(err.Error(), "nothing was changed") || !strings.Contains(err.Error(), "incorrect user name") {
 		t.Errorf("refused credentials: %v", err)

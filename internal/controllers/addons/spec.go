@@ -190,3 +190,11 @@ func InfrastructureKind(ctx context.Context, c client.Reader, cluster *clusterv1
 	}
 	return strings.TrimSuffix(cc.Spec.Infrastructure.TemplateRef.Kind, "Template"), nil
 }
+
+// DropUnmanagedCNI takes the CNI out of a template when the ClusterBootstrap it completes says
+// its CNI is the user's, so that none is added.
+func DropUnmanagedCNI(cb *runv1alpha3.ClusterBootstrap, template *runv1alpha3.ClusterBootstrapTemplateSpec) {
+	if _, ok := cb.Annotations[runv1alpha3.AnnotationUnmanagedCNI]; ok && template != nil {
+		template.CNI = nil
+	}
+}

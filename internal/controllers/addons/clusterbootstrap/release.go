@@ -148,6 +148,7 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 		if err := r.dropForeignProviders(ctx, cluster, template); err != nil {
 			return "", err
 		}
+		addons.DropUnmanagedCNI(cb, template)
 		addons.AddMissingFields(template, cb.Spec)
 	}
 	var cloned []client.Object
@@ -230,6 +231,7 @@ func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
 	if err := r.dropForeignProviders(ctx, s.cluster, addable); err != nil {
 		return err
 	}
+	addons.DropUnmanagedCNI(s.cb, addable)
 	before := s.cb.DeepCopy()
 	added := followRelease(s.cb.Spec, cbt.Spec, addable, tkr)
 	if apiequality.Semantic.DeepEqual(before.Spec, s.cb.Spec) {

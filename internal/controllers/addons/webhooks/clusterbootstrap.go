@@ -30,9 +30,9 @@ const (
 
 var specPath = field.NewPath("spec")
 
-// validatePackages checks that kapp and cni are set and that each package names a package and
-// takes its values from at most one source.
-func validatePackages(spec *runv1alpha3.ClusterBootstrapTemplateSpec) field.ErrorList {
+// validatePackages checks that kapp and cni are set (cni left out when the cluster's CNI is the
+// user's) and that each package names a package and takes its values from at most one source.
+func validatePackages(spec *runv1alpha3.ClusterBootstrapTemplateSpec, unmanagedCNI bool) field.ErrorList {
 	if spec == nil {
 		return field.ErrorList{field.Required(specPath, "the packages of the cluster: at least kapp and cni")}
 	}
@@ -40,6 +40,13 @@ func validatePackages(spec *runv1alpha3.ClusterBootstrapTemplateSpec) field.Erro
 	core := addons.Core(spec)
 	for _, name := range addons.CorePackages {
 		p := *core[name]
+		if name == "cni" && unmanagedCNI {
+			if p != nil {
+				errs = append(errs, field.Forbidden(specPath.Child(name), "the ClusterBootstrap is annotated "+runv1alpha3.AnnotationUnmanagedCNI+
+					": the cluster's CNI is the user's, so cni must be left out (or the annotation removed)"))
+			}
+			continue
+		}
 		if p == nil {
 			if name == "kapp" || name == "cni" {
 				errs = append(errs, field.Required(specPath.Child(name), "every cluster needs a "+name+" package: set refName to one of the release's packages"))
@@ -120,7 +127,7 @@ func (v *ClusterBootstrapTemplate) ValidateCreate(ctx context.Context, obj *runv
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "namespace"),
 			fmt.Sprintf("ClusterBootstrapTemplates belong in the system namespace %s, not %s: create it there", v.SystemNamespace, obj.Namespace)))
 	}
-	errs = append(errs, validatePackages(obj.Spec)...)
+	errs = append(errs, validatePackages(obj.Spec, false)...)
 	if obj.Spec != nil {
 		for _, p := range packagePaths(obj.Spec) {
 			if p.pkg.RefName == "" {
@@ -240,6 +247,7 @@ func (w *ClusterBootstrap) Default(ctx context.Context, cb *runv1alpha3.ClusterB
 			return err
 		}
 	}
+	addons.DropUnmanagedCNI(cb, template)
 	addons.AddMissingFields(template, cb.Spec)
 	return nil
 }
@@ -258,7 +266,8 @@ func (w *ClusterBootstrap) ValidateCreate(ctx context.Context, cb *runv1alpha3.C
 }
 
 func (w *ClusterBootstrap) validate(ctx context.Context, cb *runv1alpha3.ClusterBootstrap) (field.ErrorList, error) {
-	errs := validatePackages(cb.Spec)
+	_, unmanaged := cb.Annotations[runv1alpha3.AnnotationUnmanagedCNI]
+	errs := validatePackages(cb.Spec, unmanaged)
 	if cb.Spec == nil {
 		return errs, nil
 	}

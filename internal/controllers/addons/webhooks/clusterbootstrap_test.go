@@ -246,6 +246,23 @@ func TestClusterBootstrap(t *testing.T) {
 			err := w.Default(t.Context(), annotated(&runv1alpha3.ClusterBootstrapTemplateSpec{CNI: &runv1alpha3.ClusterBootstrapPackage{RefName: tc.refName}}))
 			wantRule(t, "wildcard "+tc.refName, err, tc.want)
 		}
+		// CNI: none: annotated unmanaged, it is given everything but a CNI, and is valid so; a
+		// CNI named beside the annotation is refused.
+		unmanaged := annotated(&runv1alpha3.ClusterBootstrapTemplateSpec{})
+		unmanaged.Name = "byo-cni"
+		unmanaged.Annotations[runv1alpha3.AnnotationUnmanagedCNI] = ""
+		if err := w.Default(t.Context(), unmanaged); err != nil {
+			t.Fatal(err)
+		}
+		if unmanaged.Spec.CNI != nil || unmanaged.Spec.Kapp == nil || len(unmanaged.Spec.AdditionalPackages) != 1 {
+			t.Errorf("an unmanaged-CNI ClusterBootstrap defaulted to %+v: want the template's packages but its CNI", unmanaged.Spec)
+		}
+		_, err := w.ValidateCreate(t.Context(), unmanaged)
+		wantRule(t, "unmanaged CNI", err, "")
+		unmanaged.Spec.CNI = &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1"}
+		_, err = w.ValidateCreate(t.Context(), unmanaged)
+		wantRule(t, "unmanaged CNI with a cni", err, "spec.cni: Forbidden: the ClusterBootstrap is annotated tkg.tanzu.vmware.com/unmanaged-cni")
+
 		missing := annotated(&runv1alpha3.ClusterBootstrapTemplateSpec{})
 		missing.Annotations[runv1alpha3.AnnotationAddMissingFieldsFromTKR] = "v9.9.9"
 		wantRule(t, "unknown release", w.Default(t.Context(), missing), "metadata.annotations[tkg.tanzu.vmware.com/add-missing-fields-from-tkr]: Invalid value: \"v9.9.9\": no TanzuKubernetesRelease of this name")

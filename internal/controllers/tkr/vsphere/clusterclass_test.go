@@ -2,6 +2,7 @@ package vsphere_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -123,10 +124,19 @@ func TestVSphereClusterClass(t *testing.T) {
 			variable("apiServerEndpoint", "10.180.130.162"),
 			variable("apiServerPort", 6443),
 			variable("user", map[string]any{"sshAuthorizedKeys": []string{"ssh-ed25519 AAAA test@example"}}),
-			variable("controlPlane", map[string]any{"machine": map[string]int{"diskGiB": 40, "memoryMiB": 8192, "numCPUs": 4}}),
+			variable("controlPlane", map[string]any{"machine": map[string]int{"diskGiB": 40, "memoryMiB": 8192, "numCPUs": 4},
+				"network": map[string][]string{"nameservers": {"10.0.0.2", "10.0.0.3"}}}),
 			variable("worker", map[string]any{"machine": map[string]int{"diskGiB": 20, "memoryMiB": 4096, "numCPUs": 2}}),
 			variable("controlPlaneTaint", true),
 			variable("nodePoolLabels", []map[string]string{{"key": "pool", "value": "md-0"}}),
+			// The node families: time, audit, trust, a registry without TLS verification, an
+			// IP pool, a system-wide proxy.
+			variable("ntpServers", []string{"time.example.com"}),
+			variable("auditLogging", map[string]bool{"enabled": true}),
+			variable("trust", map[string]any{"additionalTrustedCAs": []map[string]string{{"name": "proxy", "data": base64.StdEncoding.EncodeToString([]byte(testCA))}}}),
+			variable("imageRepository", map[string]any{"host": "registry.example.com", "tlsCertificateValidation": map[string]bool{"enabled": false}}),
+			variable("network", map[string]any{"addressesFromPools": []map[string]string{{"apiGroup": "ipam.cluster.x-k8s.io", "kind": "InClusterIPPool", "name": "nodes"}}}),
+			variable("proxy", map[string]any{"httpProxy": "http://proxy:3128", "httpsProxy": "http://proxy:3128", "noProxy": []string{".svc"}, "systemWide": true}),
 		}}
 	c.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{runv1alpha3.AnnotationResolveOSImage: "os-name=ubuntu"}
 	c.Spec.Topology.Workers.MachineDeployments = []clusterv1.MachineDeploymentTopology{{Class: "tkg-worker", Name: "md-0",
@@ -176,6 +186,7 @@ func TestVSphereClusterClass(t *testing.T) {
 			fmt.Sprint(spec["identityRef"]) != "map[kind:Secret name:vc1]" {
 			return fmt.Errorf("VSphereCluster spec %v", spec)
 		}
+		nameservers := map[string]string{"": "[10.0.0.2 10.0.0.3]", "md-0": "<nil>"}
 		for md, want := range map[string]string{"": "map[diskGiB:40 numCPUs:4]", "md-0": "map[diskGiB:20 numCPUs:2]"} {
 			role := "control plane"
 			if md != "" {
@@ -192,18 +203,32 @@ func TestVSphereClusterClass(t *testing.T) {
 				fmt.Sprintf("map[diskGiB:%v numCPUs:%v]", s["diskGiB"], s["numCPUs"]) != want || s["thumbprint"] != nil {
 				return fmt.Errorf("%s VSphereMachineTemplate spec %v", role, s)
 			}
+			// Addresses from the pool instead of DHCP; the role's name servers.
+			device := devices[0].(map[string]any)
+			if fmt.Sprint(device["addressesFromPools"]) != "[map[apiGroup:ipam.cluster.x-k8s.io kind:InClusterIPPool name:nodes]]" || device["dhcp4"] != nil ||
+				fmt.Sprint(device["nameservers"]) != nameservers[md] {
+				return fmt.Errorf("%s VSphereMachineTemplate network device %v", role, device)
+			}
 		}
 		kcp, err := get("KubeadmControlPlane", "controlplane.cluster.x-k8s.io/v1beta2", "")
 		if err != nil {
 			return err
 		}
 		files, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "files")
-		if len(files) != 1 || !strings.Contains(fmt.Sprint(files[0]), "image: projects.registry.vmware.com/tkg/kube-vip:v0.8.3_vmware.1") ||
+		if len(files) == 0 || !strings.Contains(fmt.Sprint(files[0]), "image: projects.registry.vmware.com/tkg/kube-vip:v0.8.3_vmware.1") ||
 			!strings.Contains(fmt.Sprint(files[0]), `{name: address, value: "10.180.130.162"}`) {
 			return fmt.Errorf("KubeadmControlPlane files %v", files)
 		}
 		kct, err := get("KubeadmConfigTemplate", "bootstrap.cluster.x-k8s.io/v1beta2", "md-0")
 		if err != nil {
+			return err
+		}
+		kctSpec, _, _ := unstructured.NestedMap(kct.Object, "spec", "template", "spec")
+		kcpSpec, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec")
+		if err := checkNodeFamilies("control plane", kcpSpec, true); err != nil {
+			return err
+		}
+		if err := checkNodeFamilies("workers", kctSpec, false); err != nil {
 			return err
 		}
 		args, _, _ := unstructured.NestedSlice(kct.Object, "spec", "template", "spec", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs")
@@ -216,4 +241,58 @@ func TestVSphereClusterClass(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// testCA is a CA certificate, as TKG_PROXY_CA_CERT gives one.
+const testCA = `-----BEGIN CERTIFICATE-----
+MIIBlDCCATugAwIBAgIUCPFLYgO4dxOckX1yX+myErnw1vswCgYIKoZIzj0EAwIw
+HzEdMBsGA1UEAwwUcmVnaXN0cnkuZXhhbXBsZS5jb20wIBcNMjYxMTI3MTg1MTU5
+WhgPMjEyNjExMDMxODUxNTlaMB8xHTAbBgNVBAMMFHJlZ2lzdHJ5LmV4YW1wbGUu
+Y29tMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZv06FdjGaAvMpODW4BtRFx3v
+W5QU92QasnkSbM6Dxk852QvDbJ0UZ4bFSMAN79Aidt1tCMOIWf2XzdwPEdhOKqNT
+MFEwHQYDVR0OBBYEFAWWihkCbxgrYVZtNfuFgGDWXO75MB8GA1UdIwQYMBaAFAWW
+ihkCbxgrYVZtNfuFgGDWXO75MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID
+RwAwRAIgceHLRnn1+ZRVVzgmlvmbV7Ymad2J7ldDKpONygkVS50CICTW4mKM9wMl
+yjsg/LwVNCLLNTgLTp8akiwzok+vLOu1
+-----END CERTIFICATE-----
+`
+
+// checkNodeFamilies checks what the node-family variables make of a kubeadm configuration: the
+// NTP servers, the trusted CA, the registry's hosts.toml, the system-wide proxy, and on the
+// control plane the audit policy and the API server's audit flags.
+func checkNodeFamilies(role string, spec map[string]any, controlPlane bool) error {
+	files := map[string]string{}
+	list, _, _ := unstructured.NestedSlice(spec, "files")
+	for _, f := range list {
+		m := f.(map[string]any)
+		files[fmt.Sprint(m["path"])] = fmt.Sprint(m["content"])
+	}
+	want := map[string]string{
+		"/usr/local/share/ca-certificates/tkg-custom-ca.crt":       strings.TrimSpace(testCA),
+		"/etc/containerd/certs.d/registry.example.com/hosts.toml":  "skip_verify = true",
+		"/etc/profile.d/tkg-system-proxy.sh":                       "export HTTPS_PROXY=http://proxy:3128 https_proxy=http://proxy:3128",
+		"/etc/systemd/system/containerd.service.d/http-proxy.conf": `Environment="HTTP_PROXY=http://proxy:3128"`,
+	}
+	if controlPlane {
+		want["/etc/kubernetes/audit-policy.yaml"] = "level: RequestResponse"
+	}
+	for path, content := range want {
+		if !strings.Contains(files[path], content) {
+			return fmt.Errorf("%s: file %s lacks %q: %q", role, path, content, files[path])
+		}
+	}
+	if servers, _, _ := unstructured.NestedStringSlice(spec, "ntp", "servers"); fmt.Sprint(servers) != "[time.example.com]" {
+		return fmt.Errorf("%s: ntp %v", role, spec["ntp"])
+	}
+	commands, _, _ := unstructured.NestedStringSlice(spec, "preKubeadmCommands")
+	if !strings.Contains(strings.Join(commands, "\n"), "update-ca-certificates") {
+		return fmt.Errorf("%s: preKubeadmCommands %q do not update the trust store", role, commands)
+	}
+	if controlPlane {
+		args, _, _ := unstructured.NestedSlice(spec, "clusterConfiguration", "apiServer", "extraArgs")
+		if !strings.Contains(fmt.Sprint(args), "map[name:audit-policy-file value:/etc/kubernetes/audit-policy.yaml]") {
+			return fmt.Errorf("%s: API server arguments %v", role, args)
+		}
+	}
+	return nil
 }

@@ -535,6 +535,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Errorf("the deleted cluster's audit log is still there: %v", err)
 	}
 	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
+	checkUnmanagedCNI(t, mc, store, write("byo.yaml", "CLUSTER_NAME: e2e-byo\nCLUSTER_PLAN: dev\nCNI: none\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n"))
 
 	// get shows it running, with its objects and providers.
 	out, err = runSlipway(t, "management-cluster", "get")
@@ -836,4 +837,36 @@ func checkMachineHealthCheckVerbs(t *testing.T, mc client.Client) {
 		}
 		return nil
 	})
+}
+
+// checkUnmanagedCNI creates a workload cluster with CNI none from file: TKG's waits end, its
+// ClusterBootstrap says the CNI is the user's and names none, and no CNI package is installed
+// for it; then it is deleted.
+func checkUnmanagedCNI(t *testing.T, mc client.Client, store cluster.Store, file string) {
+	t.Helper()
+	out, err := runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", file, "-t", "5m")
+	if err != nil || !strings.Contains(out, "Workload cluster 'e2e-byo' created") {
+		t.Fatalf("cluster create with CNI none: %v\n%s", err, out)
+	}
+	cb := &runv1alpha3.ClusterBootstrap{}
+	if err := mc.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "e2e-byo"}, cb); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cb.Annotations[runv1alpha3.AnnotationUnmanagedCNI]; !ok || cb.Spec.CNI != nil || cb.Spec.Kapp == nil {
+		t.Errorf("the ClusterBootstrap of a cluster with CNI none: annotations %v, spec %+v", cb.Annotations, cb.Spec)
+	}
+	installs := &pkgingv1alpha1.PackageInstallList{}
+	if err := mc.List(t.Context(), installs, client.InNamespace("tkg-system")); err != nil {
+		t.Fatal(err)
+	}
+	for _, pi := range installs.Items {
+		if pi.Name == "e2e-byo-antrea" || pi.Name == "e2e-byo-calico" {
+			t.Errorf("a cluster with CNI none got the CNI package %s", pi.Name)
+		}
+	}
+	nodes := nodeNames(t, store, "e2e-byo")
+	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-byo", "-y", "-t", "3m"); err != nil {
+		t.Fatalf("cluster delete: %v\n%s", err, out)
+	}
+	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-byo", nodes)
 }

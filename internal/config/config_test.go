@@ -190,3 +190,19 @@ func TestMarshalEncodesThePassword(t *testing.T) {
 		t.Errorf("read back: %v, %+v", err, c)
 	}
 }
+
+// TestOSImageSelector checks the upgrade's --os-* flags against the releases' vSphere images.
+func TestOSImageSelector(t *testing.T) {
+	if got, err := OSImageSelector("photon", "", ""); err != nil || got != "image-type=ova,os-name=photon" {
+		t.Errorf("photon: %q, %v", got, err)
+	}
+	for _, tc := range []struct{ name, version, arch, want string }{
+		{"windows95", "", "", `invalid --os-name "windows95": use ubuntu or photon`},
+		{"ubuntu", "22.04", "", `invalid --os-version "22.04" for --os-name ubuntu: use 20.04`},
+		{"ubuntu", "20.04", "arm64", `invalid --os-arch "arm64": use amd64`},
+	} {
+		if _, err := OSImageSelector(tc.name, tc.version, tc.arch); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
+		}
+	}
+}

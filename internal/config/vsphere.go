@@ -153,6 +153,29 @@ func (k *completer) operatingSystem() {
 	}
 }
 
+// OSImageSelector checks the OS TKG's upgrade flags ask for (--os-name, --os-version,
+// --os-arch; an empty version or architecture is the OS's) and returns the selector of its
+// vSphere images, as the run.tanzu.vmware.com/resolve-os-image annotation takes it.
+func OSImageSelector(name, version, arch string) (string, error) {
+	want, ok := osImages[name]
+	if !ok {
+		return "", fmt.Errorf("invalid --os-name %q: use ubuntu or photon, the OSes of the releases' vSphere images", name)
+	}
+	if version == "" {
+		version = want
+	}
+	if version != want {
+		return "", fmt.Errorf("invalid --os-version %q for --os-name %s: use %s, the version of the releases' %s images", version, name, want, name)
+	}
+	if arch == "" {
+		arch = "amd64"
+	}
+	if arch != "amd64" {
+		return "", fmt.Errorf("invalid --os-arch %q: use amd64, the architecture of the releases' vSphere images", arch)
+	}
+	return "image-type=ova,os-name=" + name, nil
+}
+
 // apiServerPort reads the API server endpoint's port.
 func (k *completer) apiServerPort() {
 	value, ok := k.v.Get(ClusterAPIServerPort)

@@ -613,12 +613,23 @@ func TestManagementClusterCreate(t *testing.T) {
 		"Management cluster 'e2e-mgmt' successfully upgraded to TKG version 'v2.5.2' with kubernetes version 'v1.35.4+vmware.1'")
 
 	// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
-	// state or context is left.
+	// state or context is left. The cleanup cluster is one the user made (-e, TKG's
+	// --use-existing-cleanup-cluster), which the providers are installed on and which is kept;
+	// the vSphere flows test the one delete makes.
+	cleanupKubeconfig := filepath.Join(dir, "cleanup.kubeconfig")
+	if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--kubeconfig", cleanupKubeconfig); err != nil {
+		t.Fatalf("local cluster create e2e-cleanup: %v\n%s", err, out)
+	}
 	deleted := time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m", "-e", cleanupKubeconfig)
 	t.Logf("management-cluster delete took %s:\n%s", time.Since(deleted).Round(time.Second), out)
 	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
 		t.Fatalf("management-cluster delete: %v", err)
+	}
+	checkLinesInOrder(t, "management-cluster delete -e", out, "Using the cleanup cluster of "+cleanupKubeconfig, "Installing providers on cleanup cluster...",
+		"Moving TKR and Cluster API objects from management cluster to cleanup cluster...", "Keeping the cleanup cluster of "+cleanupKubeconfig)
+	if out, err := runSlipway(t, "local", "cluster", "delete", "e2e-cleanup"); err != nil {
+		t.Errorf("the kept cleanup cluster: local cluster delete: %v\n%s", err, out)
 	}
 	if after, _ := store.List(); len(after) != len(before) {
 		t.Errorf("local clusters left after delete: %d, before create: %d", len(after), len(before))

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
+	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
 
@@ -157,4 +159,34 @@ func Confirm(streams genericiooptions.IOStreams, question string) error {
 		return fmt.Errorf("aborted")
 	}
 	return nil
+}
+
+// AddTreeFlags adds TKG's `get` flags of the object tree to cmd.
+func AddTreeFlags(cmd *cobra.Command, o *cluster.TreeOptions) {
+	cmd.Flags().StringVar(&o.ShowAllConditions, "show-all-conditions", "", "list of comma separated kind or kind/name for which to show all the object's conditions (all to show conditions for all the objects)")
+	cmd.Flags().BoolVar(&o.ShowDetails, "show-details", false, "show details about ready conditions for machines' infrastructure and bootstrap objects, even when they are ready")
+	cmd.Flags().BoolVar(&o.ShowGroupMembers, "show-group-members", false, "expand machines that are grouped because their status is alike")
+}
+
+// OSFlags are TKG's --os-name, --os-version and --os-arch of an upgrade: the OS of the vSphere
+// images the cluster's nodes move to.
+type OSFlags struct{ Name, Version, Arch string }
+
+// Add adds the flags to cmd.
+func (f *OSFlags) Add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.Name, "os-name", "", "the OS of the nodes' vSphere image on the new release: ubuntu or photon (default: the nodes' own)")
+	cmd.Flags().StringVar(&f.Version, "os-version", "", "the OS version of the nodes' vSphere image (default: the OS's, 20.04 for ubuntu, 3 for photon)")
+	cmd.Flags().StringVar(&f.Arch, "os-arch", "", "the architecture of the nodes' vSphere image (default: amd64)")
+}
+
+// Selector checks the flags and returns the OS image selector they ask for, or "" when
+// --os-name is not given (--os-version and --os-arch without it are refused).
+func (f *OSFlags) Selector() (string, error) {
+	if f.Name == "" {
+		if f.Version != "" || f.Arch != "" {
+			return "", fmt.Errorf("--os-version and --os-arch go with --os-name: name the OS too")
+		}
+		return "", nil
+	}
+	return config.OSImageSelector(f.Name, f.Version, f.Arch)
 }

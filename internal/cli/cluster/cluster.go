@@ -264,6 +264,7 @@ func progressOf(streams genericiooptions.IOStreams) *progress.Printer {
 }
 
 func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
+	var treeOpts cluster.TreeOptions
 	cmd := &cobra.Command{
 		Use:   "get NAME",
 		Short: "Show a workload cluster: its state, its Cluster API objects with their conditions, its release and add-on packages",
@@ -273,7 +274,7 @@ func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, tree, cb, err := cluster.Get(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]})
+			s, tree, cb, err := cluster.Get(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, treeOpts)
 			if err != nil {
 				return err
 			}
@@ -293,6 +294,7 @@ func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
+	cliutil.AddTreeFlags(cmd, &treeOpts)
 	return cmd
 }
 
@@ -338,6 +340,7 @@ func newKubeconfig(t *target, streams genericiooptions.IOStreams) *cobra.Command
 
 func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
+		osFlags       cliutil.OSFlags
 		tkr           string
 		yes           bool
 		timeout       time.Duration
@@ -355,6 +358,9 @@ func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			key := client.ObjectKey{Namespace: t.namespace, Name: args[0]}
 			u, err := cluster.PlanUpgrade(cmd.Context(), c, key, tkr)
 			if err != nil {
+				return err
+			}
+			if u.OSImage, err = osFlags.Selector(); err != nil {
 				return err
 			}
 			if !yes {
@@ -383,6 +389,7 @@ func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")
 	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")
+	osFlags.Add(cmd)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "upgrade without asking")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	progressFlags.Add(cmd)

@@ -82,10 +82,10 @@ func managementTarget(args []string, kubeconfig, verb string, errOut io.Writer) 
 
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		yes, force bool
-		kubeconfig string
-		timeout    time.Duration
-		progress   cliutil.ProgressFlags
+		yes, force           bool
+		kubeconfig, existing string
+		timeout              time.Duration
+		progress             cliutil.ProgressFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "delete [NAME]",
@@ -115,12 +115,13 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			defer p.Close()
 			return managementcluster.Delete(cmd.Context(), managementcluster.DeleteOptions{
-				Name: name, Kubeconfig: kubeconfig, Force: force, Home: home, Store: store, Timeout: timeout, Progress: p,
+				Name: name, Kubeconfig: kubeconfig, Force: force, UseExistingCleanup: existing, Home: home, Store: store, Timeout: timeout, Progress: p,
 			})
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
 	cmd.Flags().BoolVar(&force, "force", false, "delete even when it manages workload clusters")
+	cmd.Flags().StringVarP(&existing, "use-existing-cleanup-cluster", "e", "", "the kubeconfig of an existing cluster (its current context) to use as the cleanup cluster, instead of making one; it is kept")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	progress.Add(cmd)
@@ -238,7 +239,10 @@ func acceptThumbprint(streams genericiooptions.IOStreams, p *progress.Printer, y
 }
 
 func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var kubeconfig string
+	var (
+		kubeconfig string
+		treeOpts   cluster.TreeOptions
+	)
 	cmd := &cobra.Command{
 		Use:   "get [NAME]",
 		Short: "Show the management cluster: its state, its Cluster API objects with their conditions, and its providers",
@@ -249,7 +253,7 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			name := t.name
-			s, tree, providers, err := managementcluster.Get(cmd.Context(), t.client, name)
+			s, tree, providers, err := managementcluster.Get(cmd.Context(), t.client, name, treeOpts)
 			if err != nil {
 				return err
 			}
@@ -271,12 +275,14 @@ func newGetCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")
+	cliutil.AddTreeFlags(cmd, &treeOpts)
 	return cmd
 }
 
 func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		tkr, kubeconfig, packageRepository string
+		osFlags                            cliutil.OSFlags
 		yes                                bool
 		timeout                            time.Duration
 		progress                           cliutil.ProgressFlags
@@ -298,6 +304,12 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if u.OSImage, err = osFlags.Selector(); err != nil {
+				return err
+			}
+			if u.OSImage != "" && u.KeepRelease {
+				return fmt.Errorf("--os-name: management cluster %s stays on release %s, and its nodes change OS image with a new release only", t.name, u.TKR)
+			}
 			if !yes {
 				if err := cliutil.Confirm(streams, u.Prompt(t.name)); err != nil {
 					return err
@@ -317,6 +329,7 @@ func newUpgradeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&tkr, "tkr", "", "the release to upgrade to: its name or a prefix of it (v1.35); default the newest available")
 	cmd.Flags().StringVar(&packageRepository, "package-repository", "", "the management package repository's imgpkg bundle to upgrade from (default: the one the management cluster was made from)")
+	osFlags.Add(cmd)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "upgrade without asking")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig holding the management cluster's context (default $KUBECONFIG or ~/.kube/config)")

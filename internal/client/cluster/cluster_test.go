@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
@@ -289,5 +290,39 @@ func TestWaitsRefreshTheObservedTime(t *testing.T) {
 	}
 	if err := clearOperation(t.Context(), fc, w.key, operationUpgrade); err != nil || get().Annotations[tkg.AnnotationOperationInfo] != "" {
 		t.Errorf("the finished upgrade's record is still there: %v", err)
+	}
+}
+
+// TestPrintTreeGroupsAndConditions: alike machines are one "2 Machines..." row unless their
+// members are asked for, and an object whose conditions are asked for lists them under it.
+func TestPrintTreeGroupsAndConditions(t *testing.T) {
+	print := func(opts tree.ObjectTreeOptions) string {
+		root := topologyCluster(1)
+		root.SetUID("root")
+		root.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Cluster"))
+		root.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue, Reason: "Available"},
+			{Type: clusterv1.ClusterRemoteConnectionProbeCondition, Status: metav1.ConditionTrue, Reason: "ProbeSucceeded"}}
+		tr := tree.NewObjectTree(root, opts)
+		md := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc-md-0", UID: "md"}}
+		md.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("MachineDeployment"))
+		tr.Add(root, md, tree.GroupingObject(true))
+		for _, name := range []string{"wc-md-0-a", "wc-md-0-b"} {
+			m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)}}
+			m.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
+			m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"}}
+			tr.Add(md, m)
+		}
+		var out strings.Builder
+		if err := PrintTree(&out, tr); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(out.String()), " ")
+	}
+	if got := print(tree.ObjectTreeOptions{Grouping: true}); !strings.Contains(got, "└─2 Machines... True Ready") || strings.Contains(got, "wc-md-0-a") || strings.Contains(got, "RemoteConnectionProbe") {
+		t.Errorf("grouped, no conditions asked for: %s", got)
+	}
+	got := print(tree.ObjectTreeOptions{Grouping: false, ShowOtherConditions: "Cluster"})
+	if !strings.Contains(got, "Machine/wc-md-0-a") || !strings.Contains(got, "Machine/wc-md-0-b") || !strings.Contains(got, "│ └─RemoteConnectionProbe True ProbeSucceeded") {
+		t.Errorf("members and the Cluster's conditions: %s", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
@@ -19,10 +20,23 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 )
 
+// TreeOptions are TKG's `get` flags for the object tree.
+type TreeOptions struct {
+	// ShowAllConditions lists the kinds or kind/name whose every condition is shown, "all" for
+	// every object (--show-all-conditions).
+	ShowAllConditions string
+	// ShowDetails shows a machine's infrastructure and bootstrap objects even when they are
+	// ready (--show-details).
+	ShowDetails bool
+	// ShowGroupMembers lists every machine, where alike ones are grouped by default
+	// (--show-group-members).
+	ShowGroupMembers bool
+}
+
 // Get reads a cluster's summary, the tree of its Cluster API objects with their conditions
 // (clusterctl's discovery, as clusterctl describe) and its ClusterBootstrap (nil when it has
 // none).
-func Get(ctx context.Context, c client.Client, key client.ObjectKey) (*Summary, *tree.ObjectTree, *runv1alpha3.ClusterBootstrap, error) {
+func Get(ctx context.Context, c client.Client, key client.ObjectKey, opts TreeOptions) (*Summary, *tree.ObjectTree, *runv1alpha3.ClusterBootstrap, error) {
 	cl := &clusterv1.Cluster{}
 	if err := c.Get(ctx, key, cl); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -31,7 +45,8 @@ func Get(ctx context.Context, c client.Client, key client.ObjectKey) (*Summary, 
 		return nil, nil, nil, err
 	}
 	s := Summarize(cl, time.Now())
-	t, err := tree.Discovery(ctx, c, cl.Namespace, cl.Name, tree.DiscoverOptions{})
+	t, err := tree.Discovery(ctx, c, cl.Namespace, cl.Name, tree.DiscoverOptions{
+		ShowOtherConditions: opts.ShowAllConditions, Echo: opts.ShowDetails, Grouping: !opts.ShowGroupMembers})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("discovering the objects of %s: %w", key.Name, err)
 	}
@@ -85,6 +100,10 @@ func PrintTree(out io.Writer, t *tree.ObjectTree) error {
 		name := tree.GetMetaName(o)
 		kindName := o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
 		switch {
+		case tree.IsGroupObject(o):
+			// Machines alike, grouped as clusterctl groups them.
+			items := strings.Split(tree.GetGroupItems(o), tree.GroupItemsSeparator)
+			return fmt.Sprintf("%d %ss...", len(items), strings.TrimSuffix(o.GetObjectKind().GroupVersionKind().Kind, "Group"))
 		case tree.IsVirtualObject(o) && name == "":
 			// A group clusterctl adds, such as Workers, goes by its name.
 			return o.GetName()
@@ -95,23 +114,49 @@ func PrintTree(out io.Writer, t *tree.ObjectTree) error {
 		}
 		return name + " - " + kindName
 	}
+	columns := func(c *metav1.Condition) (status, reason, since, message string) {
+		if c == nil {
+			return "", "", "", ""
+		}
+		message = strings.ReplaceAll(c.Message, "\n", " ")
+		if len(message) > 100 {
+			message = message[:97] + "..."
+		}
+		if !c.LastTransitionTime.IsZero() {
+			since = duration.HumanDuration(time.Since(c.LastTransitionTime.Time))
+		}
+		return string(c.Status), c.Reason, since, message
+	}
 	var walk func(o client.Object, prefix, childPrefix string)
 	walk = func(o client.Object, prefix, childPrefix string) {
-		ready, reason, since, message := "", "", "", ""
 		c := tree.GetReadyCondition(o)
 		if c == nil {
 			c = tree.GetAvailableCondition(o)
 		}
-		if c != nil {
-			ready, reason = string(c.Status), c.Reason
-			since = duration.HumanDuration(time.Since(c.LastTransitionTime.Time))
-			message = strings.ReplaceAll(c.Message, "\n", " ")
-			if len(message) > 100 {
-				message = message[:97] + "..."
-			}
-		}
+		ready, reason, since, message := columns(c)
 		fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix, rowName(o), ready, reason, since, message)
 		children := t.GetObjectsByParent(o.GetUID())
+		// Every other condition of an object --show-all-conditions names, under it.
+		if tree.IsShowConditionsObject(o) {
+			var others []metav1.Condition
+			for _, oc := range tree.GetConditions(o) {
+				if c == nil || oc.Type != c.Type {
+					others = append(others, oc)
+				}
+			}
+			line := "│ "
+			if len(children) == 0 {
+				line = "  "
+			}
+			for i, oc := range others {
+				branch := "├─"
+				if i == len(others)-1 {
+					branch = "└─"
+				}
+				status, reason, since, message := columns(&oc)
+				fmt.Fprintf(w, "%s%s%s%s\t%s\t%s\t%s\t%s\n", childPrefix, line, branch, oc.Type, status, reason, since, message)
+			}
+		}
 		slices.SortFunc(children, func(a, b client.Object) int {
 			if za, zb := tree.GetZOrder(a), tree.GetZOrder(b); za != zb {
 				return zb - za

@@ -29,6 +29,9 @@ type Upgrade struct {
 	Version string // the release's version, v1.35.4+vmware.1-tkg.1
 	// Kubernetes is the release's Kubernetes version, which the Cluster's topology takes.
 	Kubernetes string
+	// OSImage, when set, selects the OS image of every part of the cluster on the new release
+	// (--os-name): the value of the run.tanzu.vmware.com/resolve-os-image annotations.
+	OSImage string
 }
 
 // PlanUpgrade chooses the release a cluster upgrades to from its UpdatesAvailable condition:
@@ -125,6 +128,11 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	}
 	before := cl.DeepCopy()
 	cl.Spec.Topology.Version = u.Kubernetes
+	if u.OSImage != "" {
+		if err := selectOSImage(cl, u.OSImage); err != nil {
+			return err
+		}
+	}
 	// Unlike TKG's ClusterClass upgrades, the upgrade is recorded, so that `cluster list` can
 	// say updateStalled when nothing waits on it any more.
 	annotations, err := operationAnnotations(operationUpgrade, time.Now(), timeout)
@@ -154,6 +162,25 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 		return err
 	}
 	return clearOperation(ctx, c, key, operationUpgrade)
+}
+
+// selectOSImage points the control plane and every machine deployment of a cluster whose
+// parts resolve an OS image (vSphere's) at another one.
+func selectOSImage(cl *clusterv1.Cluster, selector string) error {
+	topology := &cl.Spec.Topology
+	if _, ok := topology.ControlPlane.Metadata.Annotations[runv1alpha3.AnnotationResolveOSImage]; !ok {
+		return fmt.Errorf("--os-name: the nodes of cluster %s take no OS image (its infrastructure is %s, not vSphere VMs): leave the --os-* flags out",
+			cl.Name, cl.Spec.InfrastructureRef.Kind)
+	}
+	topology.ControlPlane.Metadata.Annotations[runv1alpha3.AnnotationResolveOSImage] = selector
+	for i := range topology.Workers.MachineDeployments {
+		md := &topology.Workers.MachineDeployments[i]
+		if md.Metadata.Annotations == nil {
+			md.Metadata.Annotations = map[string]string{}
+		}
+		md.Metadata.Annotations[runv1alpha3.AnnotationResolveOSImage] = selector
+	}
+	return nil
 }
 
 // clearOperation removes a finished operation's TKGOperationInfo, so that a later rollout is not

@@ -72,3 +72,24 @@ func TestPlanUpgradeSkipsTheCurrentRelease(t *testing.T) {
 		t.Errorf("a condition listing older releases: want no available upgrades, got %v", err)
 	}
 }
+
+// TestSelectOSImage: --os-name points every part of a vSphere cluster at another OS image, and is
+// refused for a cluster whose nodes take none.
+func TestSelectOSImage(t *testing.T) {
+	c := topologyCluster(1, 1)
+	c.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{runv1alpha3.AnnotationResolveOSImage: "image-type=ova,os-name=ubuntu"}
+	if err := selectOSImage(c, "image-type=ova,os-name=photon"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []map[string]string{c.Spec.Topology.ControlPlane.Metadata.Annotations, c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Annotations,
+		c.Spec.Topology.Workers.MachineDeployments[1].Metadata.Annotations} {
+		if a[runv1alpha3.AnnotationResolveOSImage] != "image-type=ova,os-name=photon" {
+			t.Errorf("annotations %v", a)
+		}
+	}
+	local := topologyCluster(1)
+	local.Spec.InfrastructureRef.Kind = "LocalCluster"
+	if err := selectOSImage(local, "image-type=ova,os-name=photon"); err == nil || !strings.Contains(err.Error(), "its infrastructure is LocalCluster") {
+		t.Errorf("a local cluster: %v", err)
+	}
+}

@@ -38,6 +38,10 @@ type DeleteOptions struct {
 	// Force deletes the management cluster even when it manages workload clusters, which are
 	// deleted with it.
 	Force bool
+	// UseExistingCleanup is the kubeconfig of a cluster to use as the cleanup cluster (its
+	// current context), as TKG's -e: the providers are installed on it when missing, and it is
+	// kept.
+	UseExistingCleanup string
 	// Home is slipway's state directory; Store makes the cleanup cluster.
 	Home  string
 	Store localcluster.Store
@@ -136,8 +140,11 @@ type deletion struct {
 	p          *progress.Printer
 	mgmt       client.Client
 	kubeconfig string
-	// cleanupName and cleanupKubeconfig reach the cleanup cluster; cleanup is its client.
+	// cleanupName (empty for the user's, -e) names the cleanup cluster this run made;
+	// cleanupKubeconfig and cleanupContext reach the cleanup cluster, and workDir receives
+	// clusterctl's files for it; cleanup is its client.
 	cleanupName, cleanupKubeconfig string
+	cleanupContext, workDir        string
 	cleanup                        client.Client
 	// infrastructure and variables are the management cluster's infrastructure provider and
 	// its variables, installed on the cleanup cluster.
@@ -168,27 +175,44 @@ func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Clu
 }
 
 // cleanupCluster makes a local cluster with the Cluster API providers.
+// With -e, the cluster given is used instead, and the providers it lacks are installed on it.
 func (d *deletion) cleanupCluster(ctx context.Context) error {
-	d.p.Infof("Setting up cleanup cluster...")
-	d.cleanupName = "tkg-kind-" + rand.String(12)
-	d.cleanupKubeconfig = filepath.Join(d.o.Home, "tmp", "config_"+d.cleanupName)
-	if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
-		Name: d.cleanupName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-		Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(),
-	}); err != nil {
-		return err
+	if path := d.o.UseExistingCleanup; path != "" {
+		d.p.Infof("Using the cleanup cluster of %s", path)
+		cfg, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			return fmt.Errorf("-e (--use-existing-cleanup-cluster) %s: %w", path, err)
+		}
+		if cfg.CurrentContext == "" {
+			return fmt.Errorf("-e (--use-existing-cleanup-cluster) %s has no current context: set the cleanup cluster's with `kubectl config use-context`", path)
+		}
+		d.cleanupKubeconfig, d.cleanupContext = path, cfg.CurrentContext
+		d.workDir = filepath.Join(d.o.Home, "tmp", "existing-cleanup")
+	} else {
+		d.p.Infof("Setting up cleanup cluster...")
+		d.cleanupName = "tkg-kind-" + rand.String(12)
+		d.cleanupKubeconfig = filepath.Join(d.o.Home, "tmp", "config_"+d.cleanupName)
+		d.cleanupContext = localcluster.ContextName(d.cleanupName)
+		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
+			Name: d.cleanupName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
+			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(),
+		}); err != nil {
+			return err
+		}
+		dirs, err := d.o.Store.Dirs(d.cleanupName)
+		if err != nil {
+			return err
+		}
+		d.workDir = dirs.Root
 	}
 	var err error
-	if d.cleanup, err = slipwayclient.New(d.cleanupKubeconfig, localcluster.ContextName(d.cleanupName)); err != nil {
+	if d.cleanup, err = slipwayclient.New(d.cleanupKubeconfig, d.cleanupContext); err != nil {
 		return err
 	}
-	dirs, err := d.o.Store.Dirs(d.cleanupName)
-	if err != nil {
-		return err
-	}
+	// clusterctl installs what the cluster lacks and skips the providers it has.
 	return clusterctl.Init(ctx, clusterctl.InitOptions{
-		Kubeconfig: d.cleanupKubeconfig, Context: localcluster.ContextName(d.cleanupName), Client: d.cleanup,
-		WorkDir: dirs.Root, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
+		Kubeconfig: d.cleanupKubeconfig, Context: d.cleanupContext, Client: d.cleanup,
+		WorkDir: d.workDir, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
 		Infrastructure: d.infrastructure, Variables: d.variables,
 	})
 }
@@ -197,20 +221,16 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 // waits until the cleanup cluster's providers have taken them over.
 func (d *deletion) moveBack(ctx context.Context) error {
 	d.p.Infof("Moving TKR and Cluster API objects from management cluster to cleanup cluster...")
-	dirs, err := d.o.Store.Dirs(d.cleanupName)
-	if err != nil {
-		return err
-	}
 	if _, err := clusterctl.Move(ctx, clusterctl.MoveOptions{
 		FromKubeconfig: d.kubeconfig, FromContext: ContextName(d.o.Name),
-		ToKubeconfig: d.cleanupKubeconfig, ToContext: localcluster.ContextName(d.cleanupName),
-		Namespace: tkg.SystemNamespace, WorkDir: dirs.Root, Progress: d.p,
+		ToKubeconfig: d.cleanupKubeconfig, ToContext: d.cleanupContext,
+		Namespace: tkg.SystemNamespace, WorkDir: d.workDir, Progress: d.p,
 	}); err != nil {
 		return err
 	}
 	d.p.Infof("Waiting for the Cluster API objects to get ready after move...")
 	var why string
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
 		c := &clusterv1.Cluster{}
 		if err := d.cleanup.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}, c); err != nil {
 			why = err.Error()
@@ -262,8 +282,12 @@ func (d *deletion) deleteCluster(ctx context.Context) error {
 	return nil
 }
 
-// deleteCleanup deletes the cleanup cluster.
+// deleteCleanup deletes the cleanup cluster this run made; the user's (-e) is kept.
 func (d *deletion) deleteCleanup(context.Context) error {
+	if d.cleanupName == "" {
+		d.p.Infof("Keeping the cleanup cluster of %s, given with -e", d.cleanupKubeconfig)
+		return nil
+	}
 	if err := d.o.Store.Delete(d.cleanupName, ""); err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 
 // Get reads the management cluster's summary from its own Cluster, the tree of its Cluster API
 // objects with their conditions (clusterctl's discovery), and the providers installed.
-func Get(ctx context.Context, c client.Client, name string) (*cluster.Summary, *tree.ObjectTree, []clusterctlv1.Provider, error) {
-	s, t, _, err := cluster.Get(ctx, c, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: name})
+func Get(ctx context.Context, c client.Client, name string, opts cluster.TreeOptions) (*cluster.Summary, *tree.ObjectTree, []clusterctlv1.Provider, error) {
+	s, t, _, err := cluster.Get(ctx, c, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: name}, opts)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("management cluster %s: %w", name, err)
 	}

@@ -131,6 +131,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err := a.waitForAPIServer(runCtx); err != nil {
 		return err
 	}
+	if a.node.Role == cluster.RoleControlPlane && a.node.Join {
+		a.waitEtcdNamed(runCtx)
+	}
 	if err := a.register(runCtx); err != nil {
 		return err
 	}

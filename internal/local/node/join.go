@@ -155,6 +155,47 @@ func promoteMember(ctx context.Context, cli *clientv3.Client, peerURL string) (b
 	return true, nil
 }
 
+// waitEtcdNamed waits, for at most two minutes, until this node's etcd member has published
+// its name, before the node registers. Cluster API's KubeadmControlPlane removes an etcd member
+// that no Machine's Node is named after once every Machine has its Node; a learner that has not
+// published its name yet (seconds on a loaded host) would be removed for good, and its node could
+// never join.
+func (a *Agent) waitEtcdNamed(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	endpoints := a.otherEtcdEndpoints()
+	if len(endpoints) == 0 {
+		return
+	}
+	cli, err := a.etcdClient(endpoints)
+	if err != nil {
+		log.Error(err, "Cannot read the etcd members before registering")
+		return
+	}
+	defer cli.Close()
+	peerURL := a.etcdPeerURL()
+	var why string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		listCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		list, err := cli.MemberList(listCtx)
+		if err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		for _, m := range list.Members {
+			if slices.Contains(m.PeerURLs, peerURL) {
+				why = "the member has not published its name yet"
+				return m.Name != "", nil
+			}
+		}
+		why = "the node is not an etcd member"
+		return true, nil
+	})
+	if err != nil {
+		log.Info("Registering before the etcd member is named", "reason", why)
+	}
+}
+
 // etcdPeerURL is this node's etcd peer URL.
 func (a *Agent) etcdPeerURL() string {
 	return "https://" + net.JoinHostPort(a.node.IP, fmt.Sprint(cluster.EtcdPeerPort))

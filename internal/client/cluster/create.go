@@ -107,9 +107,6 @@ func Create(ctx context.Context, o CreateOptions) error {
 	if err != nil {
 		return fmt.Errorf("configuration validation failed: %w", err)
 	}
-	if cfg.CNI == "none" {
-		return fmt.Errorf("configuration validation failed: invalid %s \"none\": slipway installs the CNI of every cluster it creates: use antrea or calico", config.CNI)
-	}
 	key := client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}
 	if err := o.Client.Get(ctx, key, &clusterv1.Cluster{}); err == nil {
 		return fmt.Errorf("cluster with name %s already exists, please specify another name", cfg.Name)

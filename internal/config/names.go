@@ -93,7 +93,7 @@ const (
 
 // knownVariables are the variables above: the environment overrides only these, and any other
 // variable of a file is reported as unknown.
-var knownVariables = []string{
+var knownVariables = append([]string{
 	ClusterName, ClusterPlan, InfrastructureProvider, Namespace, ControlPlaneMachineCount, WorkerMachineCount,
 	WorkerMachineCount0, WorkerMachineCount1, WorkerMachineCount2, CNI, ClusterCIDR, ServiceCIDR, IPFamily,
 	KubernetesVersion, OSName, OSVersion, OSArch, CustomImageRepository, ClusterAPIServerPort, ControlPlaneNodeLabels,
@@ -110,8 +110,6 @@ var knownVariables = []string{
 	CustomImageRepositorySkipTLSVerify, CustomImageRepositoryCACertificate, ProxyCACert, NodeSystemWideProxy,
 	EnableAutoscaler, AutoscalerMaxNodesTotal, AutoscalerScaleDownDelayAfterAdd, AutoscalerScaleDownDelayAfterDelete,
 	AutoscalerScaleDownDelayAfterFailure, AutoscalerScaleDownUnneededTime, AutoscalerMaxNodeProvisionTime,
-}
-
-func init() { knownVariables = append(knownVariables, autoscalerSizes...) }
+}, autoscalerSizes...)
 
 func known(name string) bool { return slices.Contains(knownVariables, name) }

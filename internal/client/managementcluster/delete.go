@@ -152,10 +152,6 @@ type deletion struct {
 	variables      map[string]string
 }
 
-// capvCredentials is the Secret CAPV's manager reads the vCenter's credentials from, in the
-// namespace of its provider (clusterctl's name for CAPV's manager-bootstrap-credentials).
-var capvCredentials = client.ObjectKey{Namespace: "capv-system", Name: "capv-manager-bootstrap-credentials"}
-
 // infrastructureOf says which infrastructure provider the management cluster runs on, by its
 // Cluster's infrastructure kind, and, for CAPV, the credentials it was installed with, which the
 // cleanup cluster's CAPV needs to delete the VMs.
@@ -164,12 +160,12 @@ func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Clu
 		return "local", nil, nil
 	}
 	secret := &corev1.Secret{}
-	if err := mgmt.Get(ctx, capvCredentials, secret); err != nil {
-		return "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, capvCredentials, err)
+	if err := mgmt.Get(ctx, cluster.CAPVCredentials, secret); err != nil {
+		return "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, cluster.CAPVCredentials, err)
 	}
 	username, password, err := vcenter.ParseCAPVCredentials(secret.Data["credentials.yaml"])
 	if err != nil {
-		return "", nil, fmt.Errorf("management cluster %s: Secret %s: %w", mc.Name, capvCredentials, err)
+		return "", nil, fmt.Errorf("management cluster %s: Secret %s: %w", mc.Name, cluster.CAPVCredentials, err)
 	}
 	return "vsphere", (&config.VSphere{Username: username, Password: password}).ProviderVariables(), nil
 }

@@ -234,9 +234,11 @@ func TestDeletionAfterTheMachinesAreGone(t *testing.T) {
 	if err := mgmt.Client.Get(ctx, key(ns, "torn-kubeconfig"), secret); err != nil {
 		t.Fatal(err)
 	}
+	// A patch, not an update: the controllers may be writing the Secret's metadata meanwhile.
+	before := secret.DeepCopy()
 	secret.Data["value"] = []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
 		"contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: x}\n")
-	if err := mgmt.Client.Update(ctx, secret); err != nil {
+	if err := mgmt.Client.Patch(ctx, secret, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

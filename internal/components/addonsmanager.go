@@ -8,13 +8,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-// addonsManager is TKG's tanzu-addons-manager (image addons-controller): the ClusterBootstrap
-// and *Config controllers and the addons webhooks (ClusterBootstrap, ClusterBootstrapTemplate,
+// addonsManager is TKG's tanzu-addons-manager (image addons-controller): the ClusterBootstrap,
+// ClusterMetadata and *Config controllers and the addons webhooks (ClusterBootstrap, ClusterBootstrapTemplate,
 // AntreaConfig, Cluster pause).
 func addonsManager() Component {
 	return Component{
@@ -39,6 +40,9 @@ func runAddonsManager(ctx context.Context, args []string) error {
 		if err := (&clusterbootstrap.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, SystemNamespace: *systemNamespace,
 			DeleteTimeout: *deleteTimeout}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("failed to set up the ClusterBootstrap controller: %w", err)
+		}
+		if err := (&clustermetadata.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("failed to set up the cluster metadata controller: %w", err)
 		}
 		if err := configs.SetupAll(mgr); err != nil {
 			return fmt.Errorf("failed to set up the config controllers: %w", err)

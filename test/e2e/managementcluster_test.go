@@ -263,7 +263,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	if !conditions.IsTrue(c, clusterv1.AvailableCondition) {
 		t.Errorf("the management Cluster is not Available: %s", conditions.GetMessage(c, clusterv1.AvailableCondition))
 	}
-	checkPublishedMetadata(t, mc, "e2e-mgmt", c.Annotations[tkg.AnnotationTKGVersion])
+	if err := publishedMetadata(ctx, mc, "e2e-mgmt", "management", c.Annotations[tkg.AnnotationTKGVersion]); err != nil {
+		t.Error(err)
+	}
 
 	// clusterctl's inventory on the management cluster lists every provider.
 	providers := &unstructured.UnstructuredList{}
@@ -342,6 +344,10 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	wcc := workloadClient(t, mgmt, wc)
+	// The addons manager publishes the workload cluster's metadata in it, as TKG's does.
+	eventually(t, time.Minute, "tkg-metadata on e2e-wc", func() error {
+		return publishedMetadata(ctx, wcc, "e2e-wc", "workload", c.Annotations[tkg.AnnotationTKGVersion])
+	})
 	checkStill(t, 2*time.Minute,
 		clusterAPISample(t, mc, "tkg-system"),
 		clusterAPISample(t, mc, "default"),
@@ -581,7 +587,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	if strings.Contains(out, "ConfigMaps creation is failing") {
 		t.Errorf("management-cluster upgrade could not publish its metadata:\n%s", out)
 	}
-	checkPublishedMetadata(t, mc, "e2e-mgmt", "v2.5.2")
+	if err := publishedMetadata(ctx, mc, "e2e-mgmt", "management", "v2.5.2"); err != nil {
+		t.Error(err)
+	}
 	func() {
 		passed := false
 		defer func() {

@@ -23,7 +23,7 @@ import (
 
 	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
-	"github.com/slipway-dev/slipway/internal/client/managementcluster"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 )
 
 // managementPods are the pods of seeds/003's management column that run on a local management
@@ -296,28 +296,29 @@ func checkStill(t *testing.T, d time.Duration, samples ...stillSample) {
 	}
 }
 
-// checkPublishedMetadata checks what TKG publishes in tkg-system-public: the cluster's
-// tkg-metadata and the bill of materials of its TKG version, which it names.
-func checkPublishedMetadata(t *testing.T, c client.Client, name, tkgVersion string) {
-	t.Helper()
-	ctx := t.Context()
+// publishedMetadata checks what TKG publishes in a cluster's tkg-system-public: its tkg-metadata
+// and the bill of materials of its TKG version, which it names: tkg-bom-<version> on the
+// management cluster, tkg-bom on a workload cluster.
+func publishedMetadata(ctx context.Context, c client.Client, name, typ, tkgVersion string) error {
 	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "tkg-system-public", Name: "tkg-metadata"}, cm); err != nil {
-		t.Errorf("tkg-metadata: %v", err)
-		return
+	if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: clustermetadata.ConfigMap}, cm); err != nil {
+		return fmt.Errorf("tkg-metadata: %w", err)
 	}
-	md := &managementcluster.ClusterMetadata{}
-	if err := yaml.Unmarshal([]byte(cm.Data["metadata.yaml"]), md); err != nil || md.Cluster.Name != name || md.Cluster.Type != "management" ||
-		md.Cluster.TKGVersion != tkgVersion || md.BOM.ConfigMapRef.Name != "tkg-bom-"+tkgVersion {
-		t.Errorf("tkg-metadata's metadata.yaml (%v):\n%s", err, cm.Data["metadata.yaml"])
-		return
+	bomName := clustermetadata.BOMConfigMap
+	if typ == clustermetadata.TypeManagement {
+		bomName = clustermetadata.BOMConfigMapPrefix + tkgVersion
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "tkg-system-public", Name: md.BOM.ConfigMapRef.Name}, cm); err != nil {
-		t.Errorf("the BOM ConfigMap tkg-metadata names: %v", err)
-		return
+	md, err := clustermetadata.Parse(cm.Data[clustermetadata.MetadataKey])
+	if err != nil || md.Cluster.Name != name || md.Cluster.Type != typ || md.Cluster.TKGVersion != tkgVersion || md.BOM.ConfigMapRef.Name != bomName {
+		return fmt.Errorf("tkg-metadata's metadata.yaml (%v), want cluster %s of type %s, TKG %s, BOM %s:\n%s",
+			err, name, typ, tkgVersion, bomName, cm.Data[clustermetadata.MetadataKey])
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: bomName}, cm); err != nil {
+		return fmt.Errorf("the BOM ConfigMap tkg-metadata names: %w", err)
 	}
 	bom := &initregion.BOM{}
-	if err := yaml.Unmarshal([]byte(cm.Data["bom.yaml"]), bom); err != nil || bom.Release.Version != tkgVersion || len(bom.Components["tkg.tanzu.vmware.com"]) == 0 {
-		t.Errorf("%s's bom.yaml (%v):\n%s", cm.Name, err, cm.Data["bom.yaml"])
+	if err := yaml.Unmarshal([]byte(cm.Data[clustermetadata.BOMKey]), bom); err != nil || bom.Release.Version != tkgVersion || len(bom.Components["tkg.tanzu.vmware.com"]) == 0 {
+		return fmt.Errorf("%s's bom.yaml (%v):\n%s", cm.Name, err, cm.Data[clustermetadata.BOMKey])
 	}
+	return nil
 }

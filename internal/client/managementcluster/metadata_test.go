@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -26,10 +27,10 @@ func TestPublishMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: MetadataNamespace, Name: MetadataConfigMap}, cm); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: clustermetadata.ConfigMap}, cm); err != nil {
 			t.Fatal(err)
 		}
-		md := &ClusterMetadata{}
+		md := &clustermetadata.Metadata{}
 		if err := yaml.Unmarshal([]byte(cm.Data["metadata.yaml"]), md); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func TestPublishMetadata(t *testing.T) {
 			md.Cluster.Infrastructure.Provider != "local" || !md.Cluster.IsClusterClassBased || md.BOM.ConfigMapRef.Name != "tkg-bom-"+version {
 			t.Errorf("%s: metadata.yaml\n%s", version, cm.Data["metadata.yaml"])
 		}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: MetadataNamespace, Name: md.BOM.ConfigMapRef.Name}, cm); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: md.BOM.ConfigMapRef.Name}, cm); err != nil {
 			t.Fatalf("%s: the BOM ConfigMap: %v", version, err)
 		}
 		got := &initregion.BOM{}
@@ -45,7 +46,7 @@ func TestPublishMetadata(t *testing.T) {
 			t.Errorf("%s: bom.yaml (%v)\n%s", version, err, cm.Data["bom.yaml"])
 		}
 		role := &rbacv1.Role{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: MetadataNamespace, Name: "tkg-metadata-reader"}, role); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: "tkg-metadata-reader"}, role); err != nil {
 			t.Fatal(err)
 		}
 		if len(role.Rules) != 1 || len(role.Rules[0].ResourceNames) != 2 || role.Rules[0].ResourceNames[1] != "tkg-bom-"+version {
@@ -53,7 +54,7 @@ func TestPublishMetadata(t *testing.T) {
 		}
 	}
 	binding := &rbacv1.RoleBinding{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: MetadataNamespace, Name: "tkg-metadata-reader"}, binding); err != nil ||
+	if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: "tkg-metadata-reader"}, binding); err != nil ||
 		len(binding.Subjects) != 1 || binding.Subjects[0].Name != "system:authenticated" {
 		t.Errorf("the reader RoleBinding: %v %+v", err, binding.Subjects)
 	}

@@ -12,10 +12,10 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // InstalledProviders lists the providers clusterctl installed on a cluster, from its Provider
@@ -139,12 +139,12 @@ func vsphereCredentials(ctx context.Context, c client.Client, namespace string) 
 	if err := c.Get(ctx, key, secret); err != nil {
 		return nil, fmt.Errorf("failed to get Secret %s, CAPV's vCenter credentials, to upgrade it: %w", key, err)
 	}
-	var creds struct{ Username, Password string }
-	if err := yaml.Unmarshal(secret.Data["credentials.yaml"], &creds); err != nil {
-		return nil, fmt.Errorf("secret %s: credentials.yaml is not YAML: %w (restore it: CAPV's manager reads it too)", key, err)
+	username, password, err := vcenter.ParseCAPVCredentials(secret.Data["credentials.yaml"])
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w (restore it: CAPV's manager reads it too)", key, err)
 	}
-	if creds.Username == "" {
+	if username == "" {
 		return nil, fmt.Errorf("secret %s: credentials.yaml has no username: restore it (CAPV's manager reads it too)", key)
 	}
-	return map[string]string{config.VSphereUsername: creds.Username, config.VSpherePassword: creds.Password}, nil
+	return map[string]string{config.VSphereUsername: username, config.VSpherePassword: password}, nil
 }

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/blang/semver/v4"
 	"github.com/google/go-containerregistry/pkg/name"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 )
 
 // BOM is a TKG bill of materials in TKG's shape (tkg-bom-vX.Y.Z.yaml): the release, its default
@@ -86,19 +87,9 @@ func (r *Repository) BOM(defaultKubernetesVersion string) (*BOM, error) {
 		b.Components[pkg.Spec.RefName] = append(b.Components[pkg.Spec.RefName], c)
 	}
 	for _, versions := range b.Components {
-		slices.SortFunc(versions, func(a, b BOMComponent) int { return compareVersions(b.Version, a.Version) })
+		slices.SortFunc(versions, func(a, b BOMComponent) int { return tkr.CompareVersions(b.Version, a.Version) })
 	}
 	return b, nil
-}
-
-// compareVersions orders two versions as semantic versions, and as text when one is not.
-func compareVersions(a, b string) int {
-	va, errA := semver.ParseTolerant(a)
-	vb, errB := semver.ParseTolerant(b)
-	if errA != nil || errB != nil {
-		return strings.Compare(a, b)
-	}
-	return va.Compare(vb)
 }
 
 // bomImage names ref by its path in repository when it lies there, else whole.

@@ -5,12 +5,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
@@ -45,7 +44,7 @@ func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.O
 	if kind := cl.Spec.InfrastructureRef.Kind; kind != "VSphereCluster" {
 		return fmt.Errorf("cluster %s runs on %s, which has no credentials to update: only vSphere clusters have", key.Name, kind)
 	}
-	server, thumbprint, identity, err := vsphereClusterOf(ctx, c, cl)
+	vc, err := configs.VSphereClusterOf(ctx, c, cl)
 	if err != nil {
 		return err
 	}
@@ -59,7 +58,7 @@ func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.O
 			return err
 		}
 	}
-	if err := login(ctx, vcenter.Endpoint{Server: server, Thumbprint: thumbprint, Username: creds.Username, Password: creds.Password}); err != nil {
+	if err := login(ctx, vcenter.Endpoint{Server: vc.Server, Thumbprint: vc.Thumbprint, Username: creds.Username, Password: creds.Password}); err != nil {
 		return fmt.Errorf("the new credentials were refused, nothing was changed: %w", err)
 	}
 	if creds.Management {
@@ -72,8 +71,8 @@ func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.O
 			return err
 		}
 	}
-	p.V(1).Infof("Updating Secret %s/%s", key.Namespace, identity)
-	return patchSecret(ctx, c, client.ObjectKey{Namespace: key.Namespace, Name: identity},
+	p.V(1).Infof("Updating Secret %s/%s", key.Namespace, vc.Identity)
+	return patchSecret(ctx, c, client.ObjectKey{Namespace: key.Namespace, Name: vc.Identity},
 		map[string][]byte{"username": []byte(creds.Username), "password": []byte(creds.Password)})
 }
 
@@ -96,28 +95,3 @@ func patchSecret(ctx context.Context, c client.Client, key client.ObjectKey, dat
 	return nil
 }
 
-// vsphereClusterOf reads the server, thumbprint and identity Secret of a cluster's
-// VSphereCluster (the Secret named after the cluster when it names none).
-func vsphereClusterOf(ctx context.Context, c client.Client, cl *clusterv1.Cluster) (server, thumbprint, identity string, err error) {
-	ref := cl.Spec.InfrastructureRef
-	mapping, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
-	if err != nil {
-		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster is not served: %w", cl.Name, err)
-	}
-	vc := &unstructured.Unstructured{}
-	vc.SetGroupVersionKind(mapping.GroupVersionKind)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: ref.Name}, vc); err != nil {
-		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster %s: %w", cl.Name, ref.Name, err)
-	}
-	server, _, _ = unstructured.NestedString(vc.Object, "spec", "server")
-	thumbprint, _, _ = unstructured.NestedString(vc.Object, "spec", "thumbprint")
-	kind, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "kind")
-	identity, _, _ = unstructured.NestedString(vc.Object, "spec", "identityRef", "name")
-	if kind == "" {
-		kind, identity = "Secret", cl.Name
-	}
-	if kind != "Secret" {
-		return "", "", "", fmt.Errorf("cluster %s: VSphereCluster %s's identityRef is a %s: slipway updates Secret identities only", cl.Name, ref.Name, kind)
-	}
-	return server, thumbprint, identity, nil
-}

@@ -164,43 +164,59 @@ func calicoValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster
 	return map[string]any{"infraProvider": InfraProvider(cluster), "ipFamily": IPFamily(cluster), "calico": map[string]any{"config": config}}, nil
 }
 
-// vsphere is what a VSphereCluster says about its vCenter.
-type vsphere struct {
-	server, thumbprint, username, password string
+// VSphereCluster is what a cluster's VSphereCluster says about its vCenter.
+type VSphereCluster struct {
+	Server, Thumbprint string
+	// Identity is the Secret holding the credentials (username, password) in the cluster's
+	// namespace: the identityRef's, or the one named after the cluster when it names none.
+	Identity string
 }
 
-// vsphereOf reads the cluster's VSphereCluster and the credentials its identityRef names (a
-// Secret with username and password in the cluster's namespace). A cluster on other
-// infrastructure gives nothing.
-func vsphereOf(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) (vsphere, error) {
+// VSphereClusterOf reads the VSphereCluster of a cluster on vSphere.
+func VSphereClusterOf(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) (VSphereCluster, error) {
 	ref := cluster.Spec.InfrastructureRef
-	if ref.Kind != "VSphereCluster" {
-		return vsphere{}, nil
-	}
 	mapping, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
 	if err != nil {
-		return vsphere{}, fmt.Errorf("cluster %s: VSphereCluster is not served: %w", cluster.Name, err)
+		return VSphereCluster{}, fmt.Errorf("cluster %s: VSphereCluster is not served: %w", cluster.Name, err)
 	}
 	vc := &unstructured.Unstructured{}
 	vc.SetGroupVersionKind(mapping.GroupVersionKind)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, vc); err != nil {
-		return vsphere{}, fmt.Errorf("cluster %s: VSphereCluster %s: %w", cluster.Name, ref.Name, err)
+		return VSphereCluster{}, fmt.Errorf("cluster %s: VSphereCluster %s: %w", cluster.Name, ref.Name, err)
 	}
-	out := vsphere{}
-	out.server, _, _ = unstructured.NestedString(vc.Object, "spec", "server")
-	out.thumbprint, _, _ = unstructured.NestedString(vc.Object, "spec", "thumbprint")
+	out := VSphereCluster{}
+	out.Server, _, _ = unstructured.NestedString(vc.Object, "spec", "server")
+	out.Thumbprint, _, _ = unstructured.NestedString(vc.Object, "spec", "thumbprint")
 	kind, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "kind")
-	name, _, _ := unstructured.NestedString(vc.Object, "spec", "identityRef", "name")
+	out.Identity, _, _ = unstructured.NestedString(vc.Object, "spec", "identityRef", "name")
 	if kind == "" {
-		// Without an identityRef the credentials are in the Secret named after the cluster.
-		kind, name = "Secret", cluster.Name
+		kind, out.Identity = "Secret", cluster.Name
 	}
 	if kind != "Secret" {
 		return out, fmt.Errorf("cluster %s: VSphereCluster %s: identityRef kind %s is not supported: use a Secret with username and password", cluster.Name, ref.Name, kind)
 	}
+	return out, nil
+}
+
+// vsphere is what the vSphere CPI and CSI need of a cluster's vCenter.
+type vsphere struct {
+	server, thumbprint, username, password string
+}
+
+// vsphereOf reads the cluster's VSphereCluster and the credentials its identity Secret holds. A
+// cluster on other infrastructure gives nothing.
+func vsphereOf(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) (vsphere, error) {
+	if cluster.Spec.InfrastructureRef.Kind != "VSphereCluster" {
+		return vsphere{}, nil
+	}
+	vc, err := VSphereClusterOf(ctx, c, cluster)
+	out := vsphere{server: vc.Server, thumbprint: vc.Thumbprint}
+	if err != nil {
+		return out, err
+	}
 	s := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s); err != nil {
-		return out, fmt.Errorf("cluster %s: vSphere credentials Secret %s: %w", cluster.Name, name, err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: vc.Identity}, s); err != nil {
+		return out, fmt.Errorf("cluster %s: vSphere credentials Secret %s: %w", cluster.Name, vc.Identity, err)
 	}
 	out.username, out.password = string(s.Data["username"]), string(s.Data["password"])
 	return out, nil

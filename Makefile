@@ -111,8 +111,14 @@ verify: generate ## Check that generated code is current, code is formatted, vet
 lint: $(STATICCHECK) ## Run staticcheck.
 	$(STATICCHECK) ./...
 
+# The installer UI's browser test drives Chromium with playwright-core, pinned in test/ui's lock.
+UI_TEST_DEPS := test/ui/node_modules/.installed
+
+$(UI_TEST_DEPS): test/ui/package.json test/ui/package-lock.json
+	cd test/ui && npm ci --no-audit --no-fund && touch node_modules/.installed
+
 .PHONY: test
-test: $(ASSET_STAMPS) providers ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
+test: $(ASSET_STAMPS) providers $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: clean

@@ -113,3 +113,6 @@ var knownVariables = append([]string{
 }, autoscalerSizes...)
 
 func known(name string) bool { return slices.Contains(knownVariables, name) }
+
+// Known returns the names of every variable slipway reads.
+func Known() []string { return slices.Clone(knownVariables) }

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -43,6 +44,21 @@ func Read(path string, environ []string) (*Variables, error) {
 		}
 	}
 	return v, nil
+}
+
+// Parse reads a flat configuration file's content, as Read reads the file, without the
+// environment.
+func Parse(data []byte) (*Variables, error) {
+	v := NewVariables()
+	if err := v.parse(data); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Values returns every variable set, by name.
+func (v *Variables) Values() map[string]string {
+	return maps.Clone(v.values)
 }
 
 // parse reads VARIABLE: value lines. Values may be strings, numbers or booleans; nested values

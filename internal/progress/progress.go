@@ -42,6 +42,36 @@ type state struct {
 	logFile   *os.File
 	// audit is the cluster's audit log, which gets every line (Audit).
 	audit *os.File
+	// watch is told of every step's start and end (WatchSteps).
+	watch func(StepEvent)
+}
+
+// StepEvent is a step starting (Done false) or ending, with its duration and error.
+type StepEvent struct {
+	Name     string
+	Done     bool
+	Duration time.Duration
+	Err      error
+}
+
+// WatchSteps has f told of every step's start and end, of this printer and its Detail
+// printers, as the installer UI shows them; f must not print through the printer.
+func (p *Printer) WatchSteps(f func(StepEvent)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watch = f
+}
+
+func (p *Printer) stepEvent(e StepEvent) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	watch := p.watch
+	p.mu.Unlock()
+	if watch != nil {
+		watch(e)
+	}
 }
 
 // StepTime is how long one named step took.
@@ -207,8 +237,10 @@ func (p *Printer) RouteLibraryLogs() {
 func (p *Printer) Step(name string, run func() error) error {
 	start := time.Now()
 	p.V(1).Infof("Step %q started", name)
+	p.stepEvent(StepEvent{Name: name})
 	err := run()
 	d := time.Since(start)
+	p.stepEvent(StepEvent{Name: name, Done: true, Duration: d, Err: err})
 	if p != nil {
 		p.mu.Lock()
 		p.steps = append(p.steps, StepTime{Name: name, Duration: d, Failed: err != nil})

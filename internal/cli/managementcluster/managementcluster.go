@@ -137,6 +137,10 @@ type createFlags struct {
 	kubeconfig            string
 	packageRepository     string
 	progress              cliutil.ProgressFlags
+	// ui serves the installer instead of reading -f; bind and browser are where and how.
+	ui            bool
+	bind, browser string
+	bindRemote    bool
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -161,6 +165,9 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			store, err := localcluster.DefaultStore()
 			if err != nil {
 				return err
+			}
+			if f.ui {
+				return serveInstaller(cmd, streams, f, home, store)
 			}
 			if f.progress.LogFile == "" {
 				f.progress.LogFile = filepath.Join(home, "logs", "management-cluster-create-"+time.Now().UTC().Format("20060102T150405")+".log")
@@ -215,6 +222,10 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config); with -e, the bootstrap cluster's")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it; default: slipway-repo:v0.1.0 in TKG_CUSTOM_IMAGE_REPOSITORY when the configuration sets it)")
+	cmd.Flags().BoolVarP(&f.ui, "ui", "u", false, "serve the installer UI, a wizard in the browser, instead of reading a configuration file")
+	cmd.Flags().StringVarP(&f.bind, "bind", "b", "127.0.0.1:8080", "with --ui: the address the installer serves on (a loopback address, unless --bind-remote)")
+	cmd.Flags().BoolVar(&f.bindRemote, "bind-remote", false, "with --ui: let --bind be an address beyond this host, where the printed token is the installer's only guard")
+	cmd.Flags().StringVar(&f.browser, "browser", "", "with --ui: the browser command that opens the installer; 'none' opens none (default: the desktop's, xdg-open)")
 	f.progress.Add(cmd)
 	return cmd
 }

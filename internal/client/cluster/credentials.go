@@ -94,4 +94,3 @@ func patchSecret(ctx context.Context, c client.Client, key client.ObjectKey, dat
 	}
 	return nil
 }
-

@@ -1,0 +1,319 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
+	"github.com/slipway-dev/slipway/internal/progress"
+)
+
+// States of a deploy.
+const (
+	stateRunning   = "running"
+	stateSucceeded = "succeeded"
+	stateFailed    = "failed"
+)
+
+// step is one step of the create flow as the deploy page shows it.
+type step struct {
+	Name    string  `json:"name"`
+	State   string  `json:"state"`
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// failure is how a deploy failed, with the ways out the page offers.
+type failure struct {
+	Step  string `json:"step,omitempty"`
+	Cause string `json:"cause"`
+	// Bootstrap and BootstrapName are the bootstrap cluster the failed run kept: resume runs
+	// the flow again on it, clean-up deletes it.
+	Bootstrap     string `json:"bootstrap,omitempty"`
+	BootstrapName string `json:"bootstrapName,omitempty"`
+	CleanedUp     bool   `json:"cleanedUp,omitempty"`
+}
+
+// status is what GET /api/deploy answers and the log stream sends on every change.
+type status struct {
+	State   string   `json:"state"`
+	File    string   `json:"file"`
+	Log     string   `json:"log,omitempty"`
+	Steps   []step   `json:"steps"`
+	Failure *failure `json:"failure,omitempty"`
+	// Next are the commands to run once the management cluster is made.
+	Next []string `json:"next,omitempty"`
+}
+
+// deployment is one run of the create flow: its whole output, kept for every page that asks
+// (a reload, a second tab), and its steps.
+type deployment struct {
+	mu      sync.Mutex
+	st      status
+	lines   []string
+	partial []byte
+	tee     io.Writer
+	// changed is closed, and replaced, on every change.
+	changed chan struct{}
+}
+
+func newDeployment(file string, tee io.Writer) *deployment {
+	return &deployment{st: status{State: stateRunning, File: file, Steps: []step{}}, tee: tee, changed: make(chan struct{})}
+}
+
+// notify wakes every stream; d.mu is held.
+func (d *deployment) notify() {
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// Write takes the flow's progress lines.
+func (d *deployment) Write(p []byte) (int, error) {
+	_, _ = d.tee.Write(p)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.partial = append(d.partial, p...)
+	for {
+		i := strings.IndexByte(string(d.partial), '\n')
+		if i < 0 {
+			break
+		}
+		d.lines = append(d.lines, string(d.partial[:i]))
+		d.partial = d.partial[i+1:]
+	}
+	d.notify()
+	return len(p), nil
+}
+
+// step records a step starting or ending.
+func (d *deployment) step(e progress.StepEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !e.Done {
+		d.st.Steps = append(d.st.Steps, step{Name: e.Name, State: stateRunning})
+	} else {
+		for i := len(d.st.Steps) - 1; i >= 0; i-- {
+			if d.st.Steps[i].Name == e.Name && d.st.Steps[i].State == stateRunning {
+				d.st.Steps[i].State, d.st.Steps[i].Seconds = "done", e.Duration.Round(100*time.Millisecond).Seconds()
+				if e.Err != nil {
+					d.st.Steps[i].State = stateFailed
+				}
+				break
+			}
+		}
+	}
+	d.notify()
+}
+
+// finish records how the run ended.
+func (d *deployment) finish(res *managementcluster.Result, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		d.st.State = stateSucceeded
+		if res != nil {
+			d.st.Next = []string{"slipway cluster create [name] -f [file]", "kubectl --context " + res.Context + " get apps -A"}
+		}
+	} else {
+		d.st.State = stateFailed
+		f := &failure{Cause: err.Error()}
+		var e *managementcluster.Error
+		if errors.As(err, &e) {
+			f.Step, f.Cause, f.Bootstrap, f.BootstrapName = e.Step, e.Err.Error(), e.Bootstrap, e.BootstrapName
+		}
+		d.st.Failure = f
+	}
+	d.notify()
+}
+
+// snapshot returns the lines from the index from on, the status, and what will be closed on
+// the next change.
+func (d *deployment) snapshot(from int) ([]string, status, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.st
+	st.Steps = make([]step, len(d.st.Steps))
+	copy(st.Steps, d.st.Steps)
+	if d.st.Failure != nil {
+		f := *d.st.Failure
+		st.Failure = &f
+	}
+	return append([]string(nil), d.lines[min(from, len(d.lines)):]...), st, d.changed
+}
+
+func (s *Server) current() *deployment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
+}
+
+// start runs the create flow on a saved configuration file in the background; useExisting is
+// the kubeconfig of a kept bootstrap cluster to resume on.
+func (s *Server) start(file, useExisting string) (*deployment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run != nil && s.run.st.State == stateRunning {
+		return nil, errConflict
+	}
+	d := newDeployment(file, s.o.Log)
+	logPath := filepath.Join(s.o.Home, "logs", "management-cluster-create-"+s.o.Now().UTC().Format("20060102T150405")+".log")
+	p, err := progress.New(d, 0, logPath)
+	if err != nil {
+		return nil, err
+	}
+	p.RouteLibraryLogs()
+	p.WatchSteps(d.step)
+	d.st.Log = p.LogPath()
+	o := s.o.Base
+	o.File, o.Home, o.Store, o.UseExistingBootstrap, o.Progress, o.Out = file, s.o.Home, s.o.Store, useExisting, p, io.Discard
+	s.run = d
+	go func() {
+		defer p.Close()
+		p.Infof("Logs of the command execution can also be found at: %s", p.LogPath())
+		res, err := s.o.Create(s.ctx, o)
+		if err != nil {
+			// As the command prints it when it exits.
+			fmt.Fprintf(d, "Error: %v\n", err)
+		}
+		d.finish(res, err)
+	}()
+	return d, nil
+}
+
+func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+	var req configRequest
+	if err := readJSON(r, &req); err != nil {
+		apiError(w, http.StatusBadRequest, err)
+		return
+	}
+	out, err := s.save(req.Variables)
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, err)
+		return
+	}
+	if !out.ok() {
+		writeJSON(w, http.StatusUnprocessableEntity, out)
+		return
+	}
+	if _, err := s.start(out.Path, ""); errors.Is(err, errConflict) {
+		apiError(w, http.StatusConflict, err)
+		return
+	} else if err != nil {
+		apiError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, out)
+}
+
+func (s *Server) deployState(w http.ResponseWriter, _ *http.Request) {
+	d := s.current()
+	if d == nil {
+		writeJSON(w, http.StatusOK, status{State: "none", Steps: []step{}})
+		return
+	}
+	_, st, _ := d.snapshot(0)
+	writeJSON(w, http.StatusOK, st)
+}
+
+// deployLog streams the deploy as server-sent events: every line from the first (event line),
+// the status on every change (event status), and end once the run ended and all was sent.
+func (s *Server) deployLog(w http.ResponseWriter, r *http.Request) {
+	d := s.current()
+	if d == nil {
+		apiError(w, http.StatusNotFound, errors.New("nothing was deployed yet"))
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		apiError(w, http.StatusInternalServerError, errors.New("the connection cannot stream"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	sent, lastStatus := 0, ""
+	for {
+		lines, st, changed := d.snapshot(sent)
+		for _, l := range lines {
+			fmt.Fprintf(w, "event: line\ndata: %s\n\n", l)
+		}
+		sent += len(lines)
+		data, _ := json.Marshal(st)
+		if string(data) != lastStatus {
+			fmt.Fprintf(w, "event: status\ndata: %s\n\n", data)
+			lastStatus = string(data)
+		}
+		if st.State != stateRunning {
+			fmt.Fprint(w, "event: end\ndata: {}\n\n")
+			flusher.Flush()
+			return
+		}
+		flusher.Flush()
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		case <-time.After(15 * time.Second):
+			fmt.Fprint(w, ": still running\n\n")
+		}
+	}
+}
+
+// failed returns the last run and its status when it failed keeping a bootstrap cluster, or an
+// error saying why there is nothing to act on.
+func (s *Server) failed() (*deployment, status, error) {
+	d := s.current()
+	if d == nil {
+		return nil, status{}, errors.New("nothing was deployed yet")
+	}
+	_, st, _ := d.snapshot(0)
+	switch {
+	case st.State != stateFailed:
+		return nil, st, fmt.Errorf("the last deploy is %s, not failed", st.State)
+	case st.Failure.Bootstrap == "" || st.Failure.CleanedUp:
+		return nil, st, errors.New("the failed run kept no bootstrap cluster: deploy again from the review page")
+	}
+	return d, st, nil
+}
+
+// resume runs the flow again on the bootstrap cluster the failed run kept, as `management-cluster
+// create -e --kubeconfig BOOTSTRAP -f FILE`.
+func (s *Server) resume(w http.ResponseWriter, _ *http.Request) {
+	_, st, err := s.failed()
+	if err != nil {
+		apiError(w, http.StatusConflict, err)
+		return
+	}
+	f := st.Failure
+	if _, err := s.start(st.File, f.Bootstrap); err != nil {
+		apiError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"resumed": f.BootstrapName})
+}
+
+// cleanup deletes the bootstrap cluster the failed run kept, and what it made, as `slipway local
+// cluster delete NAME`.
+func (s *Server) cleanup(w http.ResponseWriter, _ *http.Request) {
+	d, st, err := s.failed()
+	if err != nil {
+		apiError(w, http.StatusConflict, err)
+		return
+	}
+	f := st.Failure
+	if err := s.o.Store.Delete(f.BootstrapName, ""); err != nil {
+		apiError(w, http.StatusInternalServerError, fmt.Errorf("failed to delete bootstrap cluster %s: %w (`slipway local cluster delete %s` tries again)", f.BootstrapName, err, f.BootstrapName))
+		return
+	}
+	d.mu.Lock()
+	d.st.Failure.CleanedUp = true
+	fmt.Fprintf(d.tee, "Deleted bootstrap cluster %s\n", f.BootstrapName)
+	d.lines = append(d.lines, "Deleted bootstrap cluster "+f.BootstrapName)
+	d.notify()
+	d.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"deleted": f.BootstrapName})
+}

@@ -1,0 +1,193 @@
+// The installer's page: no framework, no build. The server checks every field (POST
+// /api/validate, the configuration package's rules) and runs the create flow; this page only
+// shows what it answers.
+"use strict";
+
+const form = document.getElementById("wizard");
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: body ? { "Content-Type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined,
+    credentials: "same-origin",
+  });
+  let data = {};
+  try { data = await res.json(); } catch (e) { data = { error: res.statusText }; }
+  return { status: res.status, data };
+}
+
+function provider() {
+  return form.querySelector("input[name=INFRASTRUCTURE_PROVIDER]:checked").value;
+}
+
+// variables are the fields' values by variable name: those shown and not empty.
+function variables() {
+  const out = {};
+  for (const el of form.elements) {
+    if (!el.name || el.closest("section[hidden], .field[hidden]")) continue;
+    if (el.type === "radio" && !el.checked) continue;
+    const v = el.value.trim();
+    if (v !== "") out[el.name] = v;
+  }
+  return out;
+}
+
+function showProvider() {
+  const p = provider();
+  for (const el of document.querySelectorAll("[data-provider]")) el.hidden = el.dataset.provider !== p;
+  const proxy = form.elements.TKG_HTTP_PROXY_ENABLED.value === "true";
+  for (const el of document.querySelectorAll("[data-proxy]")) el.hidden = !proxy;
+}
+
+// showErrors puts each error at the field of the variable it names.
+function showErrors(checked) {
+  for (const el of form.querySelectorAll(".error")) el.remove();
+  for (const el of form.elements) { el.removeAttribute("aria-invalid"); el.removeAttribute("aria-describedby"); }
+  let first = null;
+  for (const [name, msgs] of Object.entries(checked.errors || {})) {
+    const el = form.elements[name];
+    const field = el && (el.closest ? el.closest(".field") : null);
+    if (!field || field.closest("section[hidden], .field[hidden]")) {
+      checked.general = (checked.general || []).concat(msgs);
+      continue;
+    }
+    const p = document.createElement("p");
+    p.className = "error";
+    p.id = name + "-error";
+    p.textContent = msgs.join(" ");
+    field.appendChild(p);
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", p.id);
+    first = first || el;
+  }
+  document.getElementById("general").textContent = (checked.general || []).join(" ");
+  return first;
+}
+
+async function validate() {
+  const { data } = await api("POST", "/api/validate", { variables: variables() });
+  showErrors(data);
+  return data;
+}
+
+function show(id) {
+  for (const s of ["review", "deploy"]) document.getElementById(s).hidden = s !== id;
+  form.hidden = id !== "wizard";
+  if (id !== "wizard") document.getElementById(id + "-h").focus?.();
+}
+
+let reviewedFile = "";
+
+async function review() {
+  const { status, data } = await api("POST", "/api/review", { variables: variables() });
+  if (status !== 200) {
+    const first = showErrors(data);
+    if (data.error) document.getElementById("general").textContent = data.error;
+    if (first) first.focus();
+    return;
+  }
+  reviewedFile = data.file;
+  document.getElementById("review-path").textContent = data.path;
+  document.getElementById("review-file").textContent = data.file;
+  document.getElementById("review-command").textContent = data.command;
+  const defaults = document.getElementById("defaults");
+  defaults.replaceChildren(...(data.defaults || []).map((d) => { const li = document.createElement("li"); li.textContent = d; return li; }));
+  show("review");
+}
+
+function exportFile() {
+  const blob = new Blob([reviewedFile], { type: "text/yaml" });
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = (form.elements.CLUSTER_NAME.value || "management-cluster") + ".yaml";
+  a.click();
+  URL.revokeObjectURL(a.href);
+}
+
+async function importFile(ev) {
+  const file = ev.target.files[0];
+  if (!file) return;
+  const { status, data } = await api("POST", "/api/import", { file: await file.text() });
+  const msgs = document.getElementById("import-messages");
+  if (status !== 200) { msgs.textContent = data.error; return; }
+  for (const [name, value] of Object.entries(data.variables)) {
+    const el = form.elements[name];
+    if (!el) continue;
+    if (el instanceof RadioNodeList) { for (const r of el) r.checked = r.value === value; } else { el.value = value; }
+  }
+  msgs.textContent = (data.general || []).join(" ") || "Imported " + file.name;
+  showProvider();
+  await validate();
+}
+
+// follow streams the deploy: every line from the first, so a reload or a second tab shows the
+// whole log, and the steps' state.
+let stream = null;
+function follow() {
+  show("deploy");
+  const log = document.getElementById("deploy-log");
+  log.textContent = "";
+  if (stream) stream.close();
+  stream = new EventSource("/api/deploy/log");
+  stream.addEventListener("line", (e) => { log.textContent += e.data + "\n"; });
+  stream.addEventListener("status", (e) => showStatus(JSON.parse(e.data)));
+  stream.addEventListener("end", () => { stream.close(); stream = null; });
+}
+
+function showStatus(st) {
+  const words = { running: "Deploying…", succeeded: "Management cluster created", failed: "The deploy failed" };
+  document.getElementById("deploy-state").textContent = words[st.state] || st.state;
+  document.getElementById("deploy-steps").replaceChildren(...(st.steps || []).map((s) => {
+    const li = document.createElement("li");
+    li.className = s.state;
+    li.textContent = s.name + ": " + s.state + (s.seconds ? " (" + s.seconds + " s)" : "");
+    return li;
+  }));
+  const failed = document.getElementById("deploy-failure");
+  failed.hidden = !st.failure;
+  if (st.failure) {
+    const f = st.failure;
+    document.getElementById("failure-text").textContent = (f.step ? "Step " + f.step + ": " : "") + f.cause + (st.log ? " (log: " + st.log + ")" : "");
+    const kept = f.bootstrap && !f.cleanedUp;
+    document.getElementById("resume-button").hidden = !kept;
+    document.getElementById("cleanup-button").hidden = !kept;
+  }
+  const next = document.getElementById("deploy-next");
+  next.hidden = !st.next;
+  if (st.next) document.getElementById("next-commands").textContent = st.next.join("\n");
+}
+
+async function deploy() {
+  const { status, data } = await api("POST", "/api/deploy", { variables: variables() });
+  if (status !== 202) {
+    show("wizard");
+    showErrors(data);
+    if (data.error) document.getElementById("general").textContent = data.error;
+    return;
+  }
+  follow();
+}
+
+async function afterFailure(path) {
+  const { status, data } = await api("POST", path);
+  if (status >= 300) { document.getElementById("failure-text").textContent = data.error; return; }
+  follow();
+}
+
+form.addEventListener("change", showProvider);
+form.addEventListener("focusout", (e) => { if (e.target.name) validate(); });
+document.getElementById("review-button").addEventListener("click", review);
+document.getElementById("edit-button").addEventListener("click", () => show("wizard"));
+document.getElementById("export-button").addEventListener("click", exportFile);
+document.getElementById("deploy-button").addEventListener("click", deploy);
+document.getElementById("resume-button").addEventListener("click", () => afterFailure("/api/deploy/resume"));
+document.getElementById("cleanup-button").addEventListener("click", () => afterFailure("/api/deploy/cleanup"));
+document.getElementById("import-file").addEventListener("change", importFile);
+
+// A page opened while a deploy runs, or after one, shows it.
+(async () => {
+  showProvider();
+  const { data } = await api("GET", "/api/deploy");
+  if (data.state && data.state !== "none") follow();
+})();

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// TestInstallerInABrowser serves `management-cluster create --ui` and drives it in Debian's
+// Chromium, headless, with playwright-core (test/ui/installer.mjs): the token, a validation error
+// at its field, the review's file and command, a deploy that fails at validation (its package
+// repository cannot be read) with its cause, and a reload that keeps the whole log. Screenshots
+// of each page go to the test's output directory (SLIPWAY_UI_SHOTS, or a temporary one).
+func TestInstallerInABrowser(t *testing.T) {
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uiDir := filepath.Join(root, "test", "ui")
+	chromium := "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the browser test needs Debian's Chromium: apt-get install chromium (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("the browser test needs playwright-core: npm ci in test/ui (%v)", err)
+	}
+	shots := os.Getenv("SLIPWAY_UI_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, slipway, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
+		"--package-repository", "127.0.0.1:1/nowhere/slipway-repo:v0.1.0")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	urls := make(chan string, 1)
+	var printed strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			printed.WriteString(sc.Text() + "\n")
+			if url, ok := strings.CutPrefix(sc.Text(), "Serving kickstart UI at "); ok {
+				urls <- url
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the installer printed no URL:\n%s", printed.String())
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
+		t.Fatalf("the URL %q is not a loopback one with a token", url)
+	}
+	node := exec.CommandContext(ctx, "node", filepath.Join(uiDir, "installer.mjs"), url, shots)
+	node.Env = append(os.Environ(), "CHROMIUM="+chromium)
+	out, err := node.CombinedOutput()
+	t.Logf("the browser test (screenshots in %s):\n%s", shots, out)
+	if err != nil {
+		t.Fatalf("the browser test failed: %v", err)
+	}
+
+	// A bind beyond this host is refused unless asked for.
+	if out, err := runSlipway(t, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "0.0.0.0:0"); err == nil ||
+		!strings.Contains(out, "is not a loopback address") || !strings.Contains(out, "--bind-remote") {
+		t.Errorf("--bind 0.0.0.0:0 without --bind-remote: %v\n%s", err, out)
+	}
+}

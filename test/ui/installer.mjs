@@ -1,0 +1,89 @@
+// Drives the installer UI in Debian's Chromium, headless, as a user would: the page without the
+// token is refused; a field left with a bad value shows the configuration package's message at
+// the field; the review shows the saved file and the command; a deploy streams its log, and a
+// reload gets the whole log again from the first line; a failed deploy says its cause.
+//
+// Usage: node installer.mjs URL SCREENSHOT_DIR
+// It prints what it checked and exits 1 on the first check that fails.
+import { chromium } from "playwright-core";
+
+const [url, shots] = process.argv.slice(2);
+if (!url || !shots) {
+  console.error("usage: node installer.mjs URL SCREENSHOT_DIR");
+  process.exit(2);
+}
+const base = new URL(url).origin;
+
+function check(ok, what) {
+  if (!ok) {
+    console.error("FAIL: " + what);
+    process.exitCode = 1;
+    throw new Error(what);
+  }
+  console.log("ok: " + what);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+});
+try {
+  // Without the token, nothing.
+  const stranger = await browser.newPage();
+  const refused = await stranger.goto(base + "/");
+  check(refused.status() === 401, "the page without the token is refused (" + refused.status() + ")");
+  const api = await stranger.goto(base + "/api/options");
+  check(api.status() === 401, "the API without the token is refused (" + api.status() + ")");
+  await stranger.close();
+
+  const page = await browser.newPage();
+  await page.goto(url);
+  check(!page.url().includes("token="), "the token leaves the address bar: " + page.url());
+  await page.screenshot({ path: shots + "/1-wizard.png", fullPage: true });
+
+  // A bad value, left: the CLI's message at the field.
+  await page.fill("#WORKER_MACHINE_COUNT", "three");
+  await page.focus("#CLUSTER_CIDR");
+  await page.waitForSelector("#WORKER_MACHINE_COUNT-error");
+  const msg = await page.textContent("#WORKER_MACHINE_COUNT-error");
+  check(msg.includes("WORKER_MACHINE_COUNT") && msg.includes("three"), "the field's error: " + msg);
+  check((await page.getAttribute("#WORKER_MACHINE_COUNT", "aria-invalid")) === "true", "the field is marked invalid");
+  await page.screenshot({ path: shots + "/2-validation-error.png", fullPage: true });
+
+  // The review is refused while a field is wrong, then shows the file and the command.
+  await page.click("#review-button");
+  check(await page.isHidden("#review"), "no review while a field is wrong");
+  await page.fill("#WORKER_MACHINE_COUNT", "1");
+  await page.fill("#CLUSTER_NAME", "ui-mgmt");
+  await page.focus("#CLUSTER_CIDR");
+  await page.waitForSelector("#WORKER_MACHINE_COUNT-error", { state: "detached" });
+  await page.click("#review-button");
+  await page.waitForSelector("#review", { state: "visible" });
+  const command = await page.textContent("#review-command");
+  const file = await page.textContent("#review-file");
+  check(/^slipway management-cluster create -f \S+\/clusterconfigs\/ui-mgmt\.yaml$/.test(command), "the command: " + command);
+  check(file.includes("CLUSTER_NAME: ui-mgmt") && file.includes("WORKER_MACHINE_COUNT: \"1\""), "the file:\n" + file);
+  await page.screenshot({ path: shots + "/3-review.png", fullPage: true });
+
+  // Deploy: the log streams; this test's package repository cannot be read, so the flow stops
+  // at its validation, and the page says why.
+  await page.click("#deploy-button");
+  await page.waitForSelector("#deploy", { state: "visible" });
+  await page.waitForFunction(() => document.querySelector("#deploy-state").textContent === "The deploy failed", null, { timeout: 60000 });
+  const before = await page.textContent("#deploy-log");
+  const cause = await page.textContent("#failure-text");
+  check(before.startsWith("Logs of the command execution can also be found at: "), "the log's first line:\n" + before);
+  check(cause.startsWith("configuration validation failed: "), "the failure's cause: " + cause);
+  check(before.includes("Error: configuration validation failed: "), "the log ends with the error, as the command prints it:\n" + before);
+  check(await page.isHidden("#resume-button"), "no resume without a kept bootstrap cluster");
+  await page.screenshot({ path: shots + "/4-deploy-failed.png", fullPage: true });
+
+  // A reload gets the whole log from the start.
+  await page.reload();
+  await page.waitForFunction((n) => document.querySelector("#deploy-log").textContent.length >= n, before.length, { timeout: 20000 });
+  const after = await page.textContent("#deploy-log");
+  check(after === before, "the reloaded log is the same:\n" + after);
+  await page.screenshot({ path: shots + "/5-deploy-reloaded.png", fullPage: true });
+} finally {
+  await browser.close();
+}

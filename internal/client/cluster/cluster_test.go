@@ -174,8 +174,10 @@ func TestPlanUpgrade(t *testing.T) {
 			t.Errorf("--tkr %q: got %+v, %v; want Kubernetes %s", tkr, u, err, want)
 		}
 	}
-	if _, err := PlanUpgrade(t.Context(), fc, key, "v1.36"); err == nil || !strings.Contains(err.Error(), "no compatible upgrades found matching the TKR name/prefix 'v1.36'") {
-		t.Errorf("an unknown prefix: %v", err)
+	for _, prefix := range []string{"v1.36", "v1.3"} {
+		if _, err := PlanUpgrade(t.Context(), fc, key, prefix); err == nil || !strings.Contains(err.Error(), "no compatible upgrades found matching the TKR name/prefix '"+prefix+"'") {
+			t.Errorf("prefix %s, which names no release: %v", prefix, err)
+		}
 	}
 	c.Status.Conditions[0].Status = metav1.ConditionFalse
 	fc = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).Build()

@@ -36,22 +36,22 @@ type Upgrade struct {
 
 // PlanUpgrade chooses the release a cluster upgrades to from its UpdatesAvailable condition:
 // the newest, or the one a name or prefix (--tkr) selects, as TKG does.
-func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, tkr string) (*Upgrade, error) {
+func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, asked string) (*Upgrade, error) {
 	updates, err := availableVersions(ctx, c, key)
 	if err != nil {
 		return nil, err
 	}
 	chosen := updates[len(updates)-1]
-	if tkr != "" {
+	if asked != "" {
 		chosen = ""
 		for _, u := range updates {
 			name := strings.ReplaceAll(u, "+", "---")
-			if strings.HasPrefix(u, tkr) || strings.HasPrefix(name, tkr) {
+			if tkr.HasVersionPrefix(u, asked) || tkr.HasVersionPrefix(name, asked) {
 				chosen = u
 			}
 		}
 		if chosen == "" {
-			return nil, fmt.Errorf("cluster cannot be upgraded, no compatible upgrades found matching the TKR name/prefix '%s', available compatible upgrades %v", tkr, updates)
+			return nil, fmt.Errorf("cluster cannot be upgraded, no compatible upgrades found matching the TKR name/prefix '%s', available compatible upgrades %v", asked, updates)
 		}
 	}
 	release := &runv1alpha3.TanzuKubernetesRelease{}

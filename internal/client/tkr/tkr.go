@@ -149,7 +149,7 @@ func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.Ta
 		if t.Name == name {
 			return t, nil
 		}
-		if !prefixOf(name, t.Name) && !prefixOf(name, t.Spec.Version) {
+		if !tkr.HasVersionPrefix(t.Name, name) && !tkr.HasVersionPrefix(t.Spec.Version, name) {
 			continue
 		}
 		if chosen == nil || tkr.CompareVersions(t.Spec.Version, chosen.Spec.Version) > 0 {
@@ -223,12 +223,4 @@ func OSImages(ctx context.Context, c client.Client, name string) ([]OSImage, err
 		out = append(out, OSImage{Name: o.Name, OSName: o.Spec.OS.Name, OSVersion: o.Spec.OS.Version, Arch: o.Spec.OS.Arch, ImageType: o.Spec.Image.Type})
 	}
 	return out, nil
-}
-
-// prefixOf says whether prefix starts s and ends where one of its components does.
-func prefixOf(prefix, s string) bool {
-	if !strings.HasPrefix(s, prefix) {
-		return false
-	}
-	return len(s) == len(prefix) || strings.ContainsRune(".+-", rune(s[len(prefix)]))
 }

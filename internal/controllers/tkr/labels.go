@@ -26,6 +26,16 @@ func VersionFromLabel(label string) string {
 	return strings.ReplaceAll(label, "---", "+")
 }
 
+// HasVersionPrefix says whether s (a version, v1.35.4+vmware.1-tkg.1, or a release's name)
+// begins with prefix at a component's end, as a --tkr prefix selects it: v1.35 and
+// v1.35.4---vmware.1 are prefixes of v1.35.4---vmware.1-tkg.1; v1.3 is none of v1.35.
+func HasVersionPrefix(s, prefix string) bool {
+	if !strings.HasPrefix(s, prefix) {
+		return false
+	}
+	return len(s) == len(prefix) || strings.ContainsRune(".+-", rune(s[len(prefix)]))
+}
+
 // VersionPrefixes returns every prefix of a version label that ends at a component boundary:
 // v1.35.4---vmware.1-tkg.1 gives v1, v1.35, v1.35.4, v1.35.4---vmware, v1.35.4---vmware.1,
 // v1.35.4---vmware.1-tkg and v1.35.4---vmware.1-tkg.1. A TKR carries each as a label, so that a

@@ -33,3 +33,23 @@ func TestVersionPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestHasVersionPrefix: a --tkr prefix ends at a component, so v1.3 selects no v1.35 release.
+func TestHasVersionPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		s, prefix string
+		want      bool
+	}{
+		{"v1.35.4+vmware.1-tkg.1", "v1.35", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1", true},
+		{"v1.35.4---vmware.1-tkg.1", "v1.35.4---vmware.1", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.3", false},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.10", false},
+		{"v1.35.4+vmware.1-tkg.1", "v1.36", false},
+	} {
+		if got := HasVersionPrefix(tc.s, tc.prefix); got != tc.want {
+			t.Errorf("HasVersionPrefix(%s, %s) = %t, want %t", tc.s, tc.prefix, got, tc.want)
+		}
+	}
+}

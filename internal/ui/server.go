@@ -103,6 +103,7 @@ func New(ctx context.Context, addr net.Addr, o Options) (*Server, error) {
 	mux.HandleFunc("POST /api/validate", s.validate)
 	mux.HandleFunc("POST /api/review", s.review)
 	mux.HandleFunc("POST /api/import", s.importFile)
+	mux.HandleFunc("POST /api/vsphere", s.vsphere)
 	mux.HandleFunc("POST /api/deploy", s.deploy)
 	mux.HandleFunc("GET /api/deploy", s.deployState)
 	mux.HandleFunc("GET /api/deploy/log", s.deployLog)

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 )
 
 // TestInstallerInABrowser serves `management-cluster create --ui` and drives it in Debian's
-// Chromium, headless, with playwright-core (test/ui/installer.mjs): the token, a validation error
-// at its field, the review's file and command, a deploy that fails at validation (its package
+// Chromium, headless, with playwright-core (test/ui/installer.mjs): the token; the vSphere page
+// on the vCenter simulator (the thumbprint accepted, the datacenter and its lists) up to the
+// review; a validation error at its field, the review's file and command, a deploy that fails at validation (its package
 // repository cannot be read) with its cause, and a reload that keeps the whole log. Screenshots
 // of each page go to the test's output directory (SLIPWAY_UI_SHOTS, or a temporary one).
 func TestInstallerInABrowser(t *testing.T) {
@@ -70,7 +72,8 @@ func TestInstallerInABrowser(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
 		t.Fatalf("the URL %q is not a loopback one with a token", url)
 	}
-	node := exec.CommandContext(ctx, "node", filepath.Join(uiDir, "installer.mjs"), url, shots)
+	vc := vcentertest.Start(t)
+	node := exec.CommandContext(ctx, "node", filepath.Join(uiDir, "installer.mjs"), url, shots, vc.URL.Host, vc.Username, vc.Password)
 	node.Env = append(os.Environ(), "CHROMIUM="+chromium)
 	out, err := node.CombinedOutput()
 	t.Logf("the browser test (screenshots in %s):\n%s", shots, out)

@@ -3,11 +3,15 @@
 // the field; the review shows the saved file and the command; a deploy streams its log, and a
 // reload gets the whole log again from the first line; a failed deploy says its cause.
 //
-// Usage: node installer.mjs URL SCREENSHOT_DIR
+// With a vCenter (the simulator), it first fills the vSphere page: the certificate's thumbprint
+// shown and accepted, the login, the datacenter chosen from the vCenter's list and the lists it
+// scopes, up to the review of a vSphere configuration.
+//
+// Usage: node installer.mjs URL SCREENSHOT_DIR [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD]
 // It prints what it checked and exits 1 on the first check that fails.
 import { chromium } from "playwright-core";
 
-const [url, shots] = process.argv.slice(2);
+const [url, shots, vcenter, vcUser, vcPassword] = process.argv.slice(2);
 if (!url || !shots) {
   console.error("usage: node installer.mjs URL SCREENSHOT_DIR");
   process.exit(2);
@@ -40,6 +44,46 @@ try {
   await page.goto(url);
   check(!page.url().includes("token="), "the token leaves the address bar: " + page.url());
   await page.screenshot({ path: shots + "/1-wizard.png", fullPage: true });
+
+  if (vcenter) {
+    await page.check("input[name=INFRASTRUCTURE_PROVIDER][value=vsphere]");
+    await page.waitForSelector("#vsphere", { state: "visible" });
+    await page.fill("#VSPHERE_SERVER", vcenter);
+    await page.fill("#VSPHERE_USERNAME", vcUser);
+    await page.fill("#VSPHERE_PASSWORD", vcPassword);
+    await page.click("#connect-button");
+    await page.waitForSelector("#thumbprint-box", { state: "visible" });
+    const prompt = await page.textContent("#thumbprint-text");
+    check(/thumbprint ([0-9A-F]{2}:){19}[0-9A-F]{2}\./.test(prompt), "the thumbprint to accept: " + prompt);
+    await page.screenshot({ path: shots + "/v1-thumbprint.png", fullPage: true });
+    await page.click("#accept-thumbprint");
+    await page.waitForFunction(() => document.querySelector("#vsphere-status").textContent.startsWith("Connected"), null, { timeout: 30000 });
+    const datacenters = await page.$$eval("#datacenters option", (os) => os.map((o) => o.value));
+    check(datacenters.includes("/dc0"), "the vCenter's datacenters: " + datacenters);
+    await page.fill("#VSPHERE_DATACENTER", "/dc0");
+    await page.dispatchEvent("#VSPHERE_DATACENTER", "change");
+    await page.waitForFunction(() => document.querySelector("#vsphere-status").textContent.includes("in /dc0"), null, { timeout: 30000 });
+    const pools = await page.$$eval("#resourcePools option", (os) => os.map((o) => o.value));
+    check(pools.includes("/dc0/host/cluster0/Resources/rp0"), "the datacenter's resource pools: " + pools);
+    await page.fill("#VSPHERE_RESOURCE_POOL", "/dc0/host/cluster0/Resources/rp0");
+    await page.fill("#VSPHERE_DATASTORE", "/dc0/datastore/sharedVmfs-0");
+    await page.fill("#VSPHERE_FOLDER", "/dc0/vm/folder0");
+    await page.fill("#VSPHERE_NETWORK", "/dc0/network/VM Network");
+    await page.fill("#VSPHERE_CONTROL_PLANE_ENDPOINT", "127.0.100.9");
+    await page.fill("#VSPHERE_SSH_AUTHORIZED_KEY", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ ui@example");
+    await page.fill("#CLUSTER_NAME", "ui-vsphere");
+    await page.screenshot({ path: shots + "/v2-vsphere.png", fullPage: true });
+    await page.click("#review-button");
+    await page.waitForSelector("#review", { state: "visible" });
+    const vfile = await page.textContent("#review-file");
+    check(vfile.includes("INFRASTRUCTURE_PROVIDER: vsphere") && vfile.includes("VSPHERE_TLS_THUMBPRINT: ") &&
+      vfile.includes("VSPHERE_PASSWORD: <encoded:") && !vfile.includes(vcPassword), "the vSphere file, its password encoded:\n" + vfile);
+    await page.screenshot({ path: shots + "/v3-review.png", fullPage: true });
+    // Back to the wizard, on the local provider, for the rest.
+    await page.click("#edit-button");
+    await page.check("input[name=INFRASTRUCTURE_PROVIDER][value=local]");
+    await page.fill("#CLUSTER_NAME", "");
+  }
 
   // A bad value, left: the CLI's message at the field.
   await page.fill("#WORKER_MACHINE_COUNT", "three");

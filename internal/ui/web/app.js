@@ -175,7 +175,48 @@ async function afterFailure(path) {
   follow();
 }
 
-form.addEventListener("change", showProvider);
+// connect reaches the vCenter as the deploy's checks will: first its certificate's thumbprint,
+// for the user to accept, then the login and the lists to choose from.
+async function connect() {
+  const status = document.getElementById("vsphere-status");
+  status.textContent = "Connecting…";
+  const { data } = await api("POST", "/api/vsphere", { variables: variables() });
+  const box = document.getElementById("thumbprint-box");
+  box.hidden = !data.accept;
+  if (data.accept) {
+    document.getElementById("thumbprint-text").textContent = "The certificate of vSphere " + data.host + " has the SHA-1 thumbprint " +
+      data.thumbprint + ". Accept it only if it is your vCenter's (VSPHERE_TLS_THUMBPRINT).";
+    box.dataset.thumbprint = data.thumbprint;
+    status.textContent = "";
+    document.getElementById("accept-thumbprint").focus();
+    return;
+  }
+  if (!data.inventory) {
+    showErrors(data);
+    status.textContent = "Not connected";
+    return;
+  }
+  showErrors({ errors: {} });
+  const inv = data.inventory;
+  for (const list of ["datacenters", "resourcePools", "datastores", "folders", "networks"]) {
+    document.getElementById(list).replaceChildren(...(inv[list] || []).map((v) => { const o = document.createElement("option"); o.value = v; return o; }));
+  }
+  status.textContent = "Connected to " + inv.version + ": " + inv.datacenters.length + " datacenter(s)" +
+    (inv.resourcePools ? ", " + inv.resourcePools.length + " resource pool(s), " + inv.datastores.length + " datastore(s), " +
+      inv.folders.length + " folder(s), " + inv.networks.length + " network(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
+}
+
+form.addEventListener("change", (e) => {
+  showProvider();
+  if (e.target.name === "VSPHERE_DATACENTER" && document.getElementById("vsphere-status").textContent.startsWith("Connected")) connect();
+});
+document.getElementById("connect-button").addEventListener("click", connect);
+document.getElementById("accept-thumbprint").addEventListener("click", () => {
+  const box = document.getElementById("thumbprint-box");
+  form.elements.VSPHERE_TLS_THUMBPRINT.value = box.dataset.thumbprint;
+  box.hidden = true;
+  connect();
+});
 form.addEventListener("focusout", (e) => { if (e.target.name) validate(); });
 document.getElementById("review-button").addEventListener("click", review);
 document.getElementById("edit-button").addEventListener("click", () => show("wizard"));

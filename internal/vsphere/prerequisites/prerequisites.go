@@ -204,7 +204,7 @@ func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, err
 	if err != nil || u == nil {
 		return nil, "", fmt.Errorf("invalid %s %q: use the vCenter's host name or address, with :PORT when it is not 443", varServer, env.Server)
 	}
-	actual, err := serverThumbprint(ctx, u.Host)
+	actual, err := ServerThumbprint(ctx, u.Host)
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot reach vSphere %s (%s): %v: check %s and that this host can reach it", u.Host, varServer, err, varServer)
 	}
@@ -230,6 +230,55 @@ func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, err
 		return nil, "", fmt.Errorf("unable to verify vSphere credentials: %w: check %s and %s", err, varUsername, varPassword)
 	}
 	return c, actual, nil
+}
+
+// Inventory is what a vCenter offers a cluster's configuration, as the installer lists it.
+type Inventory struct {
+	// Version is the vCenter's name and version (VMware vCenter Server 8.0.2 build-…).
+	Version     string   `json:"version"`
+	Datacenters []string `json:"datacenters"`
+	// Networks, ResourcePools, Datastores and Folders are the datacenter's, when the
+	// environment names one that exists.
+	Networks      []string `json:"networks,omitempty"`
+	ResourcePools []string `json:"resourcePools,omitempty"`
+	Datastores    []string `json:"datastores,omitempty"`
+	Folders       []string `json:"folders,omitempty"`
+}
+
+// Browse connects as Connect does and lists the vCenter's datacenters, and, when the
+// environment names a datacenter, what it holds for a cluster, by the paths the checks resolve.
+func Browse(ctx context.Context, env Environment) (*Inventory, error) {
+	c, _, err := Connect(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
+	inv := &Inventory{Version: c.ServiceContent.About.FullName}
+	finder := find.NewFinder(c.Client, true)
+	dcs, err := finder.DatacenterList(ctx, "*")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the datacenters of %s: %w", c.URL().Host, err)
+	}
+	inv.Datacenters = sorted(dcs, common)
+	if env.Datacenter == "" {
+		return inv, nil
+	}
+	dc, err := finder.Datacenter(ctx, env.Datacenter)
+	if err != nil {
+		return nil, notFound(varDatacenter, env.Datacenter, "vCenter "+c.URL().Host, inv.Datacenters)
+	}
+	finder.SetDatacenter(dc)
+	inv.Networks = existing(func() ([]string, error) { l, err := finder.NetworkList(ctx, "*"); return sorted(l, networkPath), err })
+	inv.ResourcePools = existing(func() ([]string, error) {
+		l, err := finder.ResourcePoolList(ctx, dc.InventoryPath+"/host/...")
+		return sorted(l, common), err
+	})
+	inv.Datastores = existing(func() ([]string, error) { l, err := finder.DatastoreList(ctx, "*"); return sorted(l, common), err })
+	inv.Folders = existing(func() ([]string, error) {
+		l, err := finder.FolderList(ctx, dc.InventoryPath+"/vm/...")
+		return sorted(l, common), err
+	})
+	return inv, nil
 }
 
 // vsphere7 prints what TKG says on a vSphere 7, with vSphere with Tanzu enabled or without it
@@ -270,8 +319,8 @@ func withTanzu(ctx context.Context, c *govmomi.Client, env Environment) bool {
 	return len(clusters) > 0
 }
 
-// serverThumbprint reads the SHA-1 thumbprint of the certificate host presents.
-func serverThumbprint(ctx context.Context, host string) (string, error) {
+// ServerThumbprint reads the SHA-1 thumbprint of the certificate host presents.
+func ServerThumbprint(ctx context.Context, host string) (string, error) {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		host = net.JoinHostPort(host, "443")
 	}

@@ -1,0 +1,65 @@
+package ui
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/test/vcentertest"
+	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+)
+
+// TestVSpherePage connects to the vCenter simulator as the vSphere page does: the certificate's
+// thumbprint is shown first for the user to accept; a wrong password and an unknown datacenter
+// come back under their variables; then the datacenters and, in the one chosen, what a cluster
+// can use, by the paths the create flow's checks resolve.
+func TestVSpherePage(t *testing.T) {
+	s := vcentertest.Start(t)
+	in := newInstaller(t, nil)
+	vars := map[string]string{config.InfrastructureProvider: "vsphere", config.VSphereServer: s.URL.Host,
+		config.VSphereUsername: s.Username, config.VSpherePassword: "wrong"}
+	connect := func() (int, vsphereAnswer) {
+		var got vsphereAnswer
+		status := in.call(t, http.MethodPost, "/api/vsphere", configRequest{Variables: vars}, &got)
+		return status, got
+	}
+
+	status, got := connect()
+	if status != http.StatusOK || !got.Accept || got.Thumbprint != s.Thumbprint || got.Inventory != nil {
+		t.Fatalf("without a thumbprint: %d %+v, want the certificate's %s to accept", status, got, s.Thumbprint)
+	}
+	vars[config.VSphereTLSThumbprint] = got.Thumbprint
+	if status, got = connect(); status != http.StatusUnprocessableEntity || len(got.Errors[config.VSphereUsername]) != 1 {
+		t.Errorf("a wrong password: %d %+v, want an error under %s", status, got, config.VSphereUsername)
+	}
+	vars[config.VSpherePassword] = s.Password
+	vars[config.VSphereDatacenter] = "nowhere"
+	if status, got = connect(); status != http.StatusUnprocessableEntity || len(got.Errors[config.VSphereDatacenter]) != 1 ||
+		!strings.Contains(got.Errors[config.VSphereDatacenter][0], "use one of "+simulator.Datacenter) {
+		t.Errorf("an unknown datacenter: %d %+v", status, got)
+	}
+	delete(vars, config.VSphereDatacenter)
+	if status, got = connect(); status != http.StatusOK || got.Inventory == nil || !slices.Contains(got.Inventory.Datacenters, simulator.Datacenter) ||
+		got.Inventory.Networks != nil || !strings.Contains(got.Inventory.Version, "7.0") {
+		t.Fatalf("the vCenter's datacenters: %d %+v", status, got)
+	}
+	vars[config.VSphereDatacenter] = simulator.Datacenter
+	status, got = connect()
+	if status != http.StatusOK || got.Inventory == nil {
+		t.Fatalf("the datacenter's lists: %d %+v", status, got)
+	}
+	inv := got.Inventory
+	for list, want := range map[string]struct {
+		got  []string
+		path string
+	}{
+		"networks": {inv.Networks, simulator.Network}, "resource pools": {inv.ResourcePools, simulator.ResourcePool},
+		"datastores": {inv.Datastores, simulator.Datastore}, "folders": {inv.Folders, simulator.Folder},
+	} {
+		if !slices.Contains(want.got, want.path) {
+			t.Errorf("the %s %v do not hold %s", list, want.got, want.path)
+		}
+	}
+}

@@ -50,6 +50,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		version.NewCommand(streams),
 		managementcluster.NewCommand(streams),
 		cluster.NewCommand(streams),
+		cluster.NewUICommand(streams),
 		local.NewCommand(streams),
 		component.NewCommand(streams),
 		packages.NewCommand(streams),

@@ -50,7 +50,11 @@ func (s *Server) check(vars map[string]string) *checked {
 	for _, n := range v.Unknown() {
 		out.General = append(out.General, fmt.Sprintf("%s is not a configuration variable slipway knows", n))
 	}
-	cfg, err := config.Complete(v, config.Management, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: s.o.Now()},
+	role := config.Management
+	if s.o.Workload != nil {
+		role = config.Workload
+	}
+	cfg, err := config.Complete(v, role, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: s.o.Now()},
 		func(format string, args ...any) { out.Defaults = append(out.Defaults, fmt.Sprintf(format, args...)) })
 	if err != nil {
 		for _, e := range leaves(err) {
@@ -93,7 +97,12 @@ var variableNames = func() *regexp.Regexp {
 func variableOf(msg string) string { return variableNames.FindString(msg) }
 
 func (s *Server) options(w http.ResponseWriter, _ *http.Request) {
+	mode := "management"
+	if s.o.Workload != nil {
+		mode = "workload"
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
+		"mode":              mode,
 		"providers":         []string{"local", "vsphere"},
 		"plans":             []string{"dev", "prod"},
 		"kubernetesVersion": assets.DefaultKubernetesVersion(),
@@ -119,7 +128,7 @@ type reviewed struct {
 
 // save checks the variables and, when they pass, saves them as the flat file the deploy runs,
 // under clusterconfigs/ as TKG's installer does, with the defaults applied (a default name
-// included, so that the command names the same cluster).
+// included, so that the command names the same cluster), and the command that runs it.
 func (s *Server) save(vars map[string]string) (*reviewed, error) {
 	c := s.check(vars)
 	out := &reviewed{checked: *c}
@@ -131,14 +140,19 @@ func (s *Server) save(vars map[string]string) (*reviewed, error) {
 		return nil, err
 	}
 	out.File = string(data)
-	out.Path = filepath.Join(s.o.Home, "clusterconfigs", c.Name+".yaml")
+	// A workload cluster's flow saves the ClusterClass Cluster it converts the file to as
+	// NAME.yaml: the flat file goes beside it.
+	out.Path, out.Command = filepath.Join(s.o.Home, "clusterconfigs", c.Name+".yaml"), "slipway management-cluster create -f "
+	if s.o.Workload != nil {
+		out.Path, out.Command = filepath.Join(s.o.Home, "clusterconfigs", c.Name+".flat.yaml"), "slipway cluster create -f "
+	}
 	if err := os.MkdirAll(filepath.Dir(out.Path), 0o700); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(out.Path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("failed to save the configuration file: %w", err)
 	}
-	out.Command = "slipway management-cluster create -f " + out.Path
+	out.Command += out.Path
 	return out, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -111,15 +112,12 @@ func (d *deployment) step(e progress.StepEvent) {
 	d.notify()
 }
 
-// finish records how the run ended.
-func (d *deployment) finish(res *managementcluster.Result, err error) {
+// finish records how the run ended, and on success the commands to run next.
+func (d *deployment) finish(next []string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
-		d.st.State = stateSucceeded
-		if res != nil {
-			d.st.Next = []string{"slipway cluster create [name] -f [file]", "kubectl --context " + res.Context + " get apps -A"}
-		}
+		d.st.State, d.st.Next = stateSucceeded, next
 	} else {
 		d.st.State = stateFailed
 		f := &failure{Cause: err.Error()}
@@ -170,20 +168,38 @@ func (s *Server) start(file, useExisting string) (*deployment, error) {
 	p.RouteLibraryLogs()
 	p.WatchSteps(d.step)
 	d.st.Log = p.LogPath()
-	o := s.o.Base
-	o.File, o.Home, o.Store, o.UseExistingBootstrap, o.Progress, o.Out = file, s.o.Home, s.o.Store, useExisting, p, io.Discard
 	s.run = d
 	go func() {
 		defer p.Close()
 		p.Infof("Logs of the command execution can also be found at: %s", p.LogPath())
-		res, err := s.o.Create(s.ctx, o)
+		next, err := s.runFlow(file, useExisting, p)
 		if err != nil {
 			// As the command prints it when it exits.
 			fmt.Fprintf(d, "Error: %v\n", err)
 		}
-		d.finish(res, err)
+		d.finish(next, err)
 	}()
 	return d, nil
+}
+
+// runFlow runs the flow of a deploy on its saved file: the management cluster's create, or, for
+// `slipway ui`, the workload cluster's. It returns the commands to run next.
+func (s *Server) runFlow(file, useExisting string, p *progress.Printer) ([]string, error) {
+	if w := s.o.Workload; w != nil {
+		err := w.Create(s.ctx, cluster.CreateOptions{File: file, Client: w.Client, Home: s.o.Home, Timeout: w.Timeout, Progress: p, CheckHost: w.CheckHost})
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".flat.yaml")
+		return []string{"slipway cluster get " + name, "slipway cluster kubeconfig get " + name + " --admin"}, nil
+	}
+	o := s.o.Base
+	o.File, o.Home, o.Store, o.UseExistingBootstrap, o.Progress, o.Out = file, s.o.Home, s.o.Store, useExisting, p, io.Discard
+	res, err := s.o.Create(s.ctx, o)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return []string{"slipway cluster create [name] -f [file]", "kubectl --context " + res.Context + " get apps -A"}, nil
 }
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {

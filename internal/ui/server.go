@@ -1,5 +1,5 @@
 // Package ui is the installer UI of `slipway management-cluster create --ui`, TKG's kickstart
-// UI: a web server on loopback serving a wizard (web/, embedded in the binary), which checks
+// UI, and of `slipway ui`, its workload-cluster counterpart: a web server on loopback serving a wizard (web/, embedded in the binary), which checks
 // every field by the configuration package's rules as the user leaves it, shows the flat
 // configuration file and the equivalent command, and runs the same create flow as the CLI in
 // this process, its steps and its whole log streamed to every page that asks, from the start.
@@ -27,6 +27,9 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 )
@@ -56,6 +59,21 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Workload, when set, makes the server `slipway ui`'s: pointed at a management cluster, it
+	// lists its workload clusters and its wizard creates one with `cluster create`'s flow.
+	Workload *Workload
+}
+
+// Workload is the management cluster `slipway ui` serves.
+type Workload struct {
+	// Client reaches the management cluster.
+	Client client.Client
+	// Create is the flow a deploy runs; nil is cluster.Create.
+	Create func(context.Context, cluster.CreateOptions) error
+	// CheckHost checks that this host can start a local cluster's nodes, as `cluster create`.
+	CheckHost func(controlPlanes, workers int) error
+	// Timeout bounds each wait of a deploy.
+	Timeout time.Duration
 }
 
 // Server serves the installer.
@@ -85,6 +103,9 @@ func New(ctx context.Context, addr net.Addr, o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Workload != nil && o.Workload.Create == nil {
+		o.Workload.Create = cluster.Create
+	}
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
@@ -104,6 +125,7 @@ func New(ctx context.Context, addr net.Addr, o Options) (*Server, error) {
 	mux.HandleFunc("POST /api/review", s.review)
 	mux.HandleFunc("POST /api/import", s.importFile)
 	mux.HandleFunc("POST /api/vsphere", s.vsphere)
+	mux.HandleFunc("GET /api/clusters", s.clusters)
 	mux.HandleFunc("POST /api/deploy", s.deploy)
 	mux.HandleFunc("GET /api/deploy", s.deployState)
 	mux.HandleFunc("GET /api/deploy/log", s.deployLog)

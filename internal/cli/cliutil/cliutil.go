@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"text/tabwriter"
 
@@ -189,4 +190,24 @@ func (f *OSFlags) Selector() (string, error) {
 		return "", nil
 	}
 	return config.OSImageSelector(f.Name, f.Version, f.Arch)
+}
+
+// OpenBrowser opens url with the named browser command, the desktop's (xdg-open) when none is
+// named, or not at all for "none".
+func OpenBrowser(browser, url string) error {
+	if browser == "none" {
+		return nil
+	}
+	if browser == "" {
+		for _, c := range []string{"xdg-open", "sensible-browser", "open"} {
+			if _, err := exec.LookPath(c); err == nil {
+				browser = c
+				break
+			}
+		}
+		if browser == "" {
+			return errors.New("no browser found (xdg-open)")
+		}
+	}
+	return exec.Command(browser, url).Start()
 }

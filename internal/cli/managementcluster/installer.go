@@ -1,14 +1,13 @@
 package managementcluster
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os/exec"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/ui"
@@ -42,28 +41,8 @@ func serveInstaller(cmd *cobra.Command, streams genericiooptions.IOStreams, f *c
 	url := srv.URL(l.Addr())
 	fmt.Fprintf(streams.ErrOut, "Serving kickstart UI at %s\n", url)
 	fmt.Fprintln(streams.ErrOut, "Only a page opened from this URL (it carries this run's token) can drive the installer. Ctrl-C stops it.")
-	if err := openBrowser(f.browser, url); err != nil {
+	if err := cliutil.OpenBrowser(f.browser, url); err != nil {
 		fmt.Fprintf(streams.ErrOut, "Open the URL in a browser: %v\n", err)
 	}
 	return srv.Serve(cmd.Context(), l)
-}
-
-// openBrowser opens url with the named browser command, the desktop's (xdg-open) when none is
-// named, or not at all for "none".
-func openBrowser(browser, url string) error {
-	if browser == "none" {
-		return nil
-	}
-	if browser == "" {
-		for _, c := range []string{"xdg-open", "sensible-browser", "open"} {
-			if _, err := exec.LookPath(c); err == nil {
-				browser = c
-				break
-			}
-		}
-		if browser == "" {
-			return errors.New("no browser found (xdg-open)")
-		}
-	}
-	return exec.Command(browser, url).Start()
 }

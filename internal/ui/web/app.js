@@ -74,6 +74,7 @@ async function validate() {
 function show(id) {
   for (const s of ["review", "deploy"]) document.getElementById(s).hidden = s !== id;
   form.hidden = id !== "wizard";
+  if (id === "deploy" && !document.getElementById("clusters").hidden) showClusters();
   if (id !== "wizard") document.getElementById(id + "-h").focus?.();
 }
 
@@ -136,7 +137,7 @@ function follow() {
 }
 
 function showStatus(st) {
-  const words = { running: "Deploying…", succeeded: "Management cluster created", failed: "The deploy failed" };
+  const words = { running: "Deploying…", succeeded: "Cluster created", failed: "The deploy failed" };
   document.getElementById("deploy-state").textContent = words[st.state] || st.state;
   document.getElementById("deploy-steps").replaceChildren(...(st.steps || []).map((s) => {
     const li = document.createElement("li");
@@ -226,8 +227,38 @@ document.getElementById("resume-button").addEventListener("click", () => afterFa
 document.getElementById("cleanup-button").addEventListener("click", () => afterFailure("/api/deploy/cleanup"));
 document.getElementById("import-file").addEventListener("change", importFile);
 
+// showClusters lists the management cluster's workload clusters (`slipway ui`).
+async function showClusters() {
+  const { data } = await api("GET", "/api/clusters");
+  const rows = (Array.isArray(data) ? data : []).map((c) => {
+    const tr = document.createElement("tr");
+    const packages = (c.packages || []).map((p) => p.name.split(".")[0] + ": " + p.state).join(", ");
+    for (const v of [c.name, c.namespace, c.status, c.controlplane, c.workers, c.kubernetes, c.tkr, packages]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    return tr;
+  });
+  document.getElementById("cluster-rows").replaceChildren(...rows);
+}
+
 // A page opened while a deploy runs, or after one, shows it.
 (async () => {
+  const { data: options } = await api("GET", "/api/options");
+  if (options.mode === "workload") {
+    document.getElementById("title").textContent = "slipway workload cluster installer";
+    document.getElementById("same-as").textContent = "slipway cluster create -f FILE";
+    document.getElementById("deploy-button").textContent = "Deploy workload cluster";
+    for (const cni of ["calico", "none"]) {
+      const o = document.createElement("option");
+      o.value = o.textContent = cni;
+      form.elements.CNI.appendChild(o);
+    }
+    document.getElementById("clusters").hidden = false;
+    document.getElementById("refresh-button").addEventListener("click", showClusters);
+    await showClusters();
+  }
   showProvider();
   const { data } = await api("GET", "/api/deploy");
   if (data.state && data.state !== "none") follow();

@@ -1,0 +1,71 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/ui"
+)
+
+// NewUICommand returns `slipway ui`: the installer's server pointed at a management cluster,
+// listing its workload clusters and creating one through the wizard.
+func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
+	t := &target{}
+	var (
+		bind, browser string
+		bindRemote    bool
+		timeout       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve the installer UI for a management cluster: its workload clusters, and a wizard that creates one",
+		Long: "Serve, on loopback, the installer's wizard pointed at a management cluster (its admin context, or\n" +
+			"--kubeconfig and --context): it lists the workload clusters with their status, release and add-on\n" +
+			"packages, and creates one from a flat configuration checked field by field, as `slipway cluster create -f`.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := t.client()
+			if err != nil {
+				return err
+			}
+			home, err := localcluster.Home()
+			if err != nil {
+				return err
+			}
+			if err := ui.CheckBind(bind, bindRemote); err != nil {
+				return err
+			}
+			l, err := net.Listen("tcp", bind)
+			if err != nil {
+				return fmt.Errorf("--bind %s: %w: choose another port", bind, err)
+			}
+			p := progress.ForWriter(streams.ErrOut)
+			srv, err := ui.New(cmd.Context(), l.Addr(), ui.Options{Home: home, Log: streams.ErrOut,
+				Workload: &ui.Workload{Client: c, CheckHost: checkHost(p), Timeout: timeout}})
+			if err != nil {
+				l.Close()
+				return err
+			}
+			url := srv.URL(l.Addr())
+			fmt.Fprintf(streams.ErrOut, "Serving the installer UI at %s\n", url)
+			fmt.Fprintln(streams.ErrOut, "Only a page opened from this URL (it carries this run's token) can drive the installer. Ctrl-C stops it.")
+			if err := cliutil.OpenBrowser(browser, url); err != nil {
+				fmt.Fprintf(streams.ErrOut, "Open the URL in a browser: %v\n", err)
+			}
+			return srv.Serve(cmd.Context(), l)
+		},
+	}
+	t.k.AddPersistent(cmd)
+	cmd.Flags().StringVarP(&bind, "bind", "b", "127.0.0.1:8080", "the address the installer serves on (a loopback address, unless --bind-remote)")
+	cmd.Flags().BoolVar(&bindRemote, "bind-remote", false, "let --bind be an address beyond this host, where the printed token is the installer's only guard")
+	cmd.Flags().StringVar(&browser, "browser", "", "the browser command that opens the installer; 'none' opens none (default: the desktop's, xdg-open)")
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 30*time.Minute, "how long each wait of a deploy may take")
+	return cmd
+}

@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
+	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/tkg"
+)
+
+// TestWorkloadInstaller is `slipway ui`: the management cluster's workload clusters listed with
+// their release and packages (not the management cluster itself); the review's file beside the
+// Cluster that `cluster create` converts it to, with that command; a deploy running the workload
+// cluster's flow on the saved file.
+func TestWorkloadInstaller(t *testing.T) {
+	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc1", Labels: map[string]string{runv1alpha3.LabelTKR: "v1.35.4---vmware.1-tkg.1"}}}
+	wc.Spec.Topology.Version = "v1.35.4+vmware.1"
+	mc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: tkg.SystemNamespace, Name: "mc", Labels: map[string]string{tkg.LabelManagementCluster: ""}}}
+	cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc1"}, Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{
+		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller.tanzu.vmware.com.0.50.1"},
+		CNI:  &runv1alpha3.ClusterBootstrapPackage{RefName: "antrea.tanzu.vmware.com.1.13.1"}}}
+	cb.Status.Conditions = runv1alpha3.Conditions{{Type: "Antrea-ReconcileSucceeded", Status: corev1.ConditionTrue}}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(wc, mc, cb).WithStatusSubresource(cb).Build()
+
+	var ran cluster.CreateOptions
+	create := func(_ context.Context, o cluster.CreateOptions) error {
+		ran = o
+		o.Progress.Infof("creating workload cluster 'wc2'...")
+		return nil
+	}
+	home := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(t.Context(), l.Addr(), Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	in := &installer{srv: srv, ts: ts, client: &http.Client{Jar: jar}, home: home}
+	res, err := in.client.Get(srv.URL(l.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+
+	var clusters []listed
+	in.call(t, http.MethodGet, "/api/clusters", nil, &clusters)
+	if len(clusters) != 1 || clusters[0].Name != "wc1" || clusters[0].TKR != "v1.35.4---vmware.1-tkg.1" || len(clusters[0].Packages) != 2 {
+		t.Fatalf("the clusters listed: %+v", clusters)
+	}
+	states := map[string]string{}
+	for _, p := range clusters[0].Packages {
+		states[p.Name] = p.State
+	}
+	if states["antrea.tanzu.vmware.com.1.13.1"] != "reconciled" || states["kapp-controller.tanzu.vmware.com.0.50.1"] != "reconciling" {
+		t.Errorf("the packages' states: %v", states)
+	}
+
+	vars := map[string]string{config.ClusterName: "wc2", config.InfrastructureProvider: "local", config.CNI: "calico"}
+	var got reviewed
+	if status := in.call(t, http.MethodPost, "/api/deploy", configRequest{Variables: vars}, &got); status != http.StatusAccepted {
+		t.Fatalf("deploy: %d %+v", status, got)
+	}
+	want := filepath.Join(home, "clusterconfigs", "wc2.flat.yaml")
+	if got.Path != want || got.Command != "slipway cluster create -f "+want {
+		t.Errorf("the review's file %s and command %q", got.Path, got.Command)
+	}
+	lines, last := events(t, in, nil)
+	if last.State != stateSucceeded || len(last.Next) == 0 || last.Next[0] != "slipway cluster get wc2" || lines[len(lines)-1] != "creating workload cluster 'wc2'..." {
+		t.Errorf("the deploy: %+v\n%v", last, lines)
+	}
+	if ran.File != want || ran.Client != client.Client(c) {
+		t.Errorf("the flow ran on %s with client %v", ran.File, ran.Client)
+	}
+}

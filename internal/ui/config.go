@@ -156,15 +156,25 @@ func (s *Server) save(vars map[string]string) (*reviewed, error) {
 	return out, nil
 }
 
-func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+// saveRequest reads the wizard's variables and saves them (save); it answers the request itself
+// and returns nil when the request was malformed or the file could not be written.
+func (s *Server) saveRequest(w http.ResponseWriter, r *http.Request) *reviewed {
 	var req configRequest
 	if err := readJSON(r, &req); err != nil {
 		apiError(w, http.StatusBadRequest, err)
-		return
+		return nil
 	}
 	out, err := s.save(req.Variables)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, err)
+		return nil
+	}
+	return out
+}
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+	out := s.saveRequest(w, r)
+	if out == nil {
 		return
 	}
 	status := http.StatusOK

@@ -203,14 +203,8 @@ func (s *Server) runFlow(file, useExisting string, p *progress.Printer) ([]strin
 }
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
-	var req configRequest
-	if err := readJSON(r, &req); err != nil {
-		apiError(w, http.StatusBadRequest, err)
-		return
-	}
-	out, err := s.save(req.Variables)
-	if err != nil {
-		apiError(w, http.StatusInternalServerError, err)
+	out := s.saveRequest(w, r)
+	if out == nil {
 		return
 	}
 	if !out.ok() {

@@ -209,6 +209,25 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
+// Run serves the installer on bind (checked by CheckBind) until ctx ends; announce is told the
+// URL to open, with its token, once the server listens.
+func Run(ctx context.Context, bind string, remote bool, o Options, announce func(url string)) error {
+	if err := CheckBind(bind, remote); err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", bind)
+	if err != nil {
+		return fmt.Errorf("--bind %s: %w: choose another port", bind, err)
+	}
+	s, err := New(ctx, l.Addr(), o)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	announce(s.URL(l.Addr()))
+	return s.Serve(ctx, l)
+}
+
 // Serve serves on l until ctx ends.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}

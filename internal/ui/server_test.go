@@ -32,12 +32,18 @@ type installer struct {
 func newInstaller(t *testing.T, create CreateFunc) *installer {
 	t.Helper()
 	home := t.TempDir()
+	return newInstallerWith(t, Options{Home: home, Store: localcluster.Store{Root: filepath.Join(home, "clusters")}, Create: create,
+		Now: func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }})
+}
+
+// newInstallerWith serves an installer of the options on a loopback port and opens its URL.
+func newInstallerWith(t *testing.T, o Options) *installer {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
-	srv, err := New(t.Context(), l.Addr(), Options{Home: home, Store: localcluster.Store{Root: filepath.Join(home, "clusters")}, Create: create, Now: now})
+	srv, err := New(t.Context(), l.Addr(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,7 @@ func newInstaller(t *testing.T, create CreateFunc) *installer {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	jar, _ := cookiejar.New(nil)
-	in := &installer{srv: srv, ts: ts, client: &http.Client{Jar: jar}, home: home}
+	in := &installer{srv: srv, ts: ts, client: &http.Client{Jar: jar}, home: o.Home}
 	// Opening the printed URL sets the token's cookie and leaves the address bar.
 	res, err := in.client.Get(srv.URL(l.Addr()))
 	if err != nil {

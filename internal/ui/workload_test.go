@@ -2,10 +2,7 @@ package ui
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -44,26 +41,7 @@ func TestWorkloadInstaller(t *testing.T) {
 		return nil
 	}
 	home := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(t.Context(), l.Addr(), Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Listener.Close()
-	ts.Listener = l
-	ts.Start()
-	t.Cleanup(ts.Close)
-	jar, _ := cookiejar.New(nil)
-	in := &installer{srv: srv, ts: ts, client: &http.Client{Jar: jar}, home: home}
-	res, err := in.client.Get(srv.URL(l.Addr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	in := newInstallerWith(t, Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create}})
 
 	var clusters []listed
 	in.call(t, http.MethodGet, "/api/clusters", nil, &clusters)

@@ -192,6 +192,18 @@ func (f *OSFlags) Selector() (string, error) {
 	return config.OSImageSelector(f.Name, f.Version, f.Arch)
 }
 
+// AnnounceInstaller prints the installer's URL, says who can drive it, and opens it with the
+// browser command (OpenBrowser).
+func AnnounceInstaller(out io.Writer, what, browser string) func(url string) {
+	return func(url string) {
+		fmt.Fprintf(out, "Serving %s at %s\n", what, url)
+		fmt.Fprintln(out, "Only a page opened from this URL (it carries this run's token) can drive the installer. Ctrl-C stops it.")
+		if err := OpenBrowser(browser, url); err != nil {
+			fmt.Fprintf(out, "Open the URL in a browser: %v\n", err)
+		}
+	}
+}
+
 // OpenBrowser opens url with the named browser command, the desktop's (xdg-open) when none is
 // named, or not at all for "none".
 func OpenBrowser(browser, url string) error {

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"fmt"
-	"net"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,27 +37,10 @@ func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := ui.CheckBind(bind, bindRemote); err != nil {
-				return err
-			}
-			l, err := net.Listen("tcp", bind)
-			if err != nil {
-				return fmt.Errorf("--bind %s: %w: choose another port", bind, err)
-			}
 			p := progress.ForWriter(streams.ErrOut)
-			srv, err := ui.New(cmd.Context(), l.Addr(), ui.Options{Home: home, Log: streams.ErrOut,
-				Workload: &ui.Workload{Client: c, CheckHost: checkHost(p), Timeout: timeout}})
-			if err != nil {
-				l.Close()
-				return err
-			}
-			url := srv.URL(l.Addr())
-			fmt.Fprintf(streams.ErrOut, "Serving the installer UI at %s\n", url)
-			fmt.Fprintln(streams.ErrOut, "Only a page opened from this URL (it carries this run's token) can drive the installer. Ctrl-C stops it.")
-			if err := cliutil.OpenBrowser(browser, url); err != nil {
-				fmt.Fprintf(streams.ErrOut, "Open the URL in a browser: %v\n", err)
-			}
-			return srv.Serve(cmd.Context(), l)
+			return ui.Run(cmd.Context(), bind, bindRemote, ui.Options{Home: home, Log: streams.ErrOut,
+				Workload: &ui.Workload{Client: c, CheckHost: checkHost(p), Timeout: timeout}},
+				cliutil.AnnounceInstaller(streams.ErrOut, "the installer UI", browser))
 		},
 	}
 	t.k.AddPersistent(cmd)

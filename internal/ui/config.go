@@ -48,7 +48,7 @@ func (s *Server) check(vars map[string]string) *checked {
 	}
 	out := &checked{Errors: map[string][]string{}, vars: v}
 	for _, n := range v.Unknown() {
-		out.General = append(out.General, fmt.Sprintf("%s is not a configuration variable slipway knows", n))
+		out.General = append(out.General, fmt.Sprintf("%s is not a configuration variable slipway knows: check its spelling, or remove it", n))
 	}
 	role := config.Management
 	if s.o.Workload != nil {
@@ -210,4 +210,4 @@ func (s *Server) importFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // errConflict is a deploy asked for while one runs.
-var errConflict = errors.New("a management cluster is being deployed: wait for it to end (the deploy page follows it)")
+var errConflict = errors.New("a cluster is being deployed: wait for it to end (the deploy page follows it)")

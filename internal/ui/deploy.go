@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -55,8 +56,11 @@ type status struct {
 // deployment is one run of the create flow: its whole output, kept for every page that asks
 // (a reload, a second tab), and its steps.
 type deployment struct {
-	mu      sync.Mutex
-	st      status
+	mu sync.Mutex
+	st status
+	// data is the configuration file the run started from, written again for a resume: a
+	// review since may have replaced the file.
+	data    []byte
 	lines   []string
 	partial []byte
 	tee     io.Writer
@@ -64,8 +68,19 @@ type deployment struct {
 	changed chan struct{}
 }
 
-func newDeployment(file string, tee io.Writer) *deployment {
-	return &deployment{st: status{State: stateRunning, File: file, Steps: []step{}}, tee: tee, changed: make(chan struct{})}
+func newDeployment(file string, data []byte, tee io.Writer) *deployment {
+	return &deployment{st: status{State: stateRunning, File: file, Steps: []step{}}, data: data, tee: tee, changed: make(chan struct{})}
+}
+
+// wait returns once the run ended.
+func (d *deployment) wait() {
+	for {
+		_, st, changed := d.snapshot(0)
+		if st.State != stateRunning {
+			return
+		}
+		<-changed
+	}
 }
 
 // notify wakes every stream; d.mu is held.
@@ -85,7 +100,8 @@ func (d *deployment) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		d.lines = append(d.lines, string(d.partial[:i]))
+		// A carriage return would end a server-sent event's line.
+		d.lines = append(d.lines, strings.ReplaceAll(string(d.partial[:i]), "\r", ""))
 		d.partial = d.partial[i+1:]
 	}
 	d.notify()
@@ -151,21 +167,36 @@ func (s *Server) current() *deployment {
 	return s.run
 }
 
-// start runs the create flow on a saved configuration file in the background; useExisting is
-// the kubeconfig of a kept bootstrap cluster to resume on.
-func (s *Server) start(file, useExisting string) (*deployment, error) {
+// busy says why no deploy can start now, or nil; s.mu is held.
+func (s *Server) busy() error {
+	if s.cleaning {
+		return errors.New("the failed run's bootstrap cluster is being deleted: wait for it")
+	}
+	if s.run != nil {
+		if _, st, _ := s.run.snapshot(0); st.State == stateRunning {
+			return errConflict
+		}
+	}
+	return nil
+}
+
+// start runs the flow on a saved configuration file in the background (its content data, kept
+// for a resume); useExisting is the kubeconfig of a kept bootstrap cluster to resume on.
+func (s *Server) start(file string, data []byte, useExisting string) (*deployment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.run != nil && s.run.st.State == stateRunning {
-		return nil, errConflict
+	if err := s.busy(); err != nil {
+		return nil, err
 	}
-	d := newDeployment(file, s.o.Log)
-	logPath := filepath.Join(s.o.Home, "logs", "management-cluster-create-"+s.o.Now().UTC().Format("20060102T150405")+".log")
-	p, err := progress.New(d, 0, logPath)
+	d := newDeployment(file, data, s.o.Log)
+	flow := "management-cluster-create-"
+	if s.o.Workload != nil {
+		flow = "cluster-create-"
+	}
+	p, err := progress.New(d, 0, filepath.Join(s.o.Home, "logs", flow+s.o.Now().UTC().Format("20060102T150405")+".log"))
 	if err != nil {
 		return nil, err
 	}
-	p.RouteLibraryLogs()
 	p.WatchSteps(d.step)
 	d.st.Log = p.LogPath()
 	s.run = d
@@ -203,6 +234,14 @@ func (s *Server) runFlow(file, useExisting string, p *progress.Printer) ([]strin
 }
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+	// Nothing is written while a run goes on: a resume would read the file.
+	s.mu.Lock()
+	err := s.busy()
+	s.mu.Unlock()
+	if err != nil {
+		apiError(w, http.StatusConflict, err)
+		return
+	}
 	out := s.saveRequest(w, r)
 	if out == nil {
 		return
@@ -211,7 +250,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, out)
 		return
 	}
-	if _, err := s.start(out.Path, ""); errors.Is(err, errConflict) {
+	if _, err := s.start(out.Path, []byte(out.File), ""); errors.Is(err, errConflict) {
 		apiError(w, http.StatusConflict, err)
 		return
 	} else if err != nil {
@@ -274,9 +313,9 @@ func (s *Server) deployLog(w http.ResponseWriter, r *http.Request) {
 }
 
 // failed returns the last run and its status when it failed keeping a bootstrap cluster, or an
-// error saying why there is nothing to act on.
+// error saying why there is nothing to act on; s.mu is held.
 func (s *Server) failed() (*deployment, status, error) {
-	d := s.current()
+	d := s.run
 	if d == nil {
 		return nil, status{}, errors.New("nothing was deployed yet")
 	}
@@ -293,13 +332,22 @@ func (s *Server) failed() (*deployment, status, error) {
 // resume runs the flow again on the bootstrap cluster the failed run kept, as `management-cluster
 // create -e --kubeconfig BOOTSTRAP -f FILE`.
 func (s *Server) resume(w http.ResponseWriter, _ *http.Request) {
-	_, st, err := s.failed()
+	s.mu.Lock()
+	d, st, err := s.failed()
+	if err == nil {
+		err = s.busy()
+	}
+	s.mu.Unlock()
 	if err != nil {
 		apiError(w, http.StatusConflict, err)
 		return
 	}
 	f := st.Failure
-	if _, err := s.start(st.File, f.Bootstrap); err != nil {
+	if err := os.WriteFile(st.File, d.data, 0o600); err != nil {
+		apiError(w, http.StatusInternalServerError, fmt.Errorf("failed to write the run's configuration file again: %w", err))
+		return
+	}
+	if _, err := s.start(st.File, d.data, f.Bootstrap); err != nil {
 		apiError(w, http.StatusConflict, err)
 		return
 	}
@@ -309,11 +357,23 @@ func (s *Server) resume(w http.ResponseWriter, _ *http.Request) {
 // cleanup deletes the bootstrap cluster the failed run kept, and what it made, as `slipway local
 // cluster delete NAME`.
 func (s *Server) cleanup(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
 	d, st, err := s.failed()
+	if err == nil {
+		err = s.busy()
+	}
 	if err != nil {
+		s.mu.Unlock()
 		apiError(w, http.StatusConflict, err)
 		return
 	}
+	s.cleaning = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cleaning = false
+		s.mu.Unlock()
+	}()
 	f := st.Failure
 	if err := s.o.Store.Delete(f.BootstrapName, ""); err != nil {
 		apiError(w, http.StatusInternalServerError, fmt.Errorf("failed to delete bootstrap cluster %s: %w (`slipway local cluster delete %s` tries again)", f.BootstrapName, err, f.BootstrapName))

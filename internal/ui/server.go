@@ -23,6 +23,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,13 +35,15 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 //go:embed web
 var web embed.FS
 
-// tokenCookie carries the token once the page is opened with it.
-const tokenCookie = "slipway-installer-token"
+// tokenCookie begins the name of the cookie that carries the token once the page is opened
+// with it; the port ends it, since cookies do not tell two installers of one host apart.
+const tokenCookie = "slipway-installer-token-"
 
 // CreateFunc runs the management cluster's create flow: managementcluster.Create, or a test's.
 type CreateFunc func(context.Context, managementcluster.CreateOptions) (*managementcluster.Result, error)
@@ -59,6 +64,9 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Remote says the installer serves beyond this host (--bind-remote): any Host is answered,
+	// the token being the guard.
+	Remote bool
 	// Workload, when set, makes the server `slipway ui`'s: pointed at a management cluster, it
 	// lists its workload clusters and its wizard creates one with `cluster create`'s flow.
 	Workload *Workload
@@ -81,13 +89,17 @@ type Server struct {
 	o     Options
 	token string
 	// hosts are the Host headers the server answers to: its address, and localhost's name for
-	// it on loopback (a DNS-rebinding page has another).
-	hosts   map[string]bool
+	// it on loopback (a DNS-rebinding page has another); nil answers any (Options.Remote).
+	hosts map[string]bool
+	// cookie is the token cookie's name, with the server's port.
+	cookie  string
 	handler http.Handler
 
 	mu sync.Mutex
 	// run is the current or last deploy.
 	run *deployment
+	// cleaning says a failed run's bootstrap cluster is being deleted: no deploy starts then.
+	cleaning bool
 	// ctx bounds the deploys: the server's lifetime.
 	ctx context.Context
 }
@@ -110,9 +122,15 @@ func New(ctx context.Context, addr net.Addr, o Options) (*Server, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, token: hex.EncodeToString(b), hosts: map[string]bool{addr.String(): true}, ctx: ctx}
-	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
-		s.hosts[fmt.Sprintf("localhost:%d", tcp.Port)] = true
+	s := &Server{o: o, token: hex.EncodeToString(b), hosts: map[string]bool{addr.String(): true}, ctx: ctx, cookie: tokenCookie}
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		s.cookie += strconv.Itoa(tcp.Port)
+		if tcp.IP.IsLoopback() {
+			s.hosts[fmt.Sprintf("localhost:%d", tcp.Port)] = true
+		}
+	}
+	if o.Remote {
+		s.hosts = nil
 	}
 	static, err := fs.Sub(web, "web")
 	if err != nil {
@@ -135,9 +153,15 @@ func New(ctx context.Context, addr net.Addr, o Options) (*Server, error) {
 	return s, nil
 }
 
-// URL is the address to open, with the token.
+// URL is the address to open, with the token: a wildcard address is named by this host's name.
 func (s *Server) URL(addr net.Addr) string {
-	return "http://" + addr.String() + "/?token=" + url.QueryEscape(s.token)
+	host := addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil {
+			host = net.JoinHostPort(name, strconv.Itoa(tcp.Port))
+		}
+	}
+	return "http://" + host + "/?token=" + url.QueryEscape(s.token)
 }
 
 // ServeHTTP serves a request once the guard let it through.
@@ -154,8 +178,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !s.hosts[r.Host] {
-			http.Error(w, fmt.Sprintf("host %q is not this installer's address", r.Host), http.StatusForbidden)
+		if s.hosts != nil && !s.hosts[r.Host] {
+			http.Error(w, fmt.Sprintf("host %q is not this installer's address: open the URL the command printed", r.Host), http.StatusForbidden)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
@@ -167,16 +191,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "the token is not this run's: open the URL the command printed", http.StatusUnauthorized)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			http.Redirect(w, r, "/", http.StatusSeeOther)
 			return
 		}
 		token := r.Header.Get("X-Slipway-Token")
-		if c, err := r.Cookie(tokenCookie); err == nil && token == "" {
+		if c, err := r.Cookie(s.cookie); err == nil && token == "" {
 			token = c.Value
 		}
 		if !s.validToken(token) {
-			http.Error(w, "no valid token: open the URL `slipway management-cluster create --ui` printed (it carries the token)", http.StatusUnauthorized)
+			http.Error(w, "no valid token: open the URL the installer's command printed (it carries the token)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -219,11 +243,21 @@ func Run(ctx context.Context, bind string, remote bool, o Options, announce func
 	if err != nil {
 		return fmt.Errorf("--bind %s: %w: choose another port", bind, err)
 	}
+	o.Remote = remote
 	s, err := New(ctx, l.Addr(), o)
 	if err != nil {
 		l.Close()
 		return err
 	}
+	// The libraries' logs (client-go, controller-runtime) of every deploy go to one file; the
+	// process-wide loggers are set once.
+	libraries, err := progress.New(io.Discard, 0, filepath.Join(o.Home, "logs", "installer-"+s.o.Now().UTC().Format("20060102T150405")+".log"))
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer libraries.Close()
+	libraries.RouteLibraryLogs()
 	announce(s.URL(l.Addr()))
 	return s.Serve(ctx, l)
 }
@@ -239,6 +273,11 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}()
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	// Interrupted during a deploy, the flow ends with its failure, the kept bootstrap cluster and
+	// the ways out printed, as the command's own.
+	if d := s.current(); d != nil {
+		d.wait()
 	}
 	return nil
 }

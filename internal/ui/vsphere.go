@@ -21,6 +21,9 @@ type vsphereAnswer struct {
 	Host       string `json:"host,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"`
 	Accept     bool   `json:"accept,omitempty"`
+	// Configured is the VSPHERE_TLS_THUMBPRINT the certificate does not match, when one is set:
+	// the page warns that another server may answer for the vCenter.
+	Configured string `json:"configured,omitempty"`
 
 	Inventory *prerequisites.Inventory `json:"inventory,omitempty"`
 	Errors    map[string][]string      `json:"errors,omitempty"`
@@ -50,7 +53,7 @@ func (s *Server) vsphere(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, name := range []string{config.VSphereServer, config.VSphereUsername, config.VSpherePassword} {
 		if v(name) == "" {
-			answer.Errors[name] = append(answer.Errors[name], name+" is not set: the installer needs it to reach the vCenter")
+			answer.Errors[name] = append(answer.Errors[name], name+" is not set: fill it in to reach the vCenter")
 		}
 	}
 	if len(answer.Errors) > 0 {
@@ -71,7 +74,7 @@ func (s *Server) vsphere(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !strings.EqualFold(actual, env.Thumbprint) {
-			writeJSON(w, http.StatusOK, &vsphereAnswer{Host: u.Host, Thumbprint: actual, Accept: true})
+			writeJSON(w, http.StatusOK, &vsphereAnswer{Host: u.Host, Thumbprint: actual, Accept: true, Configured: env.Thumbprint})
 			return
 		}
 	}

@@ -30,6 +30,10 @@ func TestVSpherePage(t *testing.T) {
 	if status != http.StatusOK || !got.Accept || got.Thumbprint != s.Thumbprint || got.Inventory != nil {
 		t.Fatalf("without a thumbprint: %d %+v, want the certificate's %s to accept", status, got, s.Thumbprint)
 	}
+	vars[config.VSphereTLSThumbprint] = "AA:BB"
+	if status, got = connect(); status != http.StatusOK || !got.Accept || got.Configured != "AA:BB" {
+		t.Errorf("a thumbprint that differs: %d %+v, want the configured one named", status, got)
+	}
 	vars[config.VSphereTLSThumbprint] = got.Thumbprint
 	if status, got = connect(); status != http.StatusUnprocessableEntity || len(got.Errors[config.VSphereUsername]) != 1 {
 		t.Errorf("a wrong password: %d %+v, want an error under %s", status, got, config.VSphereUsername)

@@ -95,8 +95,9 @@ try {
   await page.screenshot({ path: shots + "/2-validation-error.png", fullPage: true });
 
   // The review is refused while a field is wrong, then shows the file and the command.
+  const refusedReview = page.waitForResponse((r) => r.url().endsWith("/api/review"));
   await page.click("#review-button");
-  check(await page.isHidden("#review"), "no review while a field is wrong");
+  check((await refusedReview).status() === 422 && (await page.isHidden("#review")), "no review while a field is wrong");
   await page.fill("#WORKER_MACHINE_COUNT", "1");
   await page.fill("#CLUSTER_NAME", "ui-mgmt");
   await page.focus("#CLUSTER_CIDR");

@@ -15,9 +15,10 @@ import (
 // serveInstaller serves the installer UI until the command is interrupted: the wizard takes the
 // configuration, and its deploys run the same flow as the command.
 func serveInstaller(cmd *cobra.Command, streams genericiooptions.IOStreams, f *createFlags, home string, store localcluster.Store) error {
-	for _, flag := range []string{"file", "dry-run", "use-existing-bootstrap-cluster", "name", "plan", "cni"} {
+	for _, flag := range []string{"file", "dry-run", "use-existing-bootstrap-cluster", "name", "plan", "cni", "yes", "deploy-tkg-on-vSphere7", "verbose", "log-file"} {
 		if cmd.Flags().Changed(flag) {
-			return fmt.Errorf("--%s cannot go with --ui: the installer takes the configuration in the browser (import a file there)", flag)
+			return fmt.Errorf("--%s cannot go with --ui: the installer takes the configuration in the browser (import a file there), "+
+				"asks there what the command would ask, and writes each deploy's log under the home's logs/", flag)
 		}
 	}
 	repository := ""

@@ -21,9 +21,13 @@ function provider() {
   return form.querySelector("input[name=INFRASTRUCTURE_PROVIDER]:checked").value;
 }
 
-// variables are the fields' values by variable name: those shown and not empty.
+// imported are the variables of an imported file that no field shows: they are kept as they are.
+let imported = {};
+
+// variables are the fields' values by variable name: those shown and not empty, over the
+// imported variables no field shows.
 function variables() {
-  const out = {};
+  const out = { ...imported };
   for (const el of form.elements) {
     if (!el.name || el.closest("section[hidden], .field[hidden]")) continue;
     if (el.type === "radio" && !el.checked) continue;
@@ -65,9 +69,12 @@ function showErrors(checked) {
   return first;
 }
 
+// validate checks every field; only the answer to the latest call is shown.
+let validations = 0;
 async function validate() {
+  const seq = ++validations;
   const { data } = await api("POST", "/api/validate", { variables: variables() });
-  showErrors(data);
+  if (seq === validations) showErrors(data);
   return data;
 }
 
@@ -89,6 +96,8 @@ async function review() {
     return;
   }
   reviewedFile = data.file;
+  // The deploy names the cluster the review did, also when the name was a default of its time.
+  if (!form.elements.CLUSTER_NAME.value && data.name) form.elements.CLUSTER_NAME.value = data.name;
   document.getElementById("review-path").textContent = data.path;
   document.getElementById("review-file").textContent = data.file;
   document.getElementById("review-command").textContent = data.command;
@@ -112,12 +121,22 @@ async function importFile(ev) {
   const { status, data } = await api("POST", "/api/import", { file: await file.text() });
   const msgs = document.getElementById("import-messages");
   if (status !== 200) { msgs.textContent = data.error; return; }
+  imported = {};
+  const dropped = [];
   for (const [name, value] of Object.entries(data.variables)) {
     const el = form.elements[name];
-    if (!el) continue;
-    if (el instanceof RadioNodeList) { for (const r of el) r.checked = r.value === value; } else { el.value = value; }
+    if (!el) { imported[name] = value; continue; }
+    if (el instanceof RadioNodeList) {
+      if (![...el].some((r) => r.value === value)) { dropped.push(name + ": " + value); continue; }
+      for (const r of el) r.checked = r.value === value;
+    } else if (el instanceof HTMLSelectElement && ![...el.options].some((o) => o.value === value)) {
+      dropped.push(name + ": " + value);
+    } else {
+      el.value = value;
+    }
   }
-  msgs.textContent = (data.general || []).join(" ") || "Imported " + file.name;
+  const notes = (data.general || []).concat(dropped.length ? ["Not taken, as this installer offers no such choice: " + dropped.join(", ")] : []);
+  msgs.textContent = notes.join(" ") || "Imported " + file.name;
   showProvider();
   await validate();
 }
@@ -131,6 +150,8 @@ function follow() {
   log.textContent = "";
   if (stream) stream.close();
   stream = new EventSource("/api/deploy/log");
+  // A reconnect replays the log from its first line.
+  stream.addEventListener("open", () => { log.textContent = ""; });
   stream.addEventListener("line", (e) => { log.textContent += e.data + "\n"; });
   stream.addEventListener("status", (e) => showStatus(JSON.parse(e.data)));
   stream.addEventListener("end", () => { stream.close(); stream = null; });
@@ -154,6 +175,7 @@ function showStatus(st) {
     document.getElementById("resume-button").hidden = !kept;
     document.getElementById("cleanup-button").hidden = !kept;
   }
+  document.getElementById("back-button").hidden = st.state === "running";
   const next = document.getElementById("deploy-next");
   next.hidden = !st.next;
   if (st.next) document.getElementById("next-commands").textContent = st.next.join("\n");
@@ -185,8 +207,11 @@ async function connect() {
   const box = document.getElementById("thumbprint-box");
   box.hidden = !data.accept;
   if (data.accept) {
-    document.getElementById("thumbprint-text").textContent = "The certificate of vSphere " + data.host + " has the SHA-1 thumbprint " +
-      data.thumbprint + ". Accept it only if it is your vCenter's (VSPHERE_TLS_THUMBPRINT).";
+    document.getElementById("thumbprint-text").textContent = (data.configured
+      ? "Warning: the certificate of vSphere " + data.host + " does not have the thumbprint VSPHERE_TLS_THUMBPRINT gives (" + data.configured +
+        "): another server may be answering for it. Its thumbprint is " + data.thumbprint + "."
+      : "The certificate of vSphere " + data.host + " has the SHA-1 thumbprint " + data.thumbprint + ".") +
+      " Accept it only if it is your vCenter's (VSPHERE_TLS_THUMBPRINT).";
     box.dataset.thumbprint = data.thumbprint;
     status.textContent = "";
     document.getElementById("accept-thumbprint").focus();
@@ -202,9 +227,10 @@ async function connect() {
   for (const list of ["datacenters", "resourcePools", "datastores", "folders", "networks"]) {
     document.getElementById(list).replaceChildren(...(inv[list] || []).map((v) => { const o = document.createElement("option"); o.value = v; return o; }));
   }
-  status.textContent = "Connected to " + inv.version + ": " + inv.datacenters.length + " datacenter(s)" +
-    (inv.resourcePools ? ", " + inv.resourcePools.length + " resource pool(s), " + inv.datastores.length + " datastore(s), " +
-      inv.folders.length + " folder(s), " + inv.networks.length + " network(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
+  const n = (list) => (inv[list] || []).length;
+  status.textContent = "Connected to " + inv.version + ": " + n("datacenters") + " datacenter(s)" +
+    (form.elements.VSPHERE_DATACENTER.value ? ", " + n("resourcePools") + " resource pool(s), " + n("datastores") + " datastore(s), " +
+      n("folders") + " folder(s), " + n("networks") + " network(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
 }
 
 form.addEventListener("change", (e) => {
@@ -226,6 +252,7 @@ document.getElementById("deploy-button").addEventListener("click", deploy);
 document.getElementById("resume-button").addEventListener("click", () => afterFailure("/api/deploy/resume"));
 document.getElementById("cleanup-button").addEventListener("click", () => afterFailure("/api/deploy/cleanup"));
 document.getElementById("import-file").addEventListener("change", importFile);
+document.getElementById("back-button").addEventListener("click", () => show("wizard"));
 
 // showClusters lists the management cluster's workload clusters (`slipway ui`).
 async function showClusters() {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -23,8 +24,11 @@ import (
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-// ReasonPublished is the Event recorded on a Cluster when its metadata was written or changed.
-const ReasonPublished = "ClusterMetadataPublished"
+// Reasons of the Events recorded on a Cluster: its metadata written or changed, or refused.
+const (
+	ReasonPublished     = "ClusterMetadataPublished"
+	ReasonPublishFailed = "ClusterMetadataPublishFailed"
+)
 
 // DefaultResync is how often a workload cluster's metadata is written again, to follow a
 // management cluster upgrade (which changes its BOM) and to mend a deleted ConfigMap.
@@ -96,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if own == nil {
 		// A management cluster the CLI did not make has no metadata to hand down yet.
 		ctrl.LoggerFrom(ctx).Info("The management cluster has no tkg-metadata yet: the workload cluster's waits for it",
-			"configMap", Namespace+"/"+ConfigMap)
+			"ConfigMap", klog.KRef(Namespace, ConfigMap))
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
 	remote, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(cluster))
@@ -110,7 +114,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	md := Of(cluster, own.Cluster.TKGVersion)
 	changed, err := Publish(ctx, remote, md, bom)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to publish the metadata of cluster %s/%s in it: %w", cluster.Namespace, cluster.Name, err)
+		r.Recorder.Eventf(cluster, nil, corev1.EventTypeWarning, ReasonPublishFailed, "Publish", "Failed to write %s/%s in the cluster: %v", Namespace, ConfigMap, err)
+		return ctrl.Result{}, fmt.Errorf("failed to publish the metadata of cluster %s in it: %w", klog.KObj(cluster), err)
 	}
 	if changed {
 		r.Recorder.Eventf(cluster, nil, corev1.EventTypeNormal, ReasonPublished, "Publish",
@@ -132,11 +137,18 @@ func (r *Reconciler) managementMetadata(ctx context.Context) (*Metadata, []byte,
 	if err != nil {
 		return nil, nil, fmt.Errorf("the management cluster's %s/%s: %w", Namespace, ConfigMap, err)
 	}
+	if own.BOM.ConfigMapRef.Name == "" {
+		return nil, nil, fmt.Errorf("the management cluster's %s/%s names no BOM (bom.configmapRef.name): `slipway management-cluster upgrade` writes it again", Namespace, ConfigMap)
+	}
 	key := client.ObjectKey{Namespace: Namespace, Name: own.BOM.ConfigMapRef.Name}
 	if err := r.apiReader.Get(ctx, key, cm); err != nil {
 		return nil, nil, fmt.Errorf("the BOM the management cluster's %s names: %w", ConfigMap, err)
 	}
-	return own, []byte(cm.Data[BOMKey]), nil
+	bom, ok := cm.Data[BOMKey]
+	if !ok {
+		return nil, nil, fmt.Errorf("ConfigMap %s holds no %s: `slipway management-cluster upgrade` writes it again", klog.KObj(cm), BOMKey)
+	}
+	return own, []byte(bom), nil
 }
 
 // Of is the metadata of a workload cluster of a management cluster of TKG version tkgVersion: its

@@ -11,6 +11,7 @@
 # Usage: hack/bench/capacity.sh [MAX=30] [BUDGET minutes=90] [TIMEOUT=5m]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/hack/bench/lib.sh"
 max=${1:-30}
 budget=${2:-90}
 timeout=${3:-5m}
@@ -22,13 +23,7 @@ make -C "$root" build images providers packages >/dev/null
 
 work=$(mktemp -d)
 export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig SLIPWAY_RAISE_HOST_LIMITS=true
-cleanup() {
-	"$slipway" management-cluster delete capacity -y >/dev/null 2>&1 || true
-	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
-	done
-}
-trap 'cleanup; rm -rf "$work"' EXIT
+trap 'delete_clusters capacity; rm -rf "$work"' EXIT
 
 limits() {
 	printf 'fs.inotify.max_user_instances=%s fs.inotify.max_user_watches=%s fs.file-max=%s kernel.threads-max=%s\n' \

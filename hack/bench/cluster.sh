@@ -18,13 +18,7 @@ make -C "$root" build providers packages >/dev/null
 
 work=$(mktemp -d)
 export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig
-cleanup() {
-	"$slipway" management-cluster delete bench -y >/dev/null 2>&1 || true
-	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
-	done
-}
-trap 'cleanup; rm -rf "$work"' EXIT
+trap 'delete_clusters bench; rm -rf "$work"' EXIT
 
 "$slipway" management-cluster create --name bench >"$work/mc.log" 2>&1 || { cat "$work/mc.log"; exit 1; }
 

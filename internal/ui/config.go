@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/config"
@@ -83,18 +84,19 @@ func leaves(err error) []error {
 }
 
 // variableNames matches the variables' names as words, the longest first
-// (WORKER_MACHINE_COUNT_0 before WORKER_MACHINE_COUNT).
-var variableNames = func() *regexp.Regexp {
+// (WORKER_MACHINE_COUNT_0 before WORKER_MACHINE_COUNT); it is built on first use, not when any
+// command of the binary starts.
+var variableNames = sync.OnceValue(func() *regexp.Regexp {
 	names := config.Known()
 	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
 	for i, n := range names {
 		names[i] = regexp.QuoteMeta(n)
 	}
 	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
-}()
+})
 
 // variableOf is the first variable a message names.
-func variableOf(msg string) string { return variableNames.FindString(msg) }
+func variableOf(msg string) string { return variableNames().FindString(msg) }
 
 func (s *Server) options(w http.ResponseWriter, _ *http.Request) {
 	mode := "management"

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +97,7 @@ func (d *deployment) Write(p []byte) (int, error) {
 	defer d.mu.Unlock()
 	d.partial = append(d.partial, p...)
 	for {
-		i := strings.IndexByte(string(d.partial), '\n')
+		i := bytes.IndexByte(d.partial, '\n')
 		if i < 0 {
 			break
 		}

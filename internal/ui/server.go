@@ -79,7 +79,7 @@ type Workload struct {
 	// Create is the flow a deploy runs; nil is cluster.Create.
 	Create func(context.Context, cluster.CreateOptions) error
 	// CheckHost checks that this host can start a local cluster's nodes, as `cluster create`.
-	CheckHost func(controlPlanes, workers int) error
+	CheckHost cluster.HostCheck
 	// Timeout bounds each wait of a deploy.
 	Timeout time.Duration
 }

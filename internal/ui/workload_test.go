@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -23,7 +25,7 @@ import (
 // TestWorkloadInstaller is `slipway ui`: the management cluster's workload clusters listed with
 // their release and packages (not the management cluster itself); the review's file beside the
 // Cluster that `cluster create` converts it to, with that command; a deploy running the workload
-// cluster's flow on the saved file.
+// cluster's flow on the saved file, the host check's warnings in its log.
 func TestWorkloadInstaller(t *testing.T) {
 	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc1", Labels: map[string]string{runv1alpha3.LabelTKR: "v1.35.4---vmware.1-tkg.1"}}}
 	wc.Spec.Topology.Version = "v1.35.4+vmware.1"
@@ -37,11 +39,20 @@ func TestWorkloadInstaller(t *testing.T) {
 	var ran cluster.CreateOptions
 	create := func(_ context.Context, o cluster.CreateOptions) error {
 		ran = o
+		if err := o.CheckHost(o.Progress, 1, 2); err != nil {
+			return err
+		}
 		o.Progress.Infof("creating workload cluster 'wc2'...")
 		return nil
 	}
+	// The host check's warnings go to the page's log, with the flow's own lines.
+	const warning = "fs.inotify.max_user_instances is 128: raised it to 1024"
+	checkHost := func(p *progress.Printer, _, _ int) error {
+		p.Infof("%s", warning)
+		return nil
+	}
 	home := t.TempDir()
-	in := newInstallerWith(t, Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create}})
+	in := newInstallerWith(t, Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create, CheckHost: checkHost}})
 
 	var clusters []listed
 	in.call(t, http.MethodGet, "/api/clusters", nil, &clusters)
@@ -66,7 +77,8 @@ func TestWorkloadInstaller(t *testing.T) {
 		t.Errorf("the review's file %s and command %q", got.Path, got.Command)
 	}
 	lines, last := events(t, in, nil)
-	if last.State != stateSucceeded || len(last.Next) == 0 || last.Next[0] != "slipway cluster get wc2" || lines[len(lines)-1] != "creating workload cluster 'wc2'..." {
+	if last.State != stateSucceeded || len(last.Next) == 0 || last.Next[0] != "slipway cluster get wc2" || lines[len(lines)-1] != "creating workload cluster 'wc2'..." ||
+		!slices.Contains(lines, warning) {
 		t.Errorf("the deploy: %+v\n%v", last, lines)
 	}
 	if ran.File != want || ran.Client != client.Client(c) {

@@ -21,6 +21,60 @@ import (
 // repository cannot be read) with its cause, and a reload that keeps the whole log. Screenshots
 // of each page go to the test's output directory (SLIPWAY_UI_SHOTS, or a temporary one).
 func TestInstallerInABrowser(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url := serveUI(t, ctx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
+		"--package-repository", "127.0.0.1:1/nowhere/slipway-repo:v0.1.0")
+	vc := vcentertest.Start(t)
+	runBrowser(t, ctx, "installer.mjs", url, vc.URL.Host, vc.Username, vc.Password)
+
+	// A bind beyond this host is refused unless asked for.
+	if out, err := runSlipway(t, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "0.0.0.0:0"); err == nil ||
+		!strings.Contains(out, "is not a loopback address") || !strings.Contains(out, "--bind-remote") {
+		t.Errorf("--bind 0.0.0.0:0 without --bind-remote: %v\n%s", err, out)
+	}
+}
+
+// serveUI starts slipway with args, an installer serving until ctx ends or the test does, and
+// returns the URL it prints, token included.
+func serveUI(t *testing.T, ctx context.Context, args ...string) string {
+	t.Helper()
+	srv := exec.CommandContext(ctx, slipway, args...)
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if url, ok := strings.CutPrefix(sc.Text(), "Serving kickstart UI at "); ok {
+				urls <- url
+			}
+		}
+		close(urls)
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("slipway %s printed no URL within 30s", strings.Join(args, " "))
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
+		t.Fatalf("the URL %q is not a loopback one with a token", url)
+	}
+	return url
+}
+
+// runBrowser runs the browser script test/ui/SCRIPT with the installer's URL, the screenshots'
+// directory and args, in Debian's Chromium, headless, with playwright-core. Screenshots go to
+// SLIPWAY_UI_SHOTS, or a temporary directory.
+func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...string) {
+	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -39,50 +93,11 @@ func TestInstallerInABrowser(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	srv := exec.CommandContext(ctx, slipway, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
-		"--package-repository", "127.0.0.1:1/nowhere/slipway-repo:v0.1.0")
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), "Serving kickstart UI at "); ok {
-				urls <- url
-			}
-		}
-		close(urls)
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the installer printed no URL within 30s")
-	}
-	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
-		t.Fatalf("the URL %q is not a loopback one with a token", url)
-	}
-	vc := vcentertest.Start(t)
-	node := exec.CommandContext(ctx, "node", filepath.Join(uiDir, "installer.mjs"), url, shots, vc.URL.Host, vc.Username, vc.Password)
+	node := exec.CommandContext(ctx, "node", append([]string{filepath.Join(uiDir, script), url, shots}, args...)...)
 	node.Env = append(os.Environ(), "CHROMIUM="+chromium)
 	out, err := node.CombinedOutput()
-	t.Logf("the browser test (screenshots in %s):\n%s", shots, out)
+	t.Logf("%s (screenshots in %s):\n%s", script, shots, out)
 	if err != nil {
-		t.Fatalf("the browser test failed: %v", err)
-	}
-
-	// A bind beyond this host is refused unless asked for.
-	if out, err := runSlipway(t, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "0.0.0.0:0"); err == nil ||
-		!strings.Contains(out, "is not a loopback address") || !strings.Contains(out, "--bind-remote") {
-		t.Errorf("--bind 0.0.0.0:0 without --bind-remote: %v\n%s", err, out)
+		t.Fatalf("%s failed: %v", script, err)
 	}
 }

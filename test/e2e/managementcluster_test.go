@@ -530,6 +530,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	} else if cfg, err := clientcmd.LoadFromFile(wcKubeconfig); err != nil || cfg.Contexts["e2e-wc-admin@e2e-wc"] == nil {
 		t.Errorf("the exported kubeconfig lacks the workload cluster's context: %v", err)
 	}
+	// A second workload cluster, made in a browser through `slipway ui`, which lists e2e-wc.
+	checkUnmanagedCNI(t, mc, store)
 	wcNodes := nodeNames(t, store, "e2e-wc")
 	deleteStart := time.Now()
 	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
@@ -541,7 +543,6 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Errorf("the deleted cluster's audit log is still there: %v", err)
 	}
 	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
-	checkUnmanagedCNI(t, mc, store, write("byo.yaml", "CLUSTER_NAME: e2e-byo\nCLUSTER_PLAN: dev\nCNI: none\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n"))
 
 	// get shows it running, with its objects and providers.
 	out, err = runSlipway(t, "management-cluster", "get")
@@ -858,15 +859,18 @@ func checkMachineHealthCheckVerbs(t *testing.T, mc client.Client) {
 	})
 }
 
-// checkUnmanagedCNI creates a workload cluster with CNI none from file: TKG's waits end, its
+// checkUnmanagedCNI creates a workload cluster with CNI none as a user of `slipway ui` does, in
+// Debian's Chromium (test/ui/workload.mjs): e2e-wc listed with its packages, the wizard filled,
+// the review, the deploy run to its end, the new cluster listed. TKG's waits end, its
 // ClusterBootstrap says the CNI is the user's and names none, and no CNI package is installed
 // for it; then it is deleted.
-func checkUnmanagedCNI(t *testing.T, mc client.Client, store cluster.Store, file string) {
+func checkUnmanagedCNI(t *testing.T, mc client.Client, store cluster.Store) {
 	t.Helper()
-	out, err := runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", file, "-t", "5m")
-	if err != nil || !strings.Contains(out, "Workload cluster 'e2e-byo' created") {
-		t.Fatalf("cluster create with CNI none: %v\n%s", err, out)
-	}
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
+	defer cancel()
+	url := serveUI(t, ctx, "ui", "--browser", "none", "--bind", "127.0.0.1:0", "-t", "5m")
+	runBrowser(t, ctx, "workload.mjs", url, "e2e-byo", "v1.34.3", "none", "1", "e2e-wc")
+	cancel()
 	cb := &runv1alpha3.ClusterBootstrap{}
 	if err := mc.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "e2e-byo"}, cb); err != nil {
 		t.Fatal(err)

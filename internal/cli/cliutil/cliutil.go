@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -205,7 +208,10 @@ func AnnounceInstaller(out io.Writer, what, browser string) func(url string) {
 }
 
 // OpenBrowser opens url with the named browser command, the desktop's (xdg-open) when none is
-// named, or not at all for "none".
+// named, or not at all for "none". The browser is given a page that sends it on to url, not url
+// itself: url carries the installer's token, and a command's arguments are readable by every
+// user of the host (ps). The page is the user's alone (mode 0600 in a directory of mode 0700)
+// and is removed a minute later, once the browser has read it.
 func OpenBrowser(browser, url string) error {
 	if browser == "none" {
 		return nil
@@ -221,5 +227,24 @@ func OpenBrowser(browser, url string) error {
 			return errors.New("no browser found (xdg-open)")
 		}
 	}
-	return exec.Command(browser, url).Start()
+	dir, err := os.MkdirTemp("", "slipway-installer-")
+	if err != nil {
+		return err
+	}
+	page := filepath.Join(dir, "open.html")
+	body := fmt.Sprintf("<!doctype html>\n<meta http-equiv=\"refresh\" content=\"0; url=%s\">\n<title>slipway installer</title>\n<a href=\"%s\">Open the installer</a>\n",
+		html.EscapeString(url), html.EscapeString(url))
+	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	if err := exec.Command(browser, "file://"+page).Start(); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	time.AfterFunc(browserReadsPage, func() { os.RemoveAll(dir) })
+	return nil
 }
+
+// browserReadsPage is how long OpenBrowser's page is kept for the browser to read.
+var browserReadsPage = time.Minute

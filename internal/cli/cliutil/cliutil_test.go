@@ -3,7 +3,11 @@ package cliutil
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -26,5 +30,61 @@ func TestFlagErrorNamesTheFlag(t *testing.T) {
 	}
 	if FlagError(nil, flags) != nil {
 		t.Errorf("nil is not an error")
+	}
+}
+
+// TestOpenBrowserKeepsTheTokenOutOfArguments: the browser command is given a page of the user's
+// alone that sends it on to the URL, never the URL with its token; the page is gone later.
+func TestOpenBrowserKeepsTheTokenOutOfArguments(t *testing.T) {
+	dir := t.TempDir()
+	args := filepath.Join(dir, "args")
+	browser := filepath.Join(dir, "browser")
+	script := "#!/bin/sh\necho \"$@\" > " + args + ".tmp && mv " + args + ".tmp " + args + "\n"
+	if err := os.WriteFile(browser, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { browserReadsPage = d }(browserReadsPage)
+	browserReadsPage = 2 * time.Second
+	url := "http://127.0.0.1:8080/?token=0123abcd"
+	if err := OpenBrowser(browser, url); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if got, err = os.ReadFile(args); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the browser command did not run within 10s")
+		}
+	}
+	arg := strings.TrimSpace(string(got))
+	if strings.Contains(arg, "token") || !strings.HasPrefix(arg, "file://") {
+		t.Fatalf("the browser's argument %q: want a file:// page without the token", arg)
+	}
+	page := strings.TrimPrefix(arg, "file://")
+	info, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirInfo, err := os.Stat(filepath.Dir(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 || dirInfo.Mode().Perm() != 0o700 {
+		t.Errorf("the page %v in a directory %v: want 0600 in 0700", info.Mode(), dirInfo.Mode())
+	}
+	content, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(content), `http-equiv="refresh" content="0; url=`+url+`"`) {
+		t.Errorf("the page does not send the browser on to %s: %v\n%s", url, err, content)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Dir(page)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page %s is still there 10s after its time", page)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			return cluster.Create(cmd.Context(), cluster.CreateOptions{
 				Name: name, File: file, Environ: os.Environ(), Set: set, Client: c, Home: home,
-				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost(p), TKR: tkr,
+				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost, TKR: tkr,
 			})
 		},
 	}
@@ -181,14 +181,12 @@ func newList(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 
 // checkHost checks that this host can start the nodes of the local provider, as the provider
 // does again before it starts each.
-func checkHost(p *progress.Printer) func(controlPlanes, workers int) error {
-	return func(controlPlanes, workers int) error {
-		store, err := localcluster.DefaultStore()
-		if err != nil {
-			return err
-		}
-		return store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
+func checkHost(p *progress.Printer, controlPlanes, workers int) error {
+	store, err := localcluster.DefaultStore()
+	if err != nil {
+		return err
 	}
+	return store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
 }
 
 func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
@@ -203,7 +201,7 @@ func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			p := progressOf(streams)
-			o.CheckHost = checkHost(p)
+			o.CheckHost = checkHost
 			return cluster.Scale(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, o, p)
 		},
 	}

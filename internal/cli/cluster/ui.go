@@ -8,7 +8,6 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/ui"
 )
 
@@ -37,9 +36,8 @@ func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := progress.ForWriter(streams.ErrOut)
 			return ui.Run(cmd.Context(), bind, bindRemote, ui.Options{Home: home, Log: streams.ErrOut,
-				Workload: &ui.Workload{Client: c, CheckHost: checkHost(p), Timeout: timeout}},
+				Workload: &ui.Workload{Client: c, CheckHost: checkHost, Timeout: timeout}},
 				cliutil.AnnounceInstaller(streams.ErrOut, "the installer UI", browser))
 		},
 	}

@@ -219,5 +219,5 @@ func checkHostOfClass(ctx context.Context, o CreateOptions, cluster *unstructure
 			workers += n
 		}
 	}
-	return o.CheckHost(int(controlPlanes), int(workers))
+	return o.CheckHost(o.Progress, int(controlPlanes), int(workers))
 }

@@ -53,7 +53,7 @@ type CreateOptions struct {
 	Now func() time.Time
 	// CheckHost checks that this host can start the nodes of a cluster of the local provider
 	// (localcluster.Store.CheckHostLimits); nil checks nothing.
-	CheckHost func(controlPlanes, workers int) error
+	CheckHost HostCheck
 	// TKR is the release to create the cluster of, by name or a prefix of its name or version
 	// (`--tkr`, as TKG's); it sets KUBERNETES_VERSION to the release's version. Empty takes the
 	// release of that variable.
@@ -114,7 +114,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
 	}
 	if cfg.InfrastructureProvider == "local" && o.CheckHost != nil && !o.DryRun {
-		if err := o.CheckHost(cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
+		if err := o.CheckHost(o.Progress, cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
 			return err
 		}
 	}

@@ -61,8 +61,12 @@ type ScaleOptions struct {
 	NodePool string
 	// CheckHost checks that this host can start the nodes a cluster of the local provider
 	// gains (localcluster.Store.CheckHostLimits); nil checks nothing.
-	CheckHost func(controlPlanes, workers int) error
+	CheckHost HostCheck
 }
+
+// HostCheck checks that this host can start a number of a local cluster's nodes; it prints its
+// warnings (a limit it raised, one that is close) with p, where the flow prints its own lines.
+type HostCheck func(p *progress.Printer, controlPlanes, workers int) error
 
 // Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
 // wait, as TKG: `cluster list` shows the cluster updating until the machines are there.
@@ -107,7 +111,8 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 		}
 	}
 	if cl.Spec.InfrastructureRef.Kind == "LocalCluster" && o.CheckHost != nil {
-		if err := o.CheckHost(added(before, cl)); err != nil {
+		cp, w := added(before, cl)
+		if err := o.CheckHost(p, cp, w); err != nil {
 			return err
 		}
 	}

@@ -22,7 +22,7 @@ func TestScaleChecksTheHost(t *testing.T) {
 	local := topologyCluster(1, 1)
 	local.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{Kind: "LocalCluster", Name: "wc", APIGroup: "infrastructure.cluster.x-k8s.io"}
 	var asked [2]int
-	refuse := func(cp, w int) error {
+	refuse := func(_ *progress.Printer, cp, w int) error {
 		asked = [2]int{cp, w}
 		return errors.New("this host cannot start 4 more nodes")
 	}
@@ -43,7 +43,7 @@ func TestScaleChecksTheHost(t *testing.T) {
 	}
 	// Scaling down adds nothing; a cluster of another provider is not this host's.
 	asked = [2]int{-1, -1}
-	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 2, CheckHost: func(cp, w int) error { asked = [2]int{cp, w}; return nil }},
+	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 2, CheckHost: func(_ *progress.Printer, cp, w int) error { asked = [2]int{cp, w}; return nil }},
 		progress.ForWriter(&strings.Builder{})); err != nil || asked != [2]int{0, 0} {
 		t.Errorf("scale down: %v, asked %v", err, asked)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -320,9 +321,9 @@ func newKubeconfig(t *target, streams genericiooptions.IOStreams) *cobra.Command
 			}
 			path := exportFile
 			if path == "" {
-				path = localcluster.DefaultKubeconfigPath()
+				path = kubeconfig.DefaultPath()
 			}
-			if err := cluster.MergeKubeconfig(path, cfg); err != nil {
+			if err := kubeconfig.Merge(path, cfg, ""); err != nil {
 				return err
 			}
 			cliutil.CredentialsSaved(streams.ErrOut, args[0], path, exportFile != "")

@@ -19,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -196,7 +197,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			useExisting, mergeInto := "", f.kubeconfig
 			if f.useExisting {
 				if useExisting, mergeInto = f.kubeconfig, ""; useExisting == "" {
-					useExisting = localcluster.DefaultKubeconfigPath()
+					useExisting = kubeconfig.DefaultPath()
 				}
 			}
 			_, err = managementcluster.Create(cmd.Context(), managementcluster.CreateOptions{

@@ -2,10 +2,7 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,28 +23,4 @@ func AdminKubeconfig(ctx context.Context, c client.Client, key client.ObjectKey)
 		return nil, fmt.Errorf("the kubeconfig of cluster %s: %w", key.Name, err)
 	}
 	return cfg, nil
-}
-
-// MergeKubeconfig adds a kubeconfig's clusters, users and contexts to the file at path, leaving
-// its current context as it is, as TKG saves credentials.
-func MergeKubeconfig(path string, add *clientcmdapi.Config) error {
-	existing, err := clientcmd.LoadFromFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		existing = clientcmdapi.NewConfig()
-	} else if err != nil {
-		return fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
-	}
-	for k, v := range add.Clusters {
-		existing.Clusters[k] = v
-	}
-	for k, v := range add.AuthInfos {
-		existing.AuthInfos[k] = v
-	}
-	for k, v := range add.Contexts {
-		existing.Contexts[k] = v
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return clientcmd.WriteToFile(*existing, path)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/initregion"
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
@@ -215,7 +216,7 @@ func (f *flow) kubeconfigPath() string {
 	if f.o.Kubeconfig != "" {
 		return f.o.Kubeconfig
 	}
-	return localcluster.DefaultKubeconfigPath()
+	return kubeconfig.DefaultPath()
 }
 
 // validate reads and completes the configuration and checks what the run needs before
@@ -538,7 +539,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 	}
 	path := f.kubeconfigPath()
 	f.p.Infof("Saving management cluster kubeconfig into %s", path)
-	if err := cluster.MergeKubeconfig(path, add); err != nil {
+	if err := kubeconfig.Merge(path, add, ""); err != nil {
 		return err
 	}
 	f.mgmt, err = slipwayclient.New(f.mgmtKubeconfig, ContextName(f.cfg.Name))
@@ -684,9 +685,9 @@ func Names(home string) ([]string, error) {
 
 // Current returns the management cluster commands act on when none is named, as the tanzu CLI's
 // current server: the one created from this home; of several, the one whose admin context is
-// kubeconfig's current context (kubectl's file when empty), else the one created last, which
+// kubeconfigPath's current context (kubectl's file when empty), else the one created last, which
 // guessed says. It returns "" when this home created none.
-func Current(home, kubeconfig string) (name string, guessed bool, err error) {
+func Current(home, kubeconfigPath string) (name string, guessed bool, err error) {
 	names, err := Names(home)
 	if err != nil || len(names) <= 1 {
 		if len(names) == 1 {
@@ -694,10 +695,10 @@ func Current(home, kubeconfig string) (name string, guessed bool, err error) {
 		}
 		return "", false, err
 	}
-	if kubeconfig == "" {
-		kubeconfig = localcluster.DefaultKubeconfigPath()
+	if kubeconfigPath == "" {
+		kubeconfigPath = kubeconfig.DefaultPath()
 	}
-	if cfg, err := clientcmd.LoadFromFile(kubeconfig); err == nil {
+	if cfg, err := clientcmd.LoadFromFile(kubeconfigPath); err == nil {
 		for _, n := range names {
 			if cfg.CurrentContext == ContextName(n) {
 				return n, false, nil
@@ -738,7 +739,7 @@ func ExportKubeconfig(home, name, exportFile string) (string, error) {
 	}
 	path := exportFile
 	if path == "" {
-		path = localcluster.DefaultKubeconfigPath()
+		path = kubeconfig.DefaultPath()
 	}
-	return path, cluster.MergeKubeconfig(path, cfg)
+	return path, kubeconfig.Merge(path, cfg, "")
 }

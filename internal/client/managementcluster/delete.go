@@ -23,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
@@ -64,12 +65,12 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 			return err
 		}
 	}
-	kubeconfig := o.Kubeconfig
-	if kubeconfig == "" {
-		kubeconfig = localcluster.DefaultKubeconfigPath()
+	kubeconfigPath := o.Kubeconfig
+	if kubeconfigPath == "" {
+		kubeconfigPath = kubeconfig.DefaultPath()
 	}
 	p.Infof("Verifying management cluster...")
-	mgmt, err := slipwayclient.New(kubeconfig, ContextName(o.Name))
+	mgmt, err := slipwayclient.New(kubeconfigPath, ContextName(o.Name))
 	if err != nil {
 		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, ContextName(o.Name), err)
 	}
@@ -99,7 +100,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 			strings.Join(workloads, "\n"))
 	}
 
-	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfig, infrastructure: infra, variables: variables}
+	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables}
 	steps := []struct {
 		name string
 		run  func(context.Context) error
@@ -119,8 +120,8 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 			return err
 		}
 	}
-	p.Infof("Deleting the management cluster context from the kubeconfig file '%s'", kubeconfig)
-	if err := removeContext(kubeconfig, o.Name); err != nil {
+	p.Infof("Deleting the management cluster context from the kubeconfig file '%s'", kubeconfigPath)
+	if err := kubeconfig.RemoveContext(kubeconfigPath, ContextName(o.Name)); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(filepath.Join(o.Home, "management", o.Name)); err != nil {
@@ -288,26 +289,4 @@ func (d *deletion) deleteCleanup(context.Context) error {
 		return err
 	}
 	return os.Remove(d.cleanupKubeconfig)
-}
-
-// removeContext removes a management cluster's context, cluster and user from a kubeconfig.
-func removeContext(path, name string) error {
-	cfg, err := clientcmd.LoadFromFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	ctx, ok := cfg.Contexts[ContextName(name)]
-	if !ok {
-		return nil
-	}
-	delete(cfg.Clusters, ctx.Cluster)
-	delete(cfg.AuthInfos, ctx.AuthInfo)
-	delete(cfg.Contexts, ContextName(name))
-	if cfg.CurrentContext == ContextName(name) {
-		cfg.CurrentContext = ""
-	}
-	return clientcmd.WriteToFile(*cfg, path)
 }

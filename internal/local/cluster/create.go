@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -221,7 +222,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	}
 	path := opts.Kubeconfig
 	if path == "" {
-		path = DefaultKubeconfigPath()
+		path = kubeconfig.DefaultPath()
 	}
 	if err := s.MergeKubeconfig(opts.Name, path); err != nil {
 		return err

@@ -1,26 +1,16 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 )
 
 // ContextName is the kubeconfig context of a local cluster, as kind names its kind-NAME.
 func ContextName(cluster string) string { return "slipway-" + cluster }
-
-// DefaultKubeconfigPath returns where kubectl reads its configuration: the first path of
-// $KUBECONFIG, else ~/.kube/config.
-func DefaultKubeconfigPath() string {
-	if paths := filepath.SplitList(os.Getenv("KUBECONFIG")); len(paths) > 0 && paths[0] != "" {
-		return paths[0]
-	}
-	return clientcmd.RecommendedHomeFile
-}
 
 // Kubeconfig returns the administrator kubeconfig of a cluster with its entries named
 // slipway-NAME.
@@ -65,50 +55,10 @@ func (s Store) MergeKubeconfig(name, path string) error {
 	if err != nil {
 		return err
 	}
-	existing, err := loadOrEmpty(path)
-	if err != nil {
-		return err
-	}
-	n := ContextName(name)
-	existing.Clusters[n] = add.Clusters[n]
-	existing.AuthInfos[n] = add.AuthInfos[n]
-	existing.Contexts[n] = add.Contexts[n]
-	existing.CurrentContext = n
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return clientcmd.WriteToFile(*existing, path)
+	return kubeconfig.Merge(path, add, ContextName(name))
 }
 
 // RemoveFromKubeconfig removes the cluster's context from the kubeconfig at path.
 func RemoveFromKubeconfig(name, path string) error {
-	existing, err := clientcmd.LoadFromFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	n := ContextName(name)
-	if _, ok := existing.Contexts[n]; !ok {
-		return nil
-	}
-	delete(existing.Clusters, n)
-	delete(existing.AuthInfos, n)
-	delete(existing.Contexts, n)
-	if existing.CurrentContext == n {
-		existing.CurrentContext = ""
-	}
-	return clientcmd.WriteToFile(*existing, path)
-}
-
-func loadOrEmpty(path string) (*clientcmdapi.Config, error) {
-	cfg, err := clientcmd.LoadFromFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return clientcmdapi.NewConfig(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
-	}
-	return cfg, nil
+	return kubeconfig.RemoveContext(path, ContextName(name))
 }

@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 )
 
 func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		kubeconfig string
-		force      bool
+		kubeconfigPath string
+		force          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
@@ -39,11 +40,11 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return fmt.Errorf("local cluster %q belongs to Cluster %s/%s: delete it with %s; --force deletes the local cluster anyway and leaves that Cluster without its machines",
 					args[0], spec.Owner.Namespace, spec.Owner.Name, way)
 			}
-			if kubeconfig == "" {
-				kubeconfig = localcluster.DefaultKubeconfigPath()
+			if kubeconfigPath == "" {
+				kubeconfigPath = kubeconfig.DefaultPath()
 			}
 			fmt.Fprintf(streams.Out, "Deleting cluster %q ...\n", args[0])
-			if err := store.Delete(args[0], kubeconfig); err != nil {
+			if err := store.Delete(args[0], kubeconfigPath); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(streams.Out, "Deleted nodes and state of cluster %q\n", args[0])
@@ -51,6 +52,6 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "delete a cluster that a Cluster API Cluster owns, underneath it")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to remove the cluster's context from (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVar(&kubeconfigPath, "kubeconfig", "", "kubeconfig to remove the cluster's context from (default $KUBECONFIG or ~/.kube/config)")
 	return cmd
 }

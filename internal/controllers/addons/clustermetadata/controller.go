@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,10 +47,25 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Resync is how often the metadata is written again; zero is DefaultResync.
 	Resync time.Duration
+	// ReadTTL is how long one read of the management cluster's metadata serves every workload
+	// cluster's pass, so that a pass over N clusters reads its two ConfigMaps once, not N times;
+	// zero is DefaultReadTTL.
+	ReadTTL time.Duration
 
 	// apiReader reads the management cluster's two ConfigMaps, which the manager does not cache.
 	apiReader client.Reader
+	// read is the last read of them, which the passes of the next ReadTTL share.
+	read struct {
+		sync.Mutex
+		at  time.Time
+		own *Metadata
+		bom []byte
+	}
 }
+
+// DefaultReadTTL is how long a read of the management cluster's metadata is used; a management
+// cluster upgrade reaches the workload clusters at their first resync after it.
+const DefaultReadTTL = 30 * time.Second
 
 // SetupWithManager registers the controller. A Cluster is looked at when it changes, when the
 // cluster cache connects to it, and every Resync.
@@ -59,6 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Resync == 0 {
 		r.Resync = DefaultResync
+	}
+	if r.ReadTTL == 0 {
+		r.ReadTTL = DefaultReadTTL
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("clustermetadata-controller")
@@ -124,9 +143,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
 }
 
-// managementMetadata reads the management cluster's tkg-metadata and the BOM it names; both are
-// nil when the management cluster has no metadata.
+// managementMetadata returns the management cluster's tkg-metadata and the BOM it names, read
+// at most ReadTTL ago; both are nil when the management cluster has no metadata.
 func (r *Reconciler) managementMetadata(ctx context.Context) (*Metadata, []byte, error) {
+	r.read.Lock()
+	defer r.read.Unlock()
+	if r.read.own != nil && time.Since(r.read.at) < r.ReadTTL {
+		return r.read.own, r.read.bom, nil
+	}
+	own, bom, err := r.readManagementMetadata(ctx)
+	if err != nil || own == nil {
+		return own, bom, err
+	}
+	r.read.at, r.read.own, r.read.bom = time.Now(), own, bom
+	return own, bom, nil
+}
+
+// readManagementMetadata reads the management cluster's tkg-metadata and the BOM it names.
+func (r *Reconciler) readManagementMetadata(ctx context.Context) (*Metadata, []byte, error) {
 	cm := &corev1.ConfigMap{}
 	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: ConfigMap}, cm); apierrors.IsNotFound(err) {
 		return nil, nil, nil

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				return err
 			}
-			return (&clustermetadata.Reconciler{Client: mgr.GetClient(), ClusterCache: cc, Resync: resync}).SetupWithManager(mgr)
+			return (&clustermetadata.Reconciler{Client: mgr.GetClient(), ClusterCache: cc, Resync: resync, ReadTTL: resync}).SetupWithManager(mgr)
 		})
 	}))
 }

@@ -8,15 +8,17 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
+	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
 
 // TestVSpherePage connects to the vCenter simulator as the vSphere page does: the certificate's
 // thumbprint is shown first for the user to accept; a wrong password and an unknown datacenter
 // come back under their variables; then the datacenters and, in the one chosen, what a cluster
-// can use, by the paths the create flow's checks resolve.
+// can use, by the paths the create flow's checks resolve, and the node OVA templates.
 func TestVSpherePage(t *testing.T) {
 	s := vcentertest.Start(t)
+	vcentertest.Template(t, s, "ubuntu-2004-kube-v1.35.4+vmware.1", "v1.35.4+vmware.1-tkg.1-ubuntu-2004")
 	in := newInstaller(t, nil)
 	vars := map[string]string{config.InfrastructureProvider: "vsphere", config.VSphereServer: s.URL.Host,
 		config.VSphereUsername: s.Username, config.VSpherePassword: "wrong"}
@@ -65,5 +67,11 @@ func TestVSpherePage(t *testing.T) {
 		if !slices.Contains(want.got, want.path) {
 			t.Errorf("the %s %v do not hold %s", list, want.got, want.path)
 		}
+	}
+	// The node OVA's template, with its release's Kubernetes version and its OS as OS_NAME,
+	// OS_VERSION and OS_ARCH take it.
+	if len(inv.OSImages) != 1 || inv.OSImages[0] != (prerequisites.OSImage{Path: simulator.Folder + "/ubuntu-2004-kube-v1.35.4+vmware.1",
+		OVAVersion: "v1.35.4+vmware.1-tkg.1-ubuntu-2004", Kubernetes: "v1.35.4+vmware.1", OSName: "ubuntu", OSVersion: "20.04", OSArch: "amd64"}) {
+		t.Errorf("the OS images: %+v", inv.OSImages)
 	}
 }

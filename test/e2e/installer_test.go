@@ -16,7 +16,8 @@ import (
 
 // TestInstallerInABrowser serves `management-cluster create --ui` and drives it in Debian's
 // Chromium, headless, with playwright-core (test/ui/installer.mjs): the token; the vSphere page
-// on the vCenter simulator (the thumbprint accepted, the datacenter and its lists) up to the
+// on the vCenter simulator (the thumbprint accepted, the datacenter, its lists and its node OVA
+// template as the OS image) up to the
 // review; a validation error at its field, the review's file and command, a deploy that fails at validation (its package
 // repository cannot be read) with its cause, and a reload that keeps the whole log. Screenshots
 // of each page go to the test's output directory (SLIPWAY_UI_SHOTS, or a temporary one).
@@ -26,6 +27,7 @@ func TestInstallerInABrowser(t *testing.T) {
 	url := serveUI(t, ctx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
 		"--package-repository", "127.0.0.1:1/nowhere/slipway-repo:v0.1.0")
 	vc := vcentertest.Start(t)
+	vcentertest.Template(t, vc, "ubuntu-2004-kube-v1.35.4+vmware.1", "v1.35.4+vmware.1-tkg.1-ubuntu-2004")
 	runBrowser(t, ctx, "installer.mjs", url, vc.URL.Host, vc.Username, vc.Password)
 
 	// A bind beyond this host is refused unless asked for.

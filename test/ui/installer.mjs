@@ -5,7 +5,7 @@
 //
 // With a vCenter (the simulator), it first fills the vSphere page: the certificate's thumbprint
 // shown and accepted, the login, the datacenter chosen from the vCenter's list and the lists it
-// scopes, up to the review of a vSphere configuration.
+// scopes, the OS image from its templates, up to the review of a vSphere configuration.
 //
 // Usage: node installer.mjs URL SCREENSHOT_DIR [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD]
 // It prints what it checked and exits 1 on the first check that fails.
@@ -65,6 +65,16 @@ try {
     await page.waitForFunction(() => document.querySelector("#vsphere-status").textContent.includes("in /dc0"), null, { timeout: 30000 });
     const pools = await page.$$eval("#resourcePools option", (os) => os.map((o) => o.value));
     check(pools.includes("/dc0/host/cluster0/Resources/rp0"), "the datacenter's resource pools: " + pools);
+    // The OS image: the datacenter's node OVA template, with its release's Kubernetes version.
+    await page.fill("#KUBERNETES_VERSION", "v1.35.4");
+    await page.dispatchEvent("#VSPHERE_DATACENTER", "change");
+    await page.waitForFunction(() => [...document.querySelectorAll("#os-image option")].some((o) => o.textContent.includes("for KUBERNETES_VERSION")), null, { timeout: 30000 });
+    const images = await page.$$eval("#os-image option", (os) => os.map((o) => o.textContent));
+    check(images.some((o) => o.startsWith("/dc0/vm/folder0/ubuntu-2004-kube-v1.35.4+vmware.1: ubuntu 20.04 amd64, Kubernetes v1.35.4+vmware.1")),
+      "the OS images: " + images.join(" | "));
+    await page.selectOption("#os-image", "0");
+    check((await page.inputValue("#OS_NAME")) === "ubuntu" && (await page.inputValue("#OS_VERSION")) === "20.04" && (await page.inputValue("#OS_ARCH")) === "amd64",
+      "the OS image chosen sets OS_NAME, OS_VERSION and OS_ARCH");
     await page.fill("#VSPHERE_RESOURCE_POOL", "/dc0/host/cluster0/Resources/rp0");
     await page.fill("#VSPHERE_DATASTORE", "/dc0/datastore/sharedVmfs-0");
     await page.fill("#VSPHERE_FOLDER", "/dc0/vm/folder0");
@@ -77,12 +87,14 @@ try {
     await page.waitForSelector("#review", { state: "visible" });
     const vfile = await page.textContent("#review-file");
     check(vfile.includes("INFRASTRUCTURE_PROVIDER: vsphere") && vfile.includes("VSPHERE_TLS_THUMBPRINT: ") &&
-      vfile.includes("VSPHERE_PASSWORD: <encoded:") && !vfile.includes(vcPassword), "the vSphere file, its password encoded:\n" + vfile);
+      vfile.includes("VSPHERE_PASSWORD: <encoded:") && !vfile.includes(vcPassword) && vfile.includes("OS_NAME: ubuntu"),
+      "the vSphere file, its password encoded, its OS image's OS_NAME:\n" + vfile);
     await page.screenshot({ path: shots + "/v3-review.png", fullPage: true });
     // Back to the wizard, on the local provider, for the rest.
     await page.click("#edit-button");
     await page.check("input[name=INFRASTRUCTURE_PROVIDER][value=local]");
     await page.fill("#CLUSTER_NAME", "");
+    await page.fill("#KUBERNETES_VERSION", "");
   }
 
   // A bad value, left: the CLI's message at the field.

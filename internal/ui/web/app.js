@@ -227,10 +227,42 @@ async function connect() {
   for (const list of ["datacenters", "resourcePools", "datastores", "folders", "networks"]) {
     document.getElementById(list).replaceChildren(...(inv[list] || []).map((v) => { const o = document.createElement("option"); o.value = v; return o; }));
   }
+  showOSImages(inv.osImages || []);
   const n = (list) => (inv[list] || []).length;
   status.textContent = "Connected to " + inv.version + ": " + n("datacenters") + " datacenter(s)" +
     (form.elements.VSPHERE_DATACENTER.value ? ", " + n("resourcePools") + " resource pool(s), " + n("datastores") + " datastore(s), " +
-      n("folders") + " folder(s), " + n("networks") + " network(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
+      n("folders") + " folder(s), " + n("networks") + " network(s), " + n("osImages") + " OS image(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
+}
+
+// osImages are the datacenter's node OVA templates, as the vCenter last listed them.
+let osImages = [];
+
+// showOSImages offers the templates, each with the Kubernetes version of its release; those of
+// the cluster's KUBERNETES_VERSION, when one is given, are said to be.
+function showOSImages(images) {
+  osImages = images;
+  const select = document.getElementById("os-image");
+  const version = form.elements.KUBERNETES_VERSION.value.trim();
+  const first = document.createElement("option");
+  first.value = "";
+  first.textContent = images.length ? "Choose a template (or leave the OS to the release's default)" : "No node OVA template in this datacenter: import one (slipway vsphere ova import)";
+  select.replaceChildren(first, ...images.map((img, i) => {
+    const o = document.createElement("option");
+    o.value = String(i);
+    const matches = version && img.kubernetes && img.kubernetes.startsWith(version);
+    o.textContent = img.path + ": " + img.osName + " " + img.osVersion + " " + img.osArch + ", Kubernetes " + (img.kubernetes || "unknown") +
+      " (OVA " + img.ovaVersion + ")" + (matches ? ", for KUBERNETES_VERSION " + version : "");
+    return o;
+  }));
+}
+
+function chooseOSImage() {
+  const img = osImages[Number(document.getElementById("os-image").value)];
+  if (!img || document.getElementById("os-image").value === "") return;
+  form.elements.OS_NAME.value = img.osName;
+  form.elements.OS_VERSION.value = img.osVersion;
+  form.elements.OS_ARCH.value = img.osArch;
+  validate();
 }
 
 form.addEventListener("change", (e) => {
@@ -238,6 +270,7 @@ form.addEventListener("change", (e) => {
   if (e.target.name === "VSPHERE_DATACENTER" && document.getElementById("vsphere-status").textContent.startsWith("Connected")) connect();
 });
 document.getElementById("connect-button").addEventListener("click", connect);
+document.getElementById("os-image").addEventListener("change", chooseOSImage);
 document.getElementById("accept-thumbprint").addEventListener("click", () => {
   const box = document.getElementById("thumbprint-box");
   form.elements.VSPHERE_TLS_THUMBPRINT.value = box.dataset.thumbprint;

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -243,7 +244,26 @@ type Inventory struct {
 	ResourcePools []string `json:"resourcePools,omitempty"`
 	Datastores    []string `json:"datastores,omitempty"`
 	Folders       []string `json:"folders,omitempty"`
+	// OSImages are the datacenter's VM templates imported from a node OVA, as TKG's installer
+	// offers them for its OS image step.
+	OSImages []OSImage `json:"osImages,omitempty"`
 }
+
+// OSImage is a VM template of a node OVA: where it is, the Kubernetes version and release it
+// was built for, and its distribution as OS_NAME, OS_VERSION and OS_ARCH name it.
+type OSImage struct {
+	Path       string `json:"path"`
+	OVAVersion string `json:"ovaVersion"`
+	// Kubernetes is the Kubernetes version of the OVA's release (v1.35.4+vmware.1), read from
+	// its VERSION property (v1.35.4+vmware.1-tkg.1-ubuntu-2004); empty when it names none.
+	Kubernetes string `json:"kubernetes,omitempty"`
+	OSName     string `json:"osName"`
+	OSVersion  string `json:"osVersion"`
+	OSArch     string `json:"osArch"`
+}
+
+// kubernetesOfOVA reads the Kubernetes version at the start of a node OVA's VERSION property.
+var kubernetesOfOVA = regexp.MustCompile(`^v\d+\.\d+\.\d+\+vmware\.\d+`)
 
 // Browse connects as Connect does and lists the vCenter's datacenters, and, when the
 // environment names a datacenter, what it holds for a cluster, by the paths the checks resolve.
@@ -278,6 +298,22 @@ func Browse(ctx context.Context, env Environment) (*Inventory, error) {
 		l, err := finder.FolderList(ctx, dc.InventoryPath+"/vm/...")
 		return sorted(l, common), err
 	})
+	ep := vcenter.Endpoint{Server: env.Server, Username: env.Username, Password: env.Password, Datacenter: dc.InventoryPath}
+	if !env.Insecure {
+		ep.Thumbprint = env.Thumbprint
+	}
+	vms, err := vcenter.ListVMs(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	for _, vm := range vms {
+		if !vm.IsTemplate {
+			continue
+		}
+		inv.OSImages = append(inv.OSImages, OSImage{Path: vm.Path, OVAVersion: vm.OVAVersion, Kubernetes: kubernetesOfOVA.FindString(vm.OVAVersion),
+			OSName: vm.Distro.Name, OSVersion: vm.DistroVersion, OSArch: vm.Distro.Arch})
+	}
+	slices.SortFunc(inv.OSImages, func(a, b OSImage) int { return strings.Compare(a.Path, b.Path) })
 	return inv, nil
 }
 

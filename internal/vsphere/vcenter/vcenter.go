@@ -58,7 +58,10 @@ type VM struct {
 	// its dots removed (20.04 becomes 2004), as OSImages write it.
 	OVAVersion string
 	Distro     OS
-	IsTemplate bool
+	// DistroVersion is the distribution's version as the OVA writes it, with its dots (20.04),
+	// as OS_VERSION takes it.
+	DistroVersion string
+	IsTemplate    bool
 }
 
 // OS is a distribution as an OSImage names it.
@@ -149,7 +152,7 @@ func nodeImage(m *mo.VirtualMachine) (VM, bool) {
 		}
 	}
 	props := properties(m.Config.VAppConfig)
-	vm := VM{MOID: m.Self.Value, IsTemplate: m.Config.Template, OVAVersion: props[PropertyVersion],
+	vm := VM{MOID: m.Self.Value, IsTemplate: m.Config.Template, OVAVersion: props[PropertyVersion], DistroVersion: props[PropertyDistroVersion],
 		Distro: OS{Name: props[PropertyDistroName], Version: strings.ReplaceAll(props[PropertyDistroVersion], ".", ""), Arch: props[PropertyDistroArch]}}
 	return vm, vm.OVAVersion != ""
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 )
 
@@ -101,5 +102,38 @@ func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...s
 	t.Logf("%s (screenshots in %s):\n%s", script, shots, out)
 	if err != nil {
 		t.Fatalf("%s failed: %v", script, err)
+	}
+}
+
+// TestManagementClusterFromTheInstaller creates a local management cluster entirely through the
+// installer UI, in Debian's Chromium (test/ui/management.mjs: the wizard, the review, the deploy
+// followed to its end, a reload after it); the CLI then finds it running and deletes it, leaving
+// no local cluster.
+func TestManagementClusterFromTheInstaller(t *testing.T) {
+	_, repo := pushPackages(t)
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	before, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer cancel()
+	url := serveUI(t, ctx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
+		"--package-repository", repo, "-t", "10m")
+	start := time.Now()
+	runBrowser(t, ctx, "management.mjs", url, "e2e-ui-mgmt")
+	t.Logf("the management cluster was created through the installer in %s", time.Since(start).Round(time.Second))
+	cancel()
+
+	out, err := runSlipway(t, "management-cluster", "get", "e2e-ui-mgmt")
+	if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "e2e-ui-mgmt tkg-system running 1/1 1/1") {
+		t.Errorf("management-cluster get: %v\n%s", err, out)
+	}
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "e2e-ui-mgmt", "-y", "-t", "10m")
+	if err != nil {
+		t.Fatalf("management-cluster delete: %v\n%s", err, out)
+	}
+	if after, err := store.List(); err != nil || len(after) != len(before) {
+		t.Errorf("after the delete, %d local clusters (%v), %d before", len(after), err, len(before))
 	}
 }

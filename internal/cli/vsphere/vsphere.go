@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -166,6 +167,7 @@ func simulatorCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, _ := cmd.Flags().GetString("dir")
+			ctrl.SetLogger(zap.New())
 			return simulator.Daemon{Dir: dir}.Run(ctrl.SetupSignalHandler())
 		},
 	}

@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
@@ -58,7 +59,7 @@ func NewHandler(dir string) (*Handler, error) {
 	}
 	h := &Handler{dir: dir, inner: ggcrregistry.New(
 		ggcrregistry.WithBlobHandler(ggcrregistry.NewDiskBlobHandler(filepath.Join(dir, "blobs"))),
-		ggcrregistry.Logger(log.New(io.Discard, "", 0)),
+		ggcrregistry.Logger(stdlog.New(io.Discard, "", 0)),
 	)}
 	return h, h.replay()
 }
@@ -172,23 +173,24 @@ func serve(ctx context.Context, addr, dir string, ready func(string)) error {
 // serveNodes waits for the host's bridge address to exist, then serves on it at port too.
 func serveNodes(ctx context.Context, server *http.Server, port int, ready func(string)) {
 	addr := net.JoinHostPort(hostnet.HostAddress.String(), strconv.Itoa(port))
+	log := ctrl.LoggerFrom(ctx).WithValues("address", addr)
 	var last string
 	for ctx.Err() == nil {
 		l, err := net.Listen("tcp", addr)
 		if err == nil {
-			log.Printf("registry: answering the local runtime's nodes on %s", addr)
+			log.Info("Answering the local runtime's nodes")
 			if ready != nil {
 				ready(addr)
 			}
 			if err := server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Printf("registry: stopped answering nodes on %s: %v", addr, err)
+				log.Error(err, "Stopped answering the nodes")
 			}
 			return
 		}
 		// Until a node is made, the bridge does not exist: that is said once, as any other
 		// reason is.
 		if err.Error() != last {
-			log.Printf("registry: not answering nodes on %s yet: %v", addr, err)
+			log.Info("Not answering the nodes yet", "reason", err.Error())
 			last = err.Error()
 		}
 		select {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"os"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25"
@@ -44,7 +44,7 @@ type Hypervisor struct {
 	Store   cluster.Store
 	// Executable is the slipway binary that runs the nodes' agents and load balancers.
 	Executable string
-	Log        *log.Logger
+	Log        logr.Logger
 
 	// mu orders the changes to the store: a pass of Sync and the boot of a VM as it powers on.
 	// It is never held while calling the simulator, which may hold a VM's lock while it waits
@@ -63,7 +63,7 @@ func (h *Hypervisor) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if err := h.Sync(ctx); err != nil && ctx.Err() == nil {
-			h.Log.Printf("hypervisor: %v", err)
+			h.Log.Error(err, "Hypervisor pass failed")
 		}
 		select {
 		case <-ctx.Done():
@@ -183,7 +183,7 @@ func (h *Hypervisor) fail(name string, err error) {
 		h.failed = map[string]string{}
 	}
 	if h.failed[name] != err.Error() {
-		h.Log.Printf("VM %s does not boot as a node: %v", name, err)
+		h.Log.Error(err, "VM does not boot as a node", "VM", name)
 		h.failed[name] = err.Error()
 	}
 }
@@ -233,7 +233,7 @@ func (h *Hypervisor) vmOf(m mo.VirtualMachine) (vm, bool) {
 	}
 	data, err := decode(extra["guestinfo.userdata"], extra["guestinfo.userdata.encoding"])
 	if err != nil {
-		h.Log.Printf("VM %s: guestinfo.userdata: %v", m.Name, err)
+		h.Log.Error(err, "VM's guestinfo.userdata cannot be read", "VM", m.Name)
 		return vm{}, false
 	}
 	v := vm{ref: m.Self, name: m.Name, uuid: m.Config.Uuid, userdata: data, version: vcenter.VAppVersion(m.Config.VAppConfig)}
@@ -291,8 +291,8 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 		if node, err = h.addNode(dirs, spec, v, b); err != nil {
 			return cluster.NodeSpec{}, err
 		}
-		h.Log.Printf("VM %s boots as %s node %s of cluster %s (Kubernetes %s, %s, providerID %s)", v.name, node.Role, node.Address, name,
-			spec.NodeVersion(node), map[bool]string{true: "kubeadm init", false: "kubeadm join"}[node.Init], node.ProviderID)
+		h.Log.Info("VM boots as a node", "VM", v.name, "role", node.Role, "address", node.Address, "cluster", name,
+			"kubernetesVersion", spec.NodeVersion(node), "bootstrap", map[bool]string{true: "kubeadm init", false: "kubeadm join"}[node.Init], "providerID", node.ProviderID)
 	}
 	if _, err := h.Store.StartLoadBalancer(name, h.Executable); err != nil {
 		return cluster.NodeSpec{}, err
@@ -446,14 +446,14 @@ func (h *Hypervisor) stopGone(vms []vm) error {
 			if err := cluster.WriteSpec(dirs, spec); err != nil {
 				errs = append(errs, err)
 			}
-			h.Log.Printf("VM %s is powered off or destroyed: stopped its node of cluster %s", n.Name, spec.Name)
+			h.Log.Info("VM is powered off or destroyed: stopped its node", "VM", n.Name, "cluster", spec.Name)
 		}
 		if len(spec.Nodes) == 0 {
 			if err := h.Store.Delete(spec.Name, ""); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			h.Log.Printf("Cluster %s has no VM left: deleted it", spec.Name)
+			h.Log.Info("Cluster has no VM left: deleted it", "cluster", spec.Name)
 		}
 	}
 	return errors.Join(errs...)

@@ -5,12 +5,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 
@@ -80,7 +80,7 @@ func TestVMsBootAsNodes(t *testing.T) {
 	var logs bytes.Buffer
 	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store,
 		// The agents and the load balancer are not what is tested: a program that exits stands in.
-		Executable: "/bin/true", Log: log.New(io.MultiWriter(&logs, os.Stderr), "", 0)}
+		Executable: "/bin/true", Log: funcr.New(func(prefix, args string) { fmt.Fprintln(io.MultiWriter(&logs, os.Stderr), prefix, args) }, funcr.Options{})}
 	s.OnPowerOn(h.PowerOn)
 	guestIP := func(vm *object.VirtualMachine) string {
 		var props mo.VirtualMachine

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/vmware/govmomi/find"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -181,7 +181,7 @@ func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervis
 		}
 	}
 	return &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: exe,
-		Log: log.New(os.Stdout, "", log.LstdFlags)}, nil
+		Log: ctrl.Log.WithName("hypervisor")}, nil
 }
 
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/registry"
@@ -73,6 +74,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			ctrl.SetLogger(zap.New())
 			return registry.Serve(ctrl.SetupSignalHandler(), address, dir)
 		},
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,12 +53,22 @@ func serveUI(t *testing.T, ctx context.Context, args ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	// management-cluster create --ui prints TKG's "Serving kickstart UI at URL", slipway ui
+	// "Serving the installer UI at URL"; every line is kept for the failure's message.
+	served := regexp.MustCompile(`^Serving .* at (http://\S+)$`)
 	urls := make(chan string, 1)
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), "Serving kickstart UI at "); ok {
-				urls <- url
+			mu.Lock()
+			lines = append(lines, sc.Text())
+			mu.Unlock()
+			if m := served.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
 			}
 		}
 		close(urls)
@@ -65,7 +77,11 @@ func serveUI(t *testing.T, ctx context.Context, args ...string) string {
 	select {
 	case url = <-urls:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("slipway %s printed no URL within 30s", strings.Join(args, " "))
+	}
+	if url == "" {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("slipway %s printed no URL within 30s:\n%s", strings.Join(args, " "), strings.Join(lines, "\n"))
 	}
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
 		t.Fatalf("the URL %q is not a loopback one with a token", url)

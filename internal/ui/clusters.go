@@ -1,23 +1,39 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/local/node"
 )
 
 // listed is a workload cluster as `slipway ui` lists it: `cluster list`'s columns and its
-// add-on packages with their state, from its ClusterBootstrap.
+// add-on packages with their state, from its ClusterBootstrap, and the workloads whose pods the
+// local runtime simulates (a reconciled package may run nothing).
 type listed struct {
 	cluster.Summary
 	Packages []packageState `json:"packages"`
+	// Simulated are the workloads (namespace/name) of the cluster's simulated pods; Reached
+	// says whether the cluster answered, so that none simulated is told from none known.
+	Simulated []string `json:"simulated"`
+	Reached   bool     `json:"reached"`
 }
+
+// reachTimeout bounds the list of one workload cluster's pods.
+const reachTimeout = 5 * time.Second
 
 // packageState is one add-on package of a cluster: reconciled, failed or reconciling.
 type packageState struct {
@@ -38,16 +54,65 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]listed, 0, len(summaries))
 	for _, sum := range summaries {
-		l := listed{Summary: sum, Packages: []packageState{}}
+		l := listed{Summary: sum, Packages: []packageState{}, Simulated: []string{}}
 		cb := &runv1alpha3.ClusterBootstrap{}
 		if err := c.Get(r.Context(), client.ObjectKey{Namespace: sum.Namespace, Name: sum.Name}, cb); err == nil && cb.Spec != nil {
 			for _, p := range addons.Packages(cb.Spec) {
 				l.Packages = append(l.Packages, packageState{Name: p.RefName, State: packageStateOf(cb, p.RefName)})
 			}
 		}
+		if simulated, err := simulatedWorkloads(r.Context(), c, client.ObjectKey{Namespace: sum.Namespace, Name: sum.Name}); err == nil {
+			l.Simulated, l.Reached = simulated, true
+		}
 		out = append(out, l)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// simulatedWorkloads lists, through the cluster's admin kubeconfig, the workloads whose pods
+// the local runtime's node agent simulates (annotated local.slipway.dev/simulated: "true"),
+// sorted and each once.
+func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
+	kubeconfig, err := cluster.AdminKubeconfig(ctx, c, key)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*kubeconfig, nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = reachTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.Annotations[node.AnnotationSimulated] == "true" {
+			out = append(out, workloadOf(p))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// workloadOf names the workload a pod belongs to: its DaemonSet, StatefulSet or Job, the
+// Deployment of its ReplicaSet (the ReplicaSet's name without its hash), or the pod itself.
+func workloadOf(p *corev1.Pod) string {
+	name := p.Name
+	if owner := metav1.GetControllerOf(p); owner != nil {
+		name = owner.Name
+		if owner.Kind == "ReplicaSet" {
+			if hash := p.Labels["pod-template-hash"]; hash != "" {
+				name = strings.TrimSuffix(name, "-"+hash)
+			}
+		}
+	}
+	return p.Namespace + "/" + name
 }
 
 // packageStateOf reads a package's state from the ClusterBootstrap's conditions, named

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -56,7 +57,8 @@ func TestWorkloadInstaller(t *testing.T) {
 
 	var clusters []listed
 	in.call(t, http.MethodGet, "/api/clusters", nil, &clusters)
-	if len(clusters) != 1 || clusters[0].Name != "wc1" || clusters[0].TKR != "v1.35.4---vmware.1-tkg.1" || len(clusters[0].Packages) != 2 {
+	// The fake management cluster holds no kubeconfig of wc1: its pods are not known.
+	if len(clusters) != 1 || clusters[0].Name != "wc1" || clusters[0].TKR != "v1.35.4---vmware.1-tkg.1" || len(clusters[0].Packages) != 2 || clusters[0].Reached {
 		t.Fatalf("the clusters listed: %+v", clusters)
 	}
 	states := map[string]string{}
@@ -83,5 +85,25 @@ func TestWorkloadInstaller(t *testing.T) {
 	}
 	if ran.File != want || ran.Client != client.Client(c) {
 		t.Errorf("the flow ran on %s with client %v", ran.File, ran.Client)
+	}
+}
+
+// TestWorkloadOf names a simulated pod's workload as a user finds it with kubectl.
+func TestWorkloadOf(t *testing.T) {
+	controller := func(kind, name string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{Kind: kind, Name: name, Controller: ptr.To(true)}}
+	}
+	for _, tc := range []struct {
+		pod  corev1.Pod
+		want string
+	}{
+		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "calico-node-x7k2p", OwnerReferences: controller("DaemonSet", "calico-node")}}, "kube-system/calico-node"},
+		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "antrea-controller-5d9c8f7b6-abcde", Labels: map[string]string{"pod-template-hash": "5d9c8f7b6"},
+			OwnerReferences: controller("ReplicaSet", "antrea-controller-5d9c8f7b6")}}, "kube-system/antrea-controller"},
+		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lonely"}}, "default/lonely"},
+	} {
+		if got := workloadOf(&tc.pod); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.pod.Name, got, tc.want)
+		}
 	}
 }

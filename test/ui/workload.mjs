@@ -1,5 +1,6 @@
 // Drives `slipway ui` in Debian's Chromium, headless, as a user would create a workload cluster
-// from it: the management cluster's workload clusters are listed with their packages; the
+// from it: the management cluster's workload clusters are listed with their packages and the
+// workloads the local runtime simulates; the
 // wizard, filled, shows the review's file and command; the deploy runs `cluster create`'s flow
 // to its end, with the next commands; the new cluster is then listed.
 //
@@ -41,6 +42,8 @@ try {
   await page.waitForFunction((c) => [...document.querySelectorAll("#cluster-rows tr")].some((tr) => tr.cells[0].textContent === c), listed, { timeout: 20000 });
   const before = await row(page, listed);
   check(before[2] === "running" && /: reconciled/.test(before[7]), "the listed cluster, running, its packages reconciled: " + before.join(" | "));
+  // Its CNI, calico, is a stand-in on the local runtime: the page says its pods are simulated.
+  check(before[8].includes("kube-system/calico-node"), "the listed cluster's simulated workloads: " + before[8]);
   check((await row(page, name)) === null, name + " is not listed before its deploy");
   await page.screenshot({ path: shots + "/w1-clusters.png", fullPage: true });
 

@@ -293,7 +293,8 @@ async function showClusters() {
   const rows = (Array.isArray(data) ? data : []).map((c) => {
     const tr = document.createElement("tr");
     const packages = (c.packages || []).map((p) => p.name.split(".")[0] + ": " + p.state).join(", ");
-    for (const v of [c.name, c.namespace, c.status, c.controlplane, c.workers, c.kubernetes, c.tkr, packages]) {
+    const simulated = c.reached ? ((c.simulated || []).join(", ") || "none") : "cluster not reached";
+    for (const v of [c.name, c.namespace, c.status, c.controlplane, c.workers, c.kubernetes, c.tkr, packages, simulated]) {
       const td = document.createElement("td");
       td.textContent = v;
       tr.appendChild(td);

@@ -9,7 +9,7 @@
 //
 // Usage: node installer.mjs URL SCREENSHOT_DIR [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD]
 // It prints what it checked and exits 1 on the first check that fails.
-import { chromium } from "playwright-core";
+import { check, launch } from "./browser.mjs";
 
 const [url, shots, vcenter, vcUser, vcPassword] = process.argv.slice(2);
 if (!url || !shots) {
@@ -18,19 +18,7 @@ if (!url || !shots) {
 }
 const base = new URL(url).origin;
 
-function check(ok, what) {
-  if (!ok) {
-    console.error("FAIL: " + what);
-    process.exitCode = 1;
-    throw new Error(what);
-  }
-  console.log("ok: " + what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   // Without the token, nothing.
   const stranger = await browser.newPage();

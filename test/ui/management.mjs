@@ -5,7 +5,7 @@
 //
 // Usage: node management.mjs URL SCREENSHOT_DIR NAME
 // It prints what it checked and exits 1 on the first check that fails.
-import { chromium } from "playwright-core";
+import { check, launch } from "./browser.mjs";
 
 const [url, shots, name] = process.argv.slice(2);
 if (!name) {
@@ -13,19 +13,7 @@ if (!name) {
   process.exit(2);
 }
 
-function check(ok, what) {
-  if (!ok) {
-    console.error("FAIL: " + what);
-    process.exitCode = 1;
-    throw new Error(what);
-  }
-  console.log("ok: " + what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(url);

@@ -7,21 +7,12 @@
 // Usage: node workload.mjs URL SCREENSHOT_DIR NAME KUBERNETES_VERSION CNI WORKERS LISTED
 // (LISTED: a workload cluster the list shows before the deploy). It prints what it checked and
 // exits 1 on the first check that fails.
-import { chromium } from "playwright-core";
+import { check, launch } from "./browser.mjs";
 
 const [url, shots, name, version, cni, workers, listed] = process.argv.slice(2);
 if (!listed) {
   console.error("usage: node workload.mjs URL SCREENSHOT_DIR NAME KUBERNETES_VERSION CNI WORKERS LISTED");
   process.exit(2);
-}
-
-function check(ok, what) {
-  if (!ok) {
-    console.error("FAIL: " + what);
-    process.exitCode = 1;
-    throw new Error(what);
-  }
-  console.log("ok: " + what);
 }
 
 // row returns the cells of the clusters table's row of a cluster, or null.
@@ -30,10 +21,7 @@ async function row(page, cluster) {
   return rows.find((cells) => cells[0] === cluster) || null;
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(url);

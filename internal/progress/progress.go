@@ -52,6 +52,9 @@ type StepEvent struct {
 	Done     bool
 	Duration time.Duration
 	Err      error
+	// Depth is 0 for a step of the watched printer, 1 for one of its Detail printer (a part of
+	// one of its steps), and so on.
+	Depth int
 }
 
 // WatchSteps has f told of every step's start and end, of this printer and its Detail
@@ -72,6 +75,14 @@ func (p *Printer) stepEvent(e StepEvent) {
 	if watch != nil {
 		watch(e)
 	}
+}
+
+// depth is how many Detail calls made the printer.
+func (p *Printer) depth() int {
+	if p == nil {
+		return 0
+	}
+	return p.offset
 }
 
 // StepTime is how long one named step took.
@@ -237,10 +248,10 @@ func (p *Printer) RouteLibraryLogs() {
 func (p *Printer) Step(name string, run func() error) error {
 	start := time.Now()
 	p.V(1).Infof("Step %q started", name)
-	p.stepEvent(StepEvent{Name: name})
+	p.stepEvent(StepEvent{Name: name, Depth: p.depth()})
 	err := run()
 	d := time.Since(start)
-	p.stepEvent(StepEvent{Name: name, Done: true, Duration: d, Err: err})
+	p.stepEvent(StepEvent{Name: name, Done: true, Duration: d, Err: err, Depth: p.depth()})
 	if p != nil {
 		p.mu.Lock()
 		p.steps = append(p.steps, StepTime{Name: name, Duration: d, Failed: err != nil})

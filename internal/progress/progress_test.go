@@ -3,9 +3,11 @@ package progress
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,6 +114,12 @@ func TestDetailPrintsOneLevelDeeperWithItsOwnSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := p.Detail()
+	var watched []string
+	p.WatchSteps(func(e StepEvent) {
+		if e.Done {
+			watched = append(watched, fmt.Sprintf("%s@%d", e.Name, e.Depth))
+		}
+	})
 	_ = p.Step("outer", func() error {
 		p.Infof("outer line")
 		return d.Step("inner", func() error { d.Infof("inner line"); return nil })
@@ -134,6 +142,9 @@ func TestDetailPrintsOneLevelDeeperWithItsOwnSteps(t *testing.T) {
 	}
 	if steps := d.Steps(); len(steps) != 1 || steps[0].Name != "inner" {
 		t.Errorf("the detail printer's steps are %+v", steps)
+	}
+	if want := []string{"inner@1", "outer@0"}; !slices.Equal(watched, want) {
+		t.Errorf("the watched steps' ends %v, want %v with their depths", watched, want)
 	}
 }
 

@@ -109,8 +109,12 @@ func (d *deployment) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// step records a step starting or ending.
+// step records a step of the flow starting or ending; the parts of a step (a Detail printer's
+// steps, such as the bootstrap cluster's own) are in the log only.
 func (d *deployment) step(e progress.StepEvent) {
+	if e.Depth > 0 {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !e.Done {

@@ -20,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
@@ -88,7 +89,7 @@ func run(m *testing.M) int {
 	// The suite runs many clusters on one host at a time, as a user who lets slipway raise the
 	// kernel's limits does (Debian's default of 128 inotify instances fits about eight).
 	os.Setenv(hostlimits.RaiseEnv, "true")
-	os.Setenv(cluster.HomeEnv, home)
+	os.Setenv(statedir.Env, home)
 	os.Setenv(assets.DirEnv, set.Dir)
 	os.Setenv("KUBECONFIG", filepath.Join(tmp, "kubeconfig"))
 	return m.Run()

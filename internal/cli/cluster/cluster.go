@@ -21,6 +21,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // target is the management cluster the commands act on: --kubeconfig and --context, else the
@@ -32,7 +33,7 @@ type target struct {
 
 func (t *target) client() (client.Client, error) {
 	if t.k.Context == "" {
-		home, err := localcluster.Home()
+		home, err := statedir.Path()
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +89,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}
@@ -232,7 +233,7 @@ func newDelete(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}
@@ -372,7 +373,7 @@ func newUpgrade(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}

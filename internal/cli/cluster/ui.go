@@ -7,7 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
-	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/ui"
 )
 
@@ -32,7 +32,7 @@ func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
-	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 // it with TKG's columns.
 func TestCEIPParticipation(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv(cluster.HomeEnv, home)
+	t.Setenv(statedir.Env, home)
 	// A management cluster "mgmt" made from this home, its admin context on the API server.
 	if err := os.MkdirAll(filepath.Join(home, "management"), 0o700); err != nil {
 		t.Fatal(err)

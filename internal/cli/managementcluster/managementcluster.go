@@ -22,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // NewCommand returns `slipway management-cluster`.
@@ -68,7 +69,7 @@ type target struct {
 // managementTarget returns the management cluster a command acts on, reached through its admin
 // context in kubeconfig.
 func managementTarget(args []string, kubeconfig, verb string, errOut io.Writer) (*target, error) {
-	home, err := localcluster.Home()
+	home, err := statedir.Path()
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func newDeleteCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Delete a management cluster: its Cluster API objects move to a cleanup cluster, which deletes its machines",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}
@@ -159,7 +160,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"  slipway management-cluster create --name mgmt --dry-run",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}
@@ -363,7 +364,7 @@ func newKubeconfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if !admin {
 				return fmt.Errorf("only --admin credentials are available: slipway's management clusters have no identity provider (pinniped) configured yet; add --admin")
 			}
-			home, err := localcluster.Home()
+			home, err := statedir.Path()
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
-	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
 
@@ -89,7 +89,7 @@ func ovaCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 // daemon is the simulator's process, with its state in slipway's home.
 func daemon() (simulator.Daemon, error) {
-	home, err := localcluster.Home()
+	home, err := statedir.Path()
 	if err != nil {
 		return simulator.Daemon{}, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
@@ -97,7 +98,7 @@ const cniPlugins = "/usr/lib/cni"
 // LocalRegistry returns the address of the local registry this store's `slipway local registry
 // start` (and so `make images`) runs, which real nodes pull from.
 func LocalRegistry() (string, error) {
-	home, err := Home()
+	home, err := statedir.Path()
 	if err != nil {
 		return "", err
 	}

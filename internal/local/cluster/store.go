@@ -10,23 +10,8 @@ import (
 	"strconv"
 
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
-
-// HomeEnv names the environment variable that overrides slipway's state directory.
-const HomeEnv = "SLIPWAY_HOME"
-
-// Home returns slipway's state directory: $SLIPWAY_HOME, else slipway/ in the user's config
-// directory (~/.config/slipway).
-func Home() (string, error) {
-	if h := os.Getenv(HomeEnv); h != "" {
-		return h, nil
-	}
-	config, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the user's config directory (set %s): %w", HomeEnv, err)
-	}
-	return filepath.Join(config, "slipway"), nil
-}
 
 // Store is the directory that holds every local cluster.
 type Store struct {
@@ -36,11 +21,11 @@ type Store struct {
 
 // DefaultStore returns the store in slipway's state directory.
 func DefaultStore() (Store, error) {
-	home, err := Home()
+	dir, err := statedir.Path()
 	if err != nil {
 		return Store{}, err
 	}
-	return Store{Root: filepath.Join(home, "local")}, nil
+	return Store{Root: filepath.Join(dir, "local")}, nil
 }
 
 // CheckHostLimits refuses when this host cannot hold controlPlanes and workers more nodes, real

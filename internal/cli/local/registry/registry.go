@@ -11,13 +11,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/registry"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // daemon is the registry's process, with its state in slipway's home.
 func daemon() (registry.Daemon, error) {
-	home, err := localcluster.Home()
+	home, err := statedir.Path()
 	if err != nil {
 		return registry.Daemon{}, err
 	}

@@ -223,6 +223,52 @@ func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
 	return ""
 }
 
+// reconcileOwners gives the values Secrets cloned for the cluster's packages
+// ({cluster}-{short}-package) back their owners, the Cluster and the ClusterBootstrap, when
+// something removed them, as Cluster API's resilience contract asks (a restore drops owner
+// references): without them the Secrets would outlive the cluster. A Secret the user made and
+// named otherwise, or another Cluster's, is left alone.
+func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
+	var cloned []client.Object
+	for _, p := range addons.Packages(s.cb.Spec) {
+		// Inline values are written to a Secret of that name; a Secret is copied under it.
+		name := addons.PackageConfigName(s.cluster.Name, p.RefName)
+		if vf := p.ValuesFrom; vf == nil || vf.Inline == nil && vf.SecretRef != name {
+			continue
+		}
+		secret := &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, secret); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if ownedByOtherCluster(secret, s.cluster) != "" || isTemplate(secret) {
+			continue
+		}
+		if !hasOwner(secret, "Cluster", s.cluster.Name) {
+			patch := client.MergeFrom(secret.DeepCopy())
+			secret.OwnerReferences = util.EnsureOwnerRef(secret.OwnerReferences, clusterOwner(s.cluster))
+			if err := r.Client.Patch(ctx, secret, patch); err != nil {
+				return fmt.Errorf("failed to give Secret %s/%s back its owner, Cluster %s: %w", secret.Namespace, secret.Name, s.cluster.Name, err)
+			}
+		}
+		if !hasOwner(secret, "ClusterBootstrap", s.cb.Name) {
+			cloned = append(cloned, secret)
+		}
+	}
+	return r.ownByClusterBootstrap(ctx, s.cb, cloned)
+}
+
+// hasOwner says whether an object has an owner reference of that kind and name.
+func hasOwner(o client.Object, kind, name string) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind == kind && ref.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // ownByClusterBootstrap makes the ClusterBootstrap an owner of the objects cloned for it.
 func (r *Reconciler) ownByClusterBootstrap(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, objs []client.Object) error {
 	owner := metav1.OwnerReference{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap", Name: cb.Name, UID: cb.UID}

@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -264,6 +265,30 @@ func TestClusterLifecycle(t *testing.T) {
 			eventually(t, mgmt.Client, key(ns, name), o, func(o client.Object) error {
 				if !controllerutil.ContainsFinalizer(o, addons.Finalizer) {
 					return fmt.Errorf("no finalizer %s", addons.Finalizer)
+				}
+				return nil
+			})
+		}
+	})
+
+	// Cluster API's resilience contract (its e2e framework's owner-reference validators, as
+	// after a velero restore): the values Secrets cloned for the packages get their owners,
+	// the Cluster and the ClusterBootstrap, back once they are removed.
+	t.Run("the cloned values Secrets get their owner references back", func(t *testing.T) {
+		for _, name := range []string{"wl-metrics-server-package", "wl-secretgen-controller-package"} {
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			if err := mgmt.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"ownerReferences":null}}`))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"wl-metrics-server-package", "wl-secretgen-controller-package"} {
+			eventually(t, mgmt.Client, key(ns, name), &corev1.Secret{}, func(s *corev1.Secret) error {
+				kinds := map[string]bool{}
+				for _, ref := range s.OwnerReferences {
+					kinds[ref.Kind+"/"+ref.Name] = true
+				}
+				if !kinds["Cluster/wl"] || !kinds["ClusterBootstrap/wl"] {
+					return fmt.Errorf("owners %v", s.OwnerReferences)
 				}
 				return nil
 			})

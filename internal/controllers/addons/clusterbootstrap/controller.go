@@ -264,6 +264,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	if err := r.reconcileUnpause(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.reconcileOwners(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	if !ptr.Deref(s.cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		// The Cluster's status change brings it back.
 		return ctrl.Result{}, nil

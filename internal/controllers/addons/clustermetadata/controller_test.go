@@ -164,6 +164,12 @@ func TestWorkloadClusterMetadata(t *testing.T) {
 		return nil
 	})
 
+	// Converged, the metadata is looked at every resync and written no more.
+	envtest.ExpectStill(t, 3*resync, envtest.On(remote,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: clustermetadata.Namespace, Name: clustermetadata.ConfigMap}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: clustermetadata.Namespace, Name: clustermetadata.BOMConfigMap}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: clustermetadata.Namespace, Name: "tkg-metadata-reader"}}))
+
 	// The management cluster's own Cluster keeps the metadata the CLI wrote (tkg-bom-<version>):
 	// the controller writes nothing into it, while it mends the workload cluster's meanwhile.
 	_, own := newWorkload(t, "mc", true, nil)

@@ -135,6 +135,10 @@ func TestActivationFollowsPoliciesAndGates(t *testing.T) {
 	results(t, "tkg-system", "preview=Applied", "old=Applied", "stable=Invalid", "experiment=Applied", "missing=Applied")
 	activated(t, "experiment", true)
 	activated(t, "missing", true)
+	// Converged, the gate and its Features are written no more.
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, &corev1alpha2.FeatureGate{ObjectMeta: metav1.ObjectMeta{Name: "tkg-system"}},
+		&corev1alpha2.Feature{ObjectMeta: metav1.ObjectMeta{Name: "experiment"}}, &corev1alpha2.Feature{ObjectMeta: metav1.ObjectMeta{Name: "missing"}},
+		&corev1alpha2.Feature{ObjectMeta: metav1.ObjectMeta{Name: "old"}}))
 
 	// Deleting the gate returns every Feature to its default.
 	if err := env.Client.Delete(ctx, gate); err != nil {

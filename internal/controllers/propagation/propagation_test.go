@@ -127,6 +127,11 @@ func TestPropagation(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyIn(t, "prop-a", "prop-a")
+	// Converged, the copies are written no more.
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prop-a", Name: "class"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prop-b", Name: "class"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "class"}}))
 
 	// The source goes: so do the copies, and only they.
 	if err := env.Client.Delete(ctx, source); err != nil {

@@ -120,6 +120,10 @@ func TestCascade(t *testing.T) {
 		if p := values(t, "wl-pinniped-package")["pinniped"].(map[string]any); p["supervisor_ca_bundle_data"] != "Y2EK" {
 			t.Errorf("CA bundle: %v", p)
 		}
+		// Converged, the values are written no more.
+		envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client,
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-pinniped-package"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-pinniped-package"}}))
 
 		if err := env.Client.Delete(ctx, info); err != nil {
 			t.Fatal(err)

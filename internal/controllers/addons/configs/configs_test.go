@@ -114,6 +114,13 @@ func TestConfigValues(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-vsphere-cpi-package"}, cpi); err != nil || cpi.Status.SecretRef != "vs-vsphere-cpi-data-values" {
 		t.Errorf("VSphereCPIConfig status.secretRef %q (%v)", cpi.Status.SecretRef, err)
 	}
+	// Converged, the values and the configs' status are written no more.
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-calico-data-values"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-vsphere-cpi-data-values"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-vsphere-csi-data-values"}},
+		&cpiv1alpha1.VSphereCPIConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-vsphere-cpi-package"}},
+		&cniv1alpha1.CalicoConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-calico-package"}}))
 	// Rotated credentials (`credentials update`) reach the CPI's and CSI's values.
 	identity := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-credentials"}, identity); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/local"
 	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
+	"github.com/slipway-dev/slipway/internal/cli/ui"
 	"github.com/slipway-dev/slipway/internal/cli/version"
 	"github.com/slipway-dev/slipway/internal/cli/vsphere"
 )
@@ -50,7 +51,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		version.NewCommand(streams),
 		managementcluster.NewCommand(streams),
 		cluster.NewCommand(streams),
-		cluster.NewUICommand(streams),
+		ui.NewCommand(streams),
 		local.NewCommand(streams),
 		component.NewCommand(streams),
 		packages.NewCommand(streams),

@@ -24,8 +24,11 @@ import (
 
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // KubeconfigFlags are --kubeconfig and --context.
@@ -46,6 +49,40 @@ func (k *KubeconfigFlags) Client() (client.Client, error) {
 		return nil, fmt.Errorf("%w (--kubeconfig, --context)", err)
 	}
 	return c, nil
+}
+
+// ManagementClient returns a client of the management cluster the flags name; without --context,
+// of the current management cluster, as the tanzu CLI's current server: the one this host
+// created, of several the one of the kubeconfig's current context, else the last created, which
+// it then names on errOut.
+func (k *KubeconfigFlags) ManagementClient(errOut io.Writer) (client.Client, error) {
+	if k.Context == "" {
+		home, err := statedir.Path()
+		if err != nil {
+			return nil, err
+		}
+		name, guessed, err := managementcluster.Current(home, k.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		if guessed {
+			fmt.Fprintf(errOut, "Using management cluster %s, the last created (choose another with --context NAME-admin@NAME)\n", name)
+		}
+		if name != "" {
+			k.Context = managementcluster.ContextName(name)
+		}
+	}
+	return k.Client()
+}
+
+// CheckHost checks that this host can start a number of the local provider's nodes, as the
+// provider does again before it starts each; its warnings go to p.
+func CheckHost(p *progress.Printer, controlPlanes, workers int) error {
+	store, err := localcluster.DefaultStore()
+	if err != nil {
+		return err
+	}
+	return store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
 }
 
 // Table prints rows under upper-case headers, as the tanzu CLI's table output.

@@ -16,10 +16,8 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
-	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
-	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/statedir"
 )
@@ -32,23 +30,7 @@ type target struct {
 }
 
 func (t *target) client() (client.Client, error) {
-	if t.k.Context == "" {
-		home, err := statedir.Path()
-		if err != nil {
-			return nil, err
-		}
-		name, guessed, err := managementcluster.Current(home, t.k.Kubeconfig)
-		if err != nil {
-			return nil, err
-		}
-		if guessed {
-			fmt.Fprintf(os.Stderr, "Using management cluster %s, the last created (choose another with --context NAME-admin@NAME)\n", name)
-		}
-		if name != "" {
-			t.k.Context = name + "-admin@" + name
-		}
-	}
-	return t.k.Client()
+	return t.k.ManagementClient(os.Stderr)
 }
 
 // NewCommand returns `slipway cluster`.
@@ -111,7 +93,7 @@ func newCreate(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			return cluster.Create(cmd.Context(), cluster.CreateOptions{
 				Name: name, File: file, Environ: os.Environ(), Set: set, Client: c, Home: home,
-				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: checkHost, TKR: tkr,
+				DryRun: dryRun, Out: streams.Out, Timeout: timeout, Progress: p, CheckHost: cliutil.CheckHost, TKR: tkr,
 			})
 		},
 	}
@@ -181,16 +163,6 @@ func newList(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// checkHost checks that this host can start the nodes of the local provider, as the provider
-// does again before it starts each.
-func checkHost(p *progress.Printer, controlPlanes, workers int) error {
-	store, err := localcluster.DefaultStore()
-	if err != nil {
-		return err
-	}
-	return store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
-}
-
 func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	o := cluster.ScaleOptions{}
 	cmd := &cobra.Command{
@@ -203,7 +175,7 @@ func newScale(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return err
 			}
 			p := progressOf(streams)
-			o.CheckHost = checkHost
+			o.CheckHost = cliutil.CheckHost
 			return cluster.Scale(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, o, p)
 		},
 	}

@@ -1,4 +1,5 @@
-package cluster
+// Package ui is `slipway ui`: the installer UI pointed at a management cluster.
+package ui
 
 import (
 	"time"
@@ -8,13 +9,13 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/statedir"
-	"github.com/slipway-dev/slipway/internal/ui"
+	slipwayui "github.com/slipway-dev/slipway/internal/ui"
 )
 
-// NewUICommand returns `slipway ui`: the installer's server pointed at a management cluster,
+// NewCommand returns `slipway ui`: the installer's server pointed at a management cluster,
 // listing its workload clusters and creating one through the wizard.
-func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
-	t := &target{}
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	k := &cliutil.KubeconfigFlags{}
 	var (
 		bind, browser string
 		bindRemote    bool
@@ -24,11 +25,11 @@ func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "ui",
 		Short: "Serve the installer UI for a management cluster: its workload clusters, and a wizard that creates one",
 		Long: "Serve, on loopback, the installer's wizard pointed at a management cluster (its admin context, or\n" +
-			"--kubeconfig and --context): it lists the workload clusters with their status, release and add-on\n" +
-			"packages, and creates one from a flat configuration checked field by field, as `slipway cluster create -f`.",
+			"--kubeconfig and --context): it lists the workload clusters with their status, release, add-on packages\n" +
+			"and the workloads the local runtime simulates, and creates one from a flat configuration checked field\nby field, as `slipway cluster create -f`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := t.client()
+			c, err := k.ManagementClient(streams.ErrOut)
 			if err != nil {
 				return err
 			}
@@ -36,12 +37,12 @@ func NewUICommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return ui.Run(cmd.Context(), bind, bindRemote, ui.Options{Home: home, Log: streams.ErrOut,
-				Workload: &ui.Workload{Client: c, CheckHost: checkHost, Timeout: timeout}},
+			return slipwayui.Run(cmd.Context(), bind, bindRemote, slipwayui.Options{Home: home, Log: streams.ErrOut,
+				Workload: &slipwayui.Workload{Client: c, CheckHost: cliutil.CheckHost, Timeout: timeout}},
 				cliutil.AnnounceInstaller(streams.ErrOut, "the installer UI", browser))
 		},
 	}
-	t.k.AddPersistent(cmd)
+	k.AddPersistent(cmd)
 	cmd.Flags().StringVarP(&bind, "bind", "b", "127.0.0.1:8080", "the address the installer serves on (a loopback address, unless --bind-remote)")
 	cmd.Flags().BoolVar(&bindRemote, "bind-remote", false, "let --bind be an address beyond this host, where the printed token is the installer's only guard")
 	cmd.Flags().StringVar(&browser, "browser", "", "the browser command that opens the installer; 'none' opens none (default: the desktop's, xdg-open)")

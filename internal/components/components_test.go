@@ -1,7 +1,6 @@
 package components
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +73,7 @@ func TestClusterCacheRetryIsSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := setupClusterCache(context.Background(), mgr, "test", ""); err != nil {
+	if _, _, err := setupClusterCache(t.Context(), mgr, "test", ""); err != nil {
 		t.Fatalf("setupClusterCache: %v", err)
 	}
 	if err := setConnectionRetry(nil, time.Second); err == nil {

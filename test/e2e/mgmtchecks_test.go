@@ -56,7 +56,7 @@ func checkPods(t *testing.T, c client.Client, column string, want map[string][]s
 		var missing []string
 		for ns, prefixes := range want {
 			pods := &corev1.PodList{}
-			if err := c.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+			if err := c.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
 				return err
 			}
 			for _, p := range prefixes {
@@ -81,7 +81,7 @@ func checkReleaseConversion(t *testing.T, c client.Client) {
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion("run.tanzu.vmware.com/" + version)
 		list.SetKind("TanzuKubernetesReleaseList")
-		if err := c.List(context.Background(), list); err != nil {
+		if err := c.List(t.Context(), list); err != nil {
 			t.Errorf("releases as %s: %v", version, err)
 			continue
 		}
@@ -101,7 +101,7 @@ func checkReleaseConversion(t *testing.T, c client.Client) {
 // capabilities controller, whether Cluster API is served and the v1.35.4 release exists.
 func checkCapability(t *testing.T, c client.Client) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	capability := &runv1alpha1.Capability{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "tkg-system", Name: "e2e"},
 		Spec: runv1alpha1.CapabilitySpec{ServiceAccountName: "tanzu-capabilities-manager-sa", Queries: []runv1alpha1.Query{{
@@ -138,7 +138,7 @@ func checkCapability(t *testing.T, c client.Client) {
 // the CRDs clusterctl installed.
 func clusterAPIObjects(t *testing.T, c client.Client, namespace string) []*unstructured.UnstructuredList {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := c.List(ctx, crds, client.HasLabels{"clusterctl.cluster.x-k8s.io"}); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func kindsSample(t *testing.T, what string, c client.Client, namespace string, l
 		for _, gvk := range listKinds {
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(gvk)
-			if err := c.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+			if err := c.List(t.Context(), list, client.InNamespace(namespace)); err != nil {
 				t.Errorf("list %s: %v", gvk.Kind, err)
 				continue
 			}
@@ -235,7 +235,7 @@ func deployedSample(t *testing.T, what string, cfg *rest.Config, from client.Cli
 				}
 				list := &unstructured.UnstructuredList{}
 				list.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
-				if err := c.List(context.Background(), list, client.HasLabels{"kapp.k14s.io/app"}); err != nil {
+				if err := c.List(t.Context(), list, client.HasLabels{"kapp.k14s.io/app"}); err != nil {
 					continue
 				}
 				lists = append(lists, list)

@@ -179,7 +179,8 @@ func installClusterAPICRDs(t *testing.T, lc *localCluster) {
 }
 
 // dumpPods logs the namespace's pods and the last log lines of those not ready, to say why a
-// package does not reconcile.
+// package does not reconcile. It runs in cleanups, where t.Context is done: its reads use
+// context.Background.
 func dumpPods(t *testing.T, lc *localCluster, namespace string) {
 	t.Helper()
 	pods, err := lc.cs.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})

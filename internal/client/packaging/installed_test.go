@@ -32,7 +32,7 @@ func TestInstalledCreateLeavesNothingWhenItFails(t *testing.T) {
 		n := 0
 		for _, list := range []client.ObjectList{&corev1.NamespaceList{}, &corev1.ServiceAccountList{}, &corev1.SecretList{},
 			&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}, &pkgingv1alpha1.PackageInstallList{}} {
-			if err := c.List(context.Background(), list); err != nil {
+			if err := c.List(t.Context(), list); err != nil {
 				t.Fatal(err)
 			}
 			items, err := meta.ExtractList(list)

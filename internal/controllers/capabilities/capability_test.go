@@ -1,7 +1,6 @@
 package capabilities_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -36,7 +35,7 @@ func results(t *testing.T, key client.ObjectKey) map[string]runv1alpha1.QueryRes
 	out := map[string]runv1alpha1.QueryResult{}
 	envtest.Eventually(t, 30*time.Second, "results of "+key.String(), func() error {
 		c := &runv1alpha1.Capability{}
-		if err := env.Client.Get(context.Background(), key, c); err != nil {
+		if err := env.Client.Get(t.Context(), key, c); err != nil {
 			return err
 		}
 		if len(c.Status.Results) == 0 {

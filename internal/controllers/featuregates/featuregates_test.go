@@ -1,7 +1,6 @@
 package featuregates_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -42,7 +41,7 @@ func activated(t *testing.T, name string, want bool) {
 	t.Helper()
 	envtest.Eventually(t, 20*time.Second, name+" activation", func() error {
 		f := &corev1alpha2.Feature{}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, f); err != nil {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Name: name}, f); err != nil {
 			return err
 		}
 		if f.Status.Activated != want {
@@ -58,7 +57,7 @@ func results(t *testing.T, gate string, want ...string) []corev1alpha2.FeatureRe
 	var got []corev1alpha2.FeatureReferenceResult
 	envtest.Eventually(t, 20*time.Second, gate+" results", func() error {
 		g := &corev1alpha2.FeatureGate{}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: gate}, g); err != nil {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Name: gate}, g); err != nil {
 			return err
 		}
 		got = g.Status.FeatureReferenceResults

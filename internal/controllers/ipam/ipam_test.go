@@ -1,7 +1,6 @@
 package ipam_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -54,7 +53,7 @@ func readyCondition(t *testing.T, c *ipamv1.IPAddressClaim, reason string) metav
 	t.Helper()
 	var got metav1.Condition
 	envtest.Eventually(t, 20*time.Second, c.Name+" "+reason, func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
 		}
 		cond := meta.FindStatusCondition(c.Status.Conditions, "Ready")
@@ -71,7 +70,7 @@ func addressOf(t *testing.T, c *ipamv1.IPAddressClaim) ipamv1.IPAddress {
 	t.Helper()
 	readyCondition(t, c, ipam.ReasonAllocated)
 	a := ipamv1.IPAddress{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: c.Namespace, Name: c.Status.AddressRef.Name}, &a); err != nil {
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: c.Namespace, Name: c.Status.AddressRef.Name}, &a); err != nil {
 		t.Fatal(err)
 	}
 	return a

@@ -1,7 +1,6 @@
 package propagation_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -54,7 +53,7 @@ func copyIn(t *testing.T, namespace, want string) {
 	t.Helper()
 	envtest.Eventually(t, 20*time.Second, "copy in "+namespace, func() error {
 		cm := &corev1.ConfigMap{}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "class"}, cm); err != nil {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "class"}, cm); err != nil {
 			return err
 		}
 		if cm.Data["ref"] != want || cm.Annotations[propagation.AnnotationSource] != "prop-source/class" {
@@ -67,7 +66,7 @@ func copyIn(t *testing.T, namespace, want string) {
 func absent(t *testing.T, namespace, name string) {
 	t.Helper()
 	envtest.Eventually(t, 20*time.Second, name+" absent from "+namespace, func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("present: %v", err)
 		}
 		return nil

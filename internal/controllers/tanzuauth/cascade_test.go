@@ -1,7 +1,6 @@
 package tanzuauth_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -62,7 +61,7 @@ func createValues(t *testing.T, c *clusterv1.Cluster, values string) {
 func values(t *testing.T, name string) map[string]any {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
 		t.Fatal(err)
 	}
 	v := map[string]any{}

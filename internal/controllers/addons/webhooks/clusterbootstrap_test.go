@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +31,7 @@ func TestMain(m *testing.M) {
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
-		if err := env.Client.Create(context.Background(), o); err != nil {
+		if err := env.Client.Create(t.Context(), o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -112,11 +112,25 @@ func TestManagementPackagesAndTKRService(t *testing.T) {
 			t.Fatalf("denial: %v", err)
 		}
 		run("kubernetes-release", "deactivate", "v1.35.4---vmware.1-tkg.1")
-		err = lc.client.Create(ctx, newCluster("deactivated", "v1.35"))
-		if err == nil || !strings.Contains(err.Error(), "v1.35.4---vmware.1-tkg.1: deactivated") {
-			t.Fatalf("denial of a deactivated release: %v", err)
-		}
-		run("kubernetes-release", "activate", "v1.35.4---vmware.1-tkg.1")
+		// The release is active again for the next steps, whatever this one finds.
+		defer run("kubernetes-release", "activate", "v1.35.4---vmware.1-tkg.1")
+		// The webhook reads the releases from its cache, which sees the deactivation a moment
+		// after the command ends (CI once created a Cluster in between): a Cluster it let
+		// through is deleted and another one, of another name, asked for.
+		attempt := 0
+		eventually(t, 30*time.Second, "denial of a deactivated release", func() error {
+			attempt++
+			c := newCluster(fmt.Sprintf("deactivated-%d", attempt), "v1.35")
+			err := lc.client.Create(ctx, c)
+			if err == nil {
+				_ = lc.client.Delete(ctx, c)
+				return fmt.Errorf("Cluster %s was let through on the deactivated release", c.Name)
+			}
+			if !strings.Contains(err.Error(), "v1.35.4---vmware.1-tkg.1: deactivated") {
+				return fmt.Errorf("the denial does not say the release is deactivated: %v", err)
+			}
+			return nil
+		})
 	})
 	t.Run("compatibility follows TKGVERSION", func(t *testing.T) {
 		patch := client.MergeFrom(mgmt.DeepCopy())

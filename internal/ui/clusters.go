@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,20 +53,26 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadGateway, err)
 		return
 	}
-	out := make([]listed, 0, len(summaries))
-	for _, sum := range summaries {
-		l := listed{Summary: sum, Packages: []packageState{}, Simulated: []string{}}
-		cb := &runv1alpha3.ClusterBootstrap{}
-		if err := c.Get(r.Context(), client.ObjectKey{Namespace: sum.Namespace, Name: sum.Name}, cb); err == nil && cb.Spec != nil {
-			for _, p := range addons.Packages(cb.Spec) {
-				l.Packages = append(l.Packages, packageState{Name: p.RefName, State: packageStateOf(cb, p.RefName)})
+	// Each cluster is read at once: one that does not answer costs reachTimeout, not the sum.
+	out := make([]listed, len(summaries))
+	var wg sync.WaitGroup
+	for i, sum := range summaries {
+		wg.Go(func() {
+			l := listed{Summary: sum, Packages: []packageState{}, Simulated: []string{}}
+			key := client.ObjectKey{Namespace: sum.Namespace, Name: sum.Name}
+			cb := &runv1alpha3.ClusterBootstrap{}
+			if err := c.Get(r.Context(), key, cb); err == nil && cb.Spec != nil {
+				for _, p := range addons.Packages(cb.Spec) {
+					l.Packages = append(l.Packages, packageState{Name: p.RefName, State: packageStateOf(cb, p.RefName)})
+				}
 			}
-		}
-		if simulated, err := simulatedWorkloads(r.Context(), c, client.ObjectKey{Namespace: sum.Namespace, Name: sum.Name}); err == nil {
-			l.Simulated, l.Reached = simulated, true
-		}
-		out = append(out, l)
+			if simulated, err := simulatedWorkloads(r.Context(), c, key); err == nil {
+				l.Simulated, l.Reached = simulated, true
+			}
+			out[i] = l
+		})
 	}
+	wg.Wait()
 	writeJSON(w, http.StatusOK, out)
 }
 

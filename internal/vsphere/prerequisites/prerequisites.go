@@ -298,11 +298,7 @@ func Browse(ctx context.Context, env Environment) (*Inventory, error) {
 		l, err := finder.FolderList(ctx, dc.InventoryPath+"/vm/...")
 		return sorted(l, common), err
 	})
-	ep := vcenter.Endpoint{Server: env.Server, Username: env.Username, Password: env.Password, Datacenter: dc.InventoryPath}
-	if !env.Insecure {
-		ep.Thumbprint = env.Thumbprint
-	}
-	vms, err := vcenter.ListVMs(ctx, ep)
+	vms, err := vcenter.ListVMsOf(ctx, c.Client, dc.InventoryPath)
 	if err != nil {
 		return nil, err
 	}

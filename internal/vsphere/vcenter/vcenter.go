@@ -77,11 +77,15 @@ func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
 		return nil, err
 	}
 	defer func() { _ = c.Logout(context.WithoutCancel(ctx)) }()
+	return ListVMsOf(ctx, c.Client, ep.Datacenter)
+}
 
-	finder := find.NewFinder(c.Client, true)
-	dc, err := finder.Datacenter(ctx, ep.Datacenter)
+// ListVMsOf is ListVMs on a session already logged in.
+func ListVMsOf(ctx context.Context, c *vim25.Client, datacenter string) ([]VM, error) {
+	finder := find.NewFinder(c, true)
+	dc, err := finder.Datacenter(ctx, datacenter)
 	if err != nil {
-		return nil, fmt.Errorf("datacenter %q in vCenter %s: %w", ep.Datacenter, ep.Server, err)
+		return nil, fmt.Errorf("datacenter %q in vCenter %s: %w", datacenter, c.URL().Host, err)
 	}
 	finder.SetDatacenter(dc)
 	objs, err := finder.VirtualMachineList(ctx, dc.InventoryPath+"/vm/...")
@@ -100,7 +104,7 @@ func ListVMs(ctx context.Context, ep Endpoint) ([]VM, error) {
 	}
 	var mos []mo.VirtualMachine
 	// Only what nodeImage reads: a VM's whole config is large.
-	if err := property.DefaultCollector(c.Client).Retrieve(ctx, refs, []string{"config.template", "config.vAppConfig", "config.extraConfig"}, &mos); err != nil {
+	if err := property.DefaultCollector(c).Retrieve(ctx, refs, []string{"config.template", "config.vAppConfig", "config.extraConfig"}, &mos); err != nil {
 		return nil, fmt.Errorf("failed to read the VMs' configuration: %w", err)
 	}
 	var vms []VM

@@ -229,7 +229,6 @@ func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
 // references): without them the Secrets would outlive the cluster. A Secret the user made and
 // named otherwise, or another Cluster's, is left alone.
 func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
-	var cloned []client.Object
 	for _, p := range addons.Packages(s.cb.Spec) {
 		// Inline values are written to a Secret of that name; a Secret is copied under it.
 		name := addons.PackageConfigName(s.cluster.Name, p.RefName)
@@ -245,33 +244,27 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 		if ownedByOtherCluster(secret, s.cluster) != "" || isTemplate(secret) {
 			continue
 		}
-		if !hasOwner(secret, "Cluster", s.cluster.Name) {
-			patch := client.MergeFrom(secret.DeepCopy())
-			secret.OwnerReferences = util.EnsureOwnerRef(secret.OwnerReferences, clusterOwner(s.cluster))
-			if err := r.Client.Patch(ctx, secret, patch); err != nil {
-				return fmt.Errorf("failed to give Secret %s/%s back its owner, Cluster %s: %w", secret.Namespace, secret.Name, s.cluster.Name, err)
-			}
+		cluster, cb := clusterOwner(s.cluster), clusterBootstrapOwner(s.cb)
+		if util.HasOwnerRef(secret.OwnerReferences, cluster) && util.HasOwnerRef(secret.OwnerReferences, cb) {
+			continue
 		}
-		if !hasOwner(secret, "ClusterBootstrap", s.cb.Name) {
-			cloned = append(cloned, secret)
+		patch := client.MergeFrom(secret.DeepCopy())
+		secret.OwnerReferences = util.EnsureOwnerRef(util.EnsureOwnerRef(secret.OwnerReferences, cluster), cb)
+		if err := r.Client.Patch(ctx, secret, patch); err != nil {
+			return fmt.Errorf("failed to give Secret %s/%s back its owners, Cluster and ClusterBootstrap %s: %w", secret.Namespace, secret.Name, s.cluster.Name, err)
 		}
 	}
-	return r.ownByClusterBootstrap(ctx, s.cb, cloned)
+	return nil
 }
 
-// hasOwner says whether an object has an owner reference of that kind and name.
-func hasOwner(o client.Object, kind, name string) bool {
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.Kind == kind && ref.Name == name {
-			return true
-		}
-	}
-	return false
+// clusterBootstrapOwner is the owner reference of the objects cloned for a ClusterBootstrap.
+func clusterBootstrapOwner(cb *runv1alpha3.ClusterBootstrap) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap", Name: cb.Name, UID: cb.UID}
 }
 
 // ownByClusterBootstrap makes the ClusterBootstrap an owner of the objects cloned for it.
 func (r *Reconciler) ownByClusterBootstrap(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, objs []client.Object) error {
-	owner := metav1.OwnerReference{APIVersion: runv1alpha3.GroupVersion.String(), Kind: "ClusterBootstrap", Name: cb.Name, UID: cb.UID}
+	owner := clusterBootstrapOwner(cb)
 	for _, o := range objs {
 		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		o.SetOwnerReferences(util.EnsureOwnerRef(o.GetOwnerReferences(), owner))

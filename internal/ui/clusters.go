@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
@@ -76,15 +76,12 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// simulatedWorkloads lists, through the cluster's admin kubeconfig, the workloads whose pods
+// simulatedWorkloads lists, through the cluster's kubeconfig Secret (Cluster API's
+// remote.RESTConfig), the workloads whose pods
 // the local runtime's node agent simulates (annotated local.slipway.dev/simulated: "true"),
 // sorted and each once.
 func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
-	kubeconfig, err := cluster.AdminKubeconfig(ctx, c, key)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*kubeconfig, nil).ClientConfig()
+	cfg, err := remote.RESTConfig(ctx, "slipway-ui", c, key)
 	if err != nil {
 		return nil, err
 	}

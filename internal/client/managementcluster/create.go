@@ -685,8 +685,8 @@ func Names(home string) ([]string, error) {
 
 // Current returns the management cluster commands act on when none is named, as the tanzu CLI's
 // current server: the one created from this home; of several, the one whose admin context is
-// kubeconfigPath's current context (kubectl's file when empty), else the one created last, which
-// guessed says. It returns "" when this home created none.
+// the current context of the kubeconfig at kubeconfigPath (kubectl's file when empty), else
+// the one created last, which guessed says. It returns "" when this home created none.
 func Current(home, kubeconfigPath string) (name string, guessed bool, err error) {
 	names, err := Names(home)
 	if err != nil || len(names) <= 1 {

@@ -53,10 +53,12 @@ var Releases = []Release{
 	{Version: "v1.34.3", EtcdTag: "v3.6.5_vmware.1", PauseTag: "3.10", CoreDNSTag: "v1.12.1_vmware.1"},
 }
 
-// ReleaseOf returns the images of a Kubernetes version.
+// ReleaseOf returns the images of a Kubernetes version, given as upstream's (v1.35.4) or as a
+// TKR's Kubernetes version names it (v1.35.4+vmware.1).
 func ReleaseOf(version string) (Release, error) {
+	upstream, _, _ := strings.Cut(version, "+")
 	for _, r := range Releases {
-		if r.Version == version {
+		if r.Version == upstream {
 			return r, nil
 		}
 	}

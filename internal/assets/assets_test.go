@@ -73,3 +73,14 @@ func TestFoundBinary(t *testing.T) {
 		t.Fatal("a TKR version of an unsupported release is accepted")
 	}
 }
+
+func TestReleaseOfTakesATKRsVersion(t *testing.T) {
+	for _, v := range []string{"v1.35.4", "v1.35.4+vmware.1"} {
+		if r, err := assets.ReleaseOf(v); err != nil || r.Version != "v1.35.4" {
+			t.Errorf("ReleaseOf(%s) = %s, %v", v, r.Version, err)
+		}
+	}
+	if _, err := assets.ReleaseOf("v1.33.1+vmware.1"); err == nil {
+		t.Error("ReleaseOf took a version slipway has no release of")
+	}
+}

@@ -38,9 +38,10 @@ import (
 // every child reconciled. Then a topology Cluster of the local ClusterClass that tkg-pkg installed
 // becomes Available, scales its workers 1→2, upgrades from v1.34.3 to v1.35.4 by rolling every
 // machine, and its deletion leaves no process behind. On the way, Carvel's kapp reads and takes
-// part in what the package controller records.
+// part in what the package controller records. A second Cluster, annotated for real nodes, boots
+// them from Cluster API's bootstrap data (checkRealNodesFromClusterAPI).
 func TestClusterAPIOnLocalRuntime(t *testing.T) {
-	_, repo := pushPackages(t)
+	registryAddr, repo := pushPackages(t)
 	start := time.Now()
 	lc := createCluster(t, "e2e-capi", "--bootstrap", "--package-repository", repo)
 	t.Logf("bootstrap-ready (cluster, kapp-controller, providers, tkg-pkg) after %s", time.Since(start).Round(100*time.Millisecond))
@@ -261,6 +262,12 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	t.Logf("upgraded to v1.35.4 in %s", time.Since(upgraded).Round(100*time.Millisecond))
 	checkNodes(t, lc, wc, "v1.35.4+vmware.1", 3)
 	checkAddons(t, lc, wc, "v1.35.4---vmware.1-tkg.1")
+
+	// A cluster of real nodes, through the same providers.
+	t.Run("real nodes", func(t *testing.T) {
+		pushNodeImages(t, registryAddr)
+		checkRealNodesFromClusterAPI(t, lc)
+	})
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}

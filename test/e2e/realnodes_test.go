@@ -215,11 +215,19 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 // what a real node pulls (`make images` does this for a user).
 func startRegistryWithNodeImages(t *testing.T) string {
 	t.Helper()
+	addr := startRegistry(t)
+	pushNodeImages(t, addr)
+	return addr
+}
+
+// pushNodeImages pushes the images a real node of the default Kubernetes version pulls to the
+// local registry at addr.
+func pushNodeImages(t *testing.T, addr string) {
+	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := startRegistry(t)
 	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
 	if err != nil {
 		t.Fatalf("%v (make image-layout builds the images)", err)
@@ -246,7 +254,6 @@ func startRegistryWithNodeImages(t *testing.T) string {
 	if pushed != len(want) {
 		t.Fatalf("pushed %d of the %d images a node pulls: run make image-layout", pushed, len(want))
 	}
-	return addr
 }
 
 // pushApplicationImage builds the test's HTTP server (also its client) into an image with

@@ -174,7 +174,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	var registryAddr string
 	if err := step(p, fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), func() error {
 		if spec.Real() {
-			registryAddr, err = EnsureRealNodeImage(ctx, spec.KubernetesVersion)
+			registryAddr, err = s.EnsureRealNodeImage(ctx, spec.KubernetesVersion)
 			return err
 		}
 		return EnsureNodeImage(spec.KubernetesVersion)

@@ -180,12 +180,20 @@ func (s Store) Delete(name, kubeconfig string) error {
 	return errors.Join(errs...)
 }
 
-// StartNode starts one node's agent unless it runs, and says whether it started it; the
-// infrastructure provider starts the nodes of the clusters it owns one machine at a time.
+// StartNode starts one node unless it runs (a real node's init process, else its agent), and
+// says whether it started it; the infrastructure provider starts the nodes of the clusters it
+// owns one machine at a time.
 func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	dirs, err := s.nodeDirs(name, node.Name)
 	if err != nil {
 		return false, err
+	}
+	spec, err := ReadSpec(dirs)
+	if err != nil {
+		return false, err
+	}
+	if spec.Real() {
+		return startRealNode(dirs.Node(node.Name), exe)
 	}
 	started, err := startUnlessAlive(agentArgs(exe, dirs, node.Name), dirs.NodePID(node.Name), dirs.NodeLogs(node.Name)+"/agent.log")
 	if err != nil {
@@ -212,10 +220,14 @@ func startUnlessAlive(args []string, pidPath, logPath string) (bool, error) {
 	return started, err
 }
 
-// NodeRunning says whether a node's agent runs.
+// NodeRunning says whether a node runs: a real node's init process, else its agent.
 func (s Store) NodeRunning(name, node string) bool {
 	dirs, err := s.nodeDirs(name, node)
-	return err == nil && agentAlive(dirs, node)
+	if err != nil {
+		return false
+	}
+	spec, err := ReadSpec(dirs)
+	return err == nil && nodeRunning(dirs, spec, node)
 }
 
 // StopNode destroys a node as the deletion of its machine does, and removes its state: its
@@ -226,6 +238,12 @@ func (s Store) StopNode(name, node string) error {
 	dirs, err := s.nodeDirs(name, node)
 	if err != nil {
 		return err
+	}
+	if spec, err := ReadSpec(dirs); err == nil && spec.Real() {
+		if _, err := os.Stat(dirs.Node(node)); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return vm.Delete(dirs.Node(node))
 	}
 	pids := proc.WithArgs(agentArgs("", dirs, node))
 	if agentAlive(dirs, node) {
@@ -258,8 +276,14 @@ func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 	return StartLoadBalancerIn(dirs, exe)
 }
 
-// StartLoadBalancerIn is StartLoadBalancer for the cluster whose directories are dirs.
+// StartLoadBalancerIn is StartLoadBalancer for the cluster whose directories are dirs. The load
+// balancer of real nodes listens on an address of the host's on the bridge, which it adds first.
 func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
+	if spec, err := ReadSpec(dirs); err == nil && spec.Real() && spec.LoadBalancerIP != "" {
+		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
+			return false, err
+		}
+	}
 	started, err := startUnlessAlive(lbArgs(exe, dirs), dirs.LoadBalancerPID(), dirs.LoadBalancerLog())
 	if err != nil {
 		return false, fmt.Errorf("failed to start the load balancer of %s: %w", filepath.Base(dirs.Root), err)

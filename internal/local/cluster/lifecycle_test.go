@@ -32,9 +32,9 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 		}
 	}
 	write(NewSpec("boot", "v1.35.4", 1, 1, 0))
-	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}))
-	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}))
-	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}))
+	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}, ""))
+	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}, ""))
+	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}, ""))
 	if err := s.Delete("boot", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestCreateOnANameAProviderTookNamesItsCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, "")); err != nil {
 		t.Fatal(err)
 	}
 	err = s.Create(t.Context(), CreateOptions{Name: "wc", ControlPlaneNodes: 1})
@@ -133,7 +133,7 @@ func TestOwnedClustersKubeconfigNamesWhereItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, "")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Kubeconfig("wc")

@@ -21,12 +21,12 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/local/registry"
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
 // RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
@@ -95,14 +95,10 @@ var nodeHostCommands = map[string]string{
 // cniPlugins is where Debian's containernetworking-plugins puts the plugins the pod network uses.
 const cniPlugins = "/usr/lib/cni"
 
-// LocalRegistry returns the address of the local registry this store's `slipway local registry
-// start` (and so `make images`) runs, which real nodes pull from.
-func LocalRegistry() (string, error) {
-	home, err := statedir.Path()
-	if err != nil {
-		return "", err
-	}
-	addr, ok := registry.Daemon{Dir: filepath.Join(home, "registry")}.Address()
+// LocalRegistry returns the address of the local registry that `slipway local registry start`
+// (and so `make images`) runs beside this store, which real nodes pull from.
+func (s Store) LocalRegistry() (string, error) {
+	addr, ok := registry.Daemon{Dir: filepath.Join(filepath.Dir(s.Root), "registry")}.Address()
 	if !ok {
 		return "", errors.New("the local registry, which real nodes pull Kubernetes' images from, does not run: `make images` starts it and pushes them (or `slipway local registry start`)")
 	}
@@ -112,7 +108,7 @@ func LocalRegistry() (string, error) {
 // EnsureRealNodeImage checks what a real node of this Kubernetes version needs: root, the host's
 // packages, the kubelet and kubeadm built by `make assets`, and the release's images in the local
 // registry, which the nodes pull from. It returns the registry's address.
-func EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
+func (s Store) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
 	if os.Geteuid() != 0 {
 		return "", errors.New("real nodes are made of namespaces, cgroups and a bridge: run slipway as root")
 	}
@@ -145,7 +141,7 @@ func EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	addr, err := LocalRegistry()
+	addr, err := s.LocalRegistry()
 	if err != nil {
 		return "", err
 	}
@@ -186,34 +182,44 @@ func prepareRealNodes(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) 
 	if err != nil {
 		return err
 	}
-	set, err := assets.Find()
-	if err != nil {
-		return err
-	}
 	for _, n := range spec.Nodes {
-		release, err := assets.ReleaseOf(spec.NodeVersion(n))
-		if err != nil {
-			return err
-		}
-		kubelet, err := set.Kubernetes(release.Version, "kubelet")
-		if err != nil {
-			return err
-		}
 		data, err := userData(spec, n, b)
 		if err != nil {
 			return err
 		}
-		dir := dirs.Node(n.Name)
 		if n.Role == RoleControlPlane {
-			if err := cas.Write(vm.RootPath(dir, "/etc/kubernetes/pki")); err != nil {
+			if err := cas.Write(vm.RootPath(dirs.Node(n.Name), "/etc/kubernetes/pki")); err != nil {
 				return err
 			}
 		}
-		vs := vm.Spec{Name: n.Name, Address: netip.MustParseAddr(n.IP), BinDir: filepath.Dir(kubelet),
-			SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr)}
-		if err := vm.Create(dir, vs, []byte(data)); err != nil {
-			return fmt.Errorf("failed to make node %s: %w", n.Name, err)
+		if err := PrepareRealNode(dirs, spec, n, "", []byte(data), registryAddr); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// PrepareRealNode writes the state of a node the infrastructure provider adds to a cluster of
+// real nodes from its machine's bootstrap data (userData, executed as it is when the node boots),
+// and makes its network namespace and cgroups; the machine's providerID is the node's. The
+// node's Kubernetes version chooses its kubelet, kubeadm and pause image.
+func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, userData []byte, registryAddr string) error {
+	release, err := assets.ReleaseOf(spec.NodeVersion(node))
+	if err != nil {
+		return err
+	}
+	set, err := assets.Find()
+	if err != nil {
+		return err
+	}
+	kubelet, err := set.Kubernetes(release.Version, "kubelet")
+	if err != nil {
+		return err
+	}
+	vs := vm.Spec{Name: node.Name, Address: netip.MustParseAddr(node.IP), BinDir: filepath.Dir(kubelet),
+		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr), ProviderID: providerID, LoopbackRegistry: registryAddr}
+	if err := vm.Create(dirs.Node(node.Name), vs, userData); err != nil {
+		return fmt.Errorf("failed to make node %s: %w", node.Name, err)
 	}
 	return nil
 }
@@ -231,15 +237,32 @@ func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]Node
 	}
 	var started []NodeSpec
 	for _, n := range nodes {
-		if _, ok := vm.Running(dirs.Node(n.Name)); ok {
-			continue
+		didStart, err := startRealNode(dirs.Node(n.Name), exe)
+		if err != nil {
+			return nil, err
 		}
-		if _, err := vm.Start(dirs.Node(n.Name), exe); err != nil {
-			return nil, fmt.Errorf("failed to start node %s: %w", n.Name, err)
+		if didStart {
+			started = append(started, n)
 		}
-		started = append(started, n)
 	}
 	return started, nil
+}
+
+// startRealNode starts a real node unless it runs, and says whether it started it. The check and
+// the start hold a lock, as startUnlessAlive's do.
+func startRealNode(dir, exe string) (bool, error) {
+	started := false
+	err := proc.WithLock(filepath.Join(dir, "start.lock"), func() error {
+		if _, ok := vm.Running(dir); ok {
+			return nil
+		}
+		if _, err := vm.Start(dir, exe); err != nil {
+			return fmt.Errorf("failed to start node %s: %w", filepath.Base(dir), err)
+		}
+		started = true
+		return nil
+	})
+	return started, err
 }
 
 // waitForBoot waits until the nodes executed their cloud-init (kubeadm init or join), and fails

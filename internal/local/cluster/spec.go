@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,14 +128,20 @@ func (s *Spec) NodeVersion(n NodeSpec) string {
 	return s.KubernetesVersion
 }
 
-// NewOwnedSpec lays out an empty cluster whose nodes the infrastructure provider adds: its
-// endpoint is always the load balancer on 127.<index>.0.1, so that it outlives every machine.
-func NewOwnedSpec(name, version string, index int, owner Owner) *Spec {
-	return &Spec{Name: name, KubernetesVersion: version, Index: index, LoadBalancerIP: fmt.Sprintf("127.%d.0.1", index), Owner: &owner}
+// NewOwnedSpec lays out an empty cluster whose nodes the infrastructure provider adds, of the
+// runtime given (RuntimeReal or the node agent's, ""): its endpoint is always the load balancer,
+// on 127.<index>.0.1 or for real nodes on 198.18.<index>.1, so that it outlives every machine.
+func NewOwnedSpec(name, version string, index int, owner Owner, runtime string) *Spec {
+	s := &Spec{Name: name, KubernetesVersion: version, Index: index, Runtime: runtime, LoadBalancerIP: fmt.Sprintf("127.%d.0.1", index), Owner: &owner}
+	if s.Real() {
+		s.LoadBalancerIP = realAddress(index, 1).String()
+	}
+	return s
 }
 
 // AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n listens
-// on 127.<index>.0.<n+1>, as NewSpec lays them out), appends it and returns it.
+// on 127.<index>.0.<n+1>, as NewSpec lays them out, or a real node on 198.18.<index>.<n+1>, as
+// NewRealSpec does), appends it and returns it.
 func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 	if err := ValidateNodeName(name); err != nil {
 		return NodeSpec{}, err
@@ -157,6 +164,11 @@ func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 			Address:         fmt.Sprintf("172.18.%d.%d", s.Index, ordinal+1),
 			PodCIDR:         fmt.Sprintf("10.244.%d.0/24", ordinal),
 			PodLoopbackCIDR: fmt.Sprintf("127.%d.%d.0/24", s.Index, ordinal),
+		}
+		if s.Real() {
+			// The controller manager gives a real node its pod CIDR.
+			a := realAddress(s.Index, ordinal+1).String()
+			n.IP, n.Address, n.PodCIDR, n.PodLoopbackCIDR = a, a, "", ""
 		}
 		s.Nodes = append(s.Nodes, n)
 		return n, nil
@@ -186,6 +198,15 @@ func (s *Spec) EndpointHost() string {
 // Endpoint returns the API server URL.
 func (s *Spec) Endpoint() string {
 	return fmt.Sprintf("https://%s", net.JoinHostPort(s.EndpointHost(), fmt.Sprint(APIServerPort)))
+}
+
+// NodeNetwork is where the cluster's nodes are: 127.<index>.0.0/16 on loopback, or for real
+// nodes 198.18.<index>.0/24 on the bridge.
+func (s *Spec) NodeNetwork() string {
+	if s.Real() {
+		return netip.PrefixFrom(realAddress(s.Index, 0), 24).String()
+	}
+	return fmt.Sprintf("127.%d.0.0/16", s.Index)
 }
 
 // ControlPlane returns the control-plane nodes.

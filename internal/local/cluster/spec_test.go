@@ -53,3 +53,28 @@ func TestLoopbackTranslatesOnlyThisClustersAddresses(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnedSpecOfRealNodesIsOnTheBridge(t *testing.T) {
+	s := NewOwnedSpec("wc", "", 4, Owner{Namespace: "default", Name: "wc", UID: "u1"}, RuntimeReal)
+	if !s.Real() || s.Endpoint() != "https://198.18.4.1:6443" || s.NodeNetwork() != "198.18.4.0/24" {
+		t.Fatalf("real owned spec: real %v, endpoint %s, nodes in %s", s.Real(), s.Endpoint(), s.NodeNetwork())
+	}
+	for _, name := range []string{"wc-cp-1", "wc-md-1", "wc-md-2"} {
+		if _, err := s.AddNode(name, RoleWorker); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A machine that goes frees its address for the next one.
+	s.RemoveNode("wc-md-1")
+	n, err := s.AddNode("wc-md-3", RoleWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.IP != "198.18.4.3" || n.Address != n.IP || n.PodCIDR != "" || n.PodLoopbackCIDR != "" {
+		t.Errorf("real node %+v: want 198.18.4.3 as both addresses and no pod CIDR of the runtime's", n)
+	}
+	agent := NewOwnedSpec("wc", "", 4, Owner{Namespace: "default", Name: "wc", UID: "u1"}, "")
+	if agent.Real() || agent.Endpoint() != "https://127.4.0.1:6443" || agent.NodeNetwork() != "127.4.0.0/16" {
+		t.Errorf("node agent's owned spec: real %v, endpoint %s, nodes in %s", agent.Real(), agent.Endpoint(), agent.NodeNetwork())
+	}
+}

@@ -44,6 +44,8 @@ type Bootstrap struct {
 	Labels map[string]string
 	// Files are the files the data writes, by path.
 	Files map[string][]byte
+	// UserData is the data as it is: a real node executes it as cloud-init does.
+	UserData []byte
 }
 
 // cloudConfig is the part of cloud-init's #cloud-config the kubeadm bootstrap provider writes.
@@ -66,7 +68,7 @@ func ParseBootstrap(data []byte, format string) (*Bootstrap, error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return nil, fmt.Errorf("bootstrap data is not a cloud-config: %w", err)
 	}
-	b := &Bootstrap{Files: map[string][]byte{}}
+	b := &Bootstrap{Files: map[string][]byte{}, UserData: data}
 	for _, f := range cc.WriteFiles {
 		content := []byte(f.Content)
 		switch f.Encoding {

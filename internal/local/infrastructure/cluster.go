@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -179,7 +180,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	lc.Status.Index = int32(spec.Index)
 	lc.Status.Initialization.Provisioned = ptr.To(true)
 	conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReasonEndpointAllocated,
-		Message: fmt.Sprintf("endpoint %s, nodes in 127.%d.0.0/16", spec.Endpoint(), spec.Index)})
+		Message: fmt.Sprintf("endpoint %s, nodes in %s", spec.Endpoint(), spec.NodeNetwork())})
 	// The load balancer is looked at again within superviseEvery, so that a dead one is back
 	// within seconds.
 	return ctrl.Result{RequeueAfter: superviseEvery}, nil
@@ -207,8 +208,16 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*c
 	if err != nil {
 		return nil, err
 	}
+	runtime := ""
+	switch v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]; {
+	case v == infrav1.NodeRuntimeReal:
+		runtime = cluster.RuntimeReal
+	case ok && v != "":
+		return nil, reconcile.TerminalError(fmt.Errorf("Cluster %s: annotation %s is %q: the only runtime it chooses is %q (real nodes); remove it for the node agent",
+			klog.KObj(owner), infrav1.NodeRuntimeAnnotation, v, infrav1.NodeRuntimeReal))
+	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
-		ManagementCluster: r.Runtime.Home})
+		ManagementCluster: r.Runtime.Home}, runtime)
 	return spec, cluster.WriteSpec(dirs, spec)
 }
 

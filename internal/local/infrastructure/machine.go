@@ -180,7 +180,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	if b.ControlPlane {
 		controlPlanes, workers = 1, 0
 	}
-	if err := r.Runtime.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) {
+	if err := r.Runtime.Store.CheckHostLimits(spec.Real(), controlPlanes, workers, func(msg string) {
 		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitRaised, "Raise", "%s", msg)
 	}); err != nil {
 		return cluster.NodeSpec{}, &hostLimitError{err}
@@ -188,6 +188,14 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	version := machine.Spec.Version
 	if b.Init && b.KubernetesVersion != "" {
 		version = b.KubernetesVersion
+	}
+	// A real node pulls its images from the local registry and runs the kubelet and kubeadm of
+	// its version: what it lacks is said before the node is made.
+	var registryAddr string
+	if spec.Real() {
+		if registryAddr, err = r.Runtime.Store.EnsureRealNodeImage(ctx, version); err != nil {
+			return cluster.NodeSpec{}, err
+		}
 	}
 	var node cluster.NodeSpec
 	spec, err = r.Runtime.update(owner, uid, func(spec *cluster.Spec) error {
@@ -215,6 +223,10 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		dirs, err := r.Runtime.Store.Dirs(spec.Name)
 		if err != nil {
 			return err
+		}
+		if spec.Real() {
+			// The node boots from the bootstrap data as a VM does: kubeadm makes what it needs.
+			return cluster.PrepareRealNode(dirs, spec, node, node.ProviderID, b.UserData, registryAddr)
 		}
 		return cluster.PrepareNode(dirs, spec, node, cas)
 	})

@@ -37,8 +37,9 @@ const containerdSocket = "/run/containerd/containerd.sock"
 
 // Boot is the node's init process, run by Start in the node's namespaces: it mounts the node's
 // paths, takes its host name, then runs containerd and the kubelet, restarting them when they
-// die, and executes the cloud-init of a first boot; a control-plane node then applies the pod
-// network. It returns when the context ends.
+// die, forwards the local registry's loopback address to the registry on the bridge, and
+// executes the cloud-init of a first boot; a control-plane node then applies the pod network.
+// It returns when the context ends.
 func Boot(ctx context.Context, dir string) error {
 	log := ctrl.LoggerFrom(ctx)
 	spec, err := ReadSpec(dir)
@@ -63,6 +64,9 @@ func Boot(ctx context.Context, dir string) error {
 	}
 	env := append(os.Environ(), "PATH="+spec.BinDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root")
 	var wg sync.WaitGroup
+	if spec.LoopbackRegistry != "" {
+		wg.Go(func() { forwardRegistry(ctx, spec.LoopbackRegistry) })
+	}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -150,7 +154,8 @@ func writeNodeConfig(dir string, spec Spec) error {
 // kubeletArgs are the kubelet's arguments as kubeadm's systemd drop-in gives them, once kubeadm
 // has written the kubelet's configuration; before, the kubelet does not start (on a VM it
 // crash-loops until then). The last flags are this host's: no systemd (cgroupfs), cgroup v1,
-// and the node's own cgroup.
+// and the node's own cgroup; then the providerID its machine was given, as a cloud provider
+// gives a VM's.
 func kubeletArgs(dir string, spec Spec) []string {
 	if _, err := os.Stat("/var/lib/kubelet/config.yaml"); err != nil {
 		return nil
@@ -161,7 +166,11 @@ func kubeletArgs(dir string, spec Spec) []string {
 		"--config=/var/lib/kubelet/config.yaml",
 	}
 	args = append(args, kubeadmFlags("/var/lib/kubelet/kubeadm-flags.env")...)
-	return append(args, "--cgroup-driver=cgroupfs", "--fail-cgroupv1=false", "--cgroup-root="+CgroupRoot(dir))
+	args = append(args, "--cgroup-driver=cgroupfs", "--fail-cgroupv1=false", "--cgroup-root="+CgroupRoot(dir))
+	if spec.ProviderID != "" {
+		args = append(args, "--provider-id="+spec.ProviderID)
+	}
+	return args
 }
 
 // kubeadmFlags reads KUBELET_KUBEADM_ARGS from the environment file kubeadm writes.

@@ -29,6 +29,12 @@ type Spec struct {
 	// Mirrors maps a registry's host (projects.registry.vmware.com) to the URL that serves its
 	// repositories to the node (http://198.18.0.1:5000).
 	Mirrors map[string]string `json:"mirrors,omitempty"`
+	// ProviderID is the node's spec.providerID, which the kubelet registers with, as a cloud
+	// provider sets a VM's (local://<namespace>/<machine> for a machine of the local provider).
+	ProviderID string `json:"providerID,omitempty"`
+	// LoopbackRegistry is the local registry's address on the host's loopback (127.0.0.1:5000),
+	// which the node answers on its own loopback by forwarding to the registry on the bridge.
+	LoopbackRegistry string `json:"loopbackRegistry,omitempty"`
 }
 
 // Validate says what is wrong with the spec, naming the field.

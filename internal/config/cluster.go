@@ -62,6 +62,8 @@ type Cluster struct {
 	ControlPlaneNodeLabels []Label
 	// APIServerPort is the port of the API server endpoint; 0 leaves the ClusterClass's default.
 	APIServerPort int
+	// RealNodes gives a workload cluster of the local provider real nodes (LOCAL_NODE_RUNTIME).
+	RealNodes bool
 	// ControlPlaneMachine and WorkerMachine are the nodes' sizes (vSphere).
 	ControlPlaneMachine, WorkerMachine Machine
 	// VSphere is where and as whom the cluster's VMs are made; nil on other providers.

@@ -30,6 +30,9 @@ const (
 	ClusterAPIServerPort = "CLUSTER_API_SERVER_PORT"
 	// ControlPlaneNodeLabels are labels of the control-plane nodes, "key1=value1,key2=value2".
 	ControlPlaneNodeLabels = "CONTROL_PLANE_NODE_LABELS"
+	// LocalNodeRuntime is slipway's, not TKG's: "real" gives a workload cluster of the local
+	// provider real nodes (containerd, the real kubelet and kubeadm) instead of the node agent's.
+	LocalNodeRuntime = "LOCAL_NODE_RUNTIME"
 )
 
 // Proxy variables.
@@ -96,7 +99,7 @@ const (
 var knownVariables = append([]string{
 	ClusterName, ClusterPlan, InfrastructureProvider, Namespace, ControlPlaneMachineCount, WorkerMachineCount,
 	WorkerMachineCount0, WorkerMachineCount1, WorkerMachineCount2, CNI, ClusterCIDR, ServiceCIDR, IPFamily,
-	KubernetesVersion, OSName, OSVersion, OSArch, CustomImageRepository, ClusterAPIServerPort, ControlPlaneNodeLabels,
+	KubernetesVersion, OSName, OSVersion, OSArch, CustomImageRepository, ClusterAPIServerPort, ControlPlaneNodeLabels, LocalNodeRuntime,
 	HTTPProxyEnabled, HTTPProxy, HTTPSProxy, NoProxy,
 	EnableMHC, EnableMHCControlPlane, EnableMHCWorkerNode, MHCUnknownStatusTimeout, MHCFalseStatusTimeout,
 	MHCMaxUnhealthyControlPlane, MHCMaxUnhealthyWorkerNode, NodeStartupTimeout,

@@ -12,6 +12,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -56,6 +57,12 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 		},
 		Workers:   clusterv1.WorkersTopology{MachineDeployments: c.machineDeployments()},
 		Variables: c.variables(),
+	}
+	if c.RealNodes {
+		cl.Annotations[infrav1.NodeRuntimeAnnotation] = infrav1.NodeRuntimeReal
+	}
+	if c.RealNodes {
+		cl.Annotations[infrav1.NodeRuntimeAnnotation] = infrav1.NodeRuntimeReal
 	}
 	if vs := c.VSphere; vs != nil {
 		// As TKG's vSphere overlay: the resolver picks the OVA of the OS for every part.

@@ -91,6 +91,7 @@ func (k *completer) vsphere() {
 		k.bad("%s %q is not in %s: slipway cannot reach vCenter through the proxy with its certificate verified: add it to %s, or set %s to true",
 			VSphereServer, vs.Server, NoProxy, NoProxy, VSphereInsecure)
 	}
+	k.unused("it chooses what the local provider's nodes are", LocalNodeRuntime)
 }
 
 // controlPlaneEndpoint reads the control plane's virtual IP or FQDN, which kube-vip holds.
@@ -208,6 +209,7 @@ func (k *completer) local() {
 			k.boolean(name, value)
 		}
 	}
+	k.localNodeRuntime()
 	const processes = "its nodes are processes on this host"
 	k.unused(processes, Size, ControlPlaneSize, WorkerSize, VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB,
 		VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB, VSphereControlPlaneDiskGiB,
@@ -226,6 +228,23 @@ func (k *completer) local() {
 	if k.c.Proxy != nil {
 		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",
 			HTTPProxy, HTTPSProxy, processes)
+	}
+}
+
+// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a workload cluster's nodes real
+// nodes; "agent", the default, the node agent's. A management cluster cannot have real nodes
+// yet: after the pivot its own provider would run in a container on them, from where it cannot
+// make nodes of this host.
+func (k *completer) localNodeRuntime() {
+	value, ok := k.v.Get(LocalNodeRuntime)
+	switch {
+	case !ok || value == "agent":
+	case value != "real":
+		k.bad("invalid %s %q: use real (containerd, the real kubelet and kubeadm) or agent (the default)", LocalNodeRuntime, value)
+	case k.c.Role == Management:
+		k.bad("invalid %s %q: a management cluster's nodes are the node agent's until its provider can make real nodes from inside one: drop %s", LocalNodeRuntime, value, LocalNodeRuntime)
+	default:
+		k.c.RealNodes = true
 	}
 }
 

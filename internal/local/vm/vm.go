@@ -130,7 +130,7 @@ func ReadSpec(dir string) (Spec, error) {
 // Start starts the node's init process, detached, in the node's network namespace and in new
 // mount and UTS namespaces, unless it runs. It returns the init process's pid. After a host
 // restart, which takes the bridge, network namespaces and cgroups with it, it makes them again
-// first.
+// first; after its init process died, it kills what is left of the node first.
 func Start(dir, executable string) (int, error) {
 	if pid, ok := Running(dir); ok {
 		return pid, nil
@@ -147,6 +147,12 @@ func Start(dir, executable string) (int, error) {
 	}
 	if err := createCgroups(namespaceName(dir)); err != nil {
 		return 0, err
+	}
+	// An init process that died (kill -9) left the node's containerd, kubelet and containers
+	// running in namespaces no new init can join: the node is reset as a VM whose kernel died,
+	// every process of it killed, before it boots again. Its cloud-init does not run twice.
+	if err := killCgroups(namespaceName(dir), 10*time.Second); err != nil {
+		return 0, fmt.Errorf("failed to reset node %s: %w", spec.Name, err)
 	}
 	// nsenter joins the network namespace, which a new process cannot be cloned into; the mount
 	// and UTS namespaces are new from the clone.

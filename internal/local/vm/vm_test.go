@@ -190,8 +190,9 @@ func inNode(n testNode, request string) (string, error) {
 // cloud-init: kubeadm init makes a real control plane whose static pods run as containers under
 // the node's containerd, and kubeadm join adds a worker. Both become Ready on the runtime's pod
 // network; CoreDNS answers through its Service (kube-proxy) and from the other node (routes);
-// logs are read through the kubelet; containerd and the kubelet come back after SIGKILL; Delete
-// leaves no process, namespace, veth, cgroup or mount.
+// logs are read through the kubelet; containerd and the kubelet come back after SIGKILL, and a
+// node whose init process is killed is reset by Start; Delete leaves no process, namespace,
+// veth, cgroup or mount.
 func TestNodeBootsWithKubeadm(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("a node of namespaces needs root: run the tests as root")
@@ -267,6 +268,40 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 		t.Logf("%s restarted %s after SIGKILL", service, time.Since(killed).Round(time.Millisecond))
 	}
 	waitForPods(t, client, cp.name, components)
+
+	// A node whose init process is killed is reset by the next Start, as a crashed VM is: what
+	// was left of it is killed, it boots again without running its cloud-init twice, and its
+	// kubelet brings it back Ready.
+	initPID, _ := Running(worker.dir)
+	oldContainerd := servicePID(t, worker.dir, "containerd")
+	if err := syscall.Kill(initPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, running := Running(worker.dir)
+		return !running, nil
+	}); err != nil {
+		t.Fatal("the node's init process outlived SIGKILL")
+	}
+	if _, err := Start(worker.dir, exe); err != nil {
+		t.Fatal(err)
+	}
+	// A killed process whose parent is gone may stay a zombie, with no command line.
+	if args := proc.Cmdline(oldContainerd); len(args) > 0 && filepath.Base(args[0]) == "containerd" {
+		t.Errorf("containerd %d of the node's killed init still runs after Start", oldContainerd)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		p := findService(worker.dir, "containerd")
+		return p != 0 && p != oldContainerd, nil
+	}); err != nil {
+		t.Fatal("the reset node's containerd did not start within 10 s")
+	}
+	waitForNetwork(t, client, cp, worker)
+	t.Logf("the node whose init was killed was Ready again %s after", time.Since(killed).Round(time.Millisecond))
+	if out, err := os.ReadFile(LogPath(worker.dir, "cloud-init-output.log")); err != nil || strings.Count(string(out), "kubeadm join") != 1 {
+		t.Errorf("cloud-init ran kubeadm join %d times, want once (%v)", strings.Count(string(out), "kubeadm join"), err)
+	}
 
 	for _, n := range []testNode{worker, cp} {
 		if err := Delete(n.dir); err != nil {

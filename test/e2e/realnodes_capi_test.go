@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -33,6 +34,12 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
 	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc-real",
 		Annotations: map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}}}
+	// TKG's CLUSTER_CIDR and SERVICE_CIDR: the controller manager gives each node its pod CIDR
+	// from the first.
+	wc.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
+		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{"100.96.0.0/11"}},
+		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{"100.64.0.0/13"}},
+	}
 	wc.Spec.Topology = clusterv1.Topology{
 		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},
 		Version:      "v1.35.4",
@@ -41,6 +48,33 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 			{Class: "tkg-worker", Name: "md-0", Replicas: ptr.To[int32](1)},
 		}},
 	}
+	// Without the Cluster's pod CIDRs, the provider refuses, naming the field and its fix.
+	bad := wc.DeepCopy()
+	bad.Name, bad.Spec.ClusterNetwork = "wc-real-bad", clusterv1.ClusterNetwork{}
+	if err := lc.client.Create(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the provider refusing real nodes without pod CIDRs", func() error {
+		c := &clusterv1.Cluster{}
+		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(bad), c); err != nil {
+			return err
+		}
+		lcs := &infrav1.LocalClusterList{}
+		if err := lc.client.List(ctx, lcs, client.InNamespace(bad.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: bad.Name}); err != nil {
+			return err
+		}
+		for _, l := range lcs.Items {
+			if msg := conditions.GetMessage(&l, infrav1.ReadyCondition); strings.Contains(msg, "no spec.clusterNetwork.pods.cidrBlocks") &&
+				strings.Contains(msg, "100.96.0.0/11") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no LocalCluster of %s says what is missing", bad.Name)
+	})
+	if err := lc.client.Delete(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+
 	t.Cleanup(func() {
 		if t.Failed() {
 			if dirs, err := store.Dirs(wc.Name); err == nil {

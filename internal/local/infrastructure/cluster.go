@@ -210,6 +210,10 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*c
 	}
 	runtime := ""
 	switch v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]; {
+	case v == infrav1.NodeRuntimeReal && len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0:
+		// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
+		return nil, reconcile.TerminalError(fmt.Errorf("Cluster %s has real nodes but no spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of: "+
+			"set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)", klog.KObj(owner)))
 	case v == infrav1.NodeRuntimeReal:
 		runtime = cluster.RuntimeReal
 	case ok && v != "":

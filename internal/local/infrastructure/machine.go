@@ -166,9 +166,13 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		restarted, err := r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
 		if restarted && ptr.Deref(lm.Status.Initialization.Provisioned, false) {
 			lm.Status.AgentRestarts++
+			what := "agent"
+			if spec.Real() {
+				what = "init process"
+			}
 			r.Recorder.Eventf(lm, nil, corev1.EventTypeWarning, "NodeAgentRestarted", "Restart",
-				"The agent of node %s was not running: started it again (restart %d)", node.Name, lm.Status.AgentRestarts)
-			ctrl.LoggerFrom(ctx).Info("Restarted the node's agent", "node", node.Name, "restarts", lm.Status.AgentRestarts)
+				"The %s of node %s was not running: started it again (restart %d)", what, node.Name, lm.Status.AgentRestarts)
+			ctrl.LoggerFrom(ctx).Info("Restarted the node", "node", node.Name, "process", what, "restarts", lm.Status.AgentRestarts)
 		}
 		return node, err
 	}

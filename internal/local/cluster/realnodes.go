@@ -21,7 +21,6 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
-	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/local/registry"
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
@@ -248,21 +247,14 @@ func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]Node
 	return started, nil
 }
 
-// startRealNode starts a real node unless it runs, and says whether it started it. The check and
-// the start hold a lock, as startUnlessAlive's do.
+// startRealNode starts a real node unless it runs, and says whether it started it.
 func startRealNode(dir, exe string) (bool, error) {
-	started := false
-	err := proc.WithLock(filepath.Join(dir, "start.lock"), func() error {
-		if _, ok := vm.Running(dir); ok {
-			return nil
-		}
-		if _, err := vm.Start(dir, exe); err != nil {
-			return fmt.Errorf("failed to start node %s: %w", filepath.Base(dir), err)
-		}
-		started = true
-		return nil
-	})
-	return started, err
+	before, _ := vm.Running(dir)
+	pid, err := vm.Start(dir, exe)
+	if err != nil {
+		return false, fmt.Errorf("failed to start node %s: %w", filepath.Base(dir), err)
+	}
+	return pid != before, nil
 }
 
 // waitForBoot waits until the nodes executed their cloud-init (kubeadm init or join), and fails

@@ -64,6 +64,8 @@ const (
 	// bootedFile records that the node executed its cloud-init, as cloud-init's boot-finished.
 	bootedFile = "cloud-init.done"
 	pidFile    = "boot.pid"
+	// powerLockFile serialises Start and Delete.
+	powerLockFile = "power.lock"
 	// rootDir holds what is bind-mounted over the node's fixed paths.
 	rootDir = "root"
 	logsDir = "logs"
@@ -132,6 +134,16 @@ func ReadSpec(dir string) (Spec, error) {
 // restart, which takes the bridge, network namespaces and cgroups with it, it makes them again
 // first; after its init process died, it kills what is left of the node first.
 func Start(dir, executable string) (int, error) {
+	var pid int
+	err := withPowerLock(dir, func() error {
+		var err error
+		pid, err = start(dir, executable)
+		return err
+	})
+	return pid, err
+}
+
+func start(dir, executable string) (int, error) {
 	if pid, ok := Running(dir); ok {
 		return pid, nil
 	}
@@ -165,6 +177,23 @@ func Start(dir, executable string) (int, error) {
 	return pid, nil
 }
 
+// withPowerLock runs f holding the node's power lock, so that a start and a delete of the same
+// node (its provider supervising it while a CLI deletes its cluster) never interleave. The lock
+// is a file of the node's directory, which is not made again: once the node is deleted, a start
+// that waited for the lock finds no node.
+func withPowerLock(dir string, f func() error) error {
+	l, err := os.OpenFile(filepath.Join(dir, powerLockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("no node in %s: %w", dir, err)
+	}
+	defer l.Close()
+	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("failed to lock node %s: %w", dir, err)
+	}
+	defer func() { _ = syscall.Flock(int(l.Fd()), syscall.LOCK_UN) }()
+	return f()
+}
+
 // Running returns the pid of the node's init process when it runs.
 func Running(dir string) (int, bool) {
 	path := filepath.Join(dir, pidFile)
@@ -179,6 +208,15 @@ func Running(dir string) (int, bool) {
 // go its mount namespace and every mount in it), then its cgroups, its network namespace and
 // veth pair, and its state directory.
 func Delete(dir string) error {
+	err := withPowerLock(dir, func() error { return deleteNode(dir) })
+	if errors.Is(err, os.ErrNotExist) {
+		// No directory: what may be left of the node on the host still goes.
+		return deleteNode(dir)
+	}
+	return err
+}
+
+func deleteNode(dir string) error {
 	ns := namespaceName(dir)
 	if err := killCgroups(ns, 10*time.Second); err != nil {
 		return err

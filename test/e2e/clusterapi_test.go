@@ -270,19 +270,27 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	})
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
+	deleteWorkloadCluster(t, lc, wc)
+}
+
+// deleteWorkloadCluster deletes a Cluster of the local provider, waits until it is gone and
+// checks that nothing of it is left: its objects, processes and state.
+func deleteWorkloadCluster(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
+	t.Helper()
+	ctx := t.Context()
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
 	nodes := nodeNames(t, store, wc.Name)
 	deleted := time.Now()
 	if err := lc.client.Delete(ctx, wc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "the workload cluster deleted", func() error {
+	eventually(t, 3*time.Minute, "workload cluster "+wc.Name+" deleted", func() error {
 		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(wc), &clusterv1.Cluster{}); err == nil {
 			return fmt.Errorf("cluster %s still exists", wc.Name)
 		}
 		return nil
 	})
-	t.Logf("deleted in %s", time.Since(deleted).Round(100*time.Millisecond))
+	t.Logf("%s deleted in %s", wc.Name, time.Since(deleted).Round(100*time.Millisecond))
 	checkNothingLeft(t, lc.client, store, lc.name, wc.Namespace, wc.Name, nodes)
 }
 

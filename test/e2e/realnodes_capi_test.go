@@ -187,18 +187,6 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	}
 
 	// Deleting the Cluster powers off and removes every node.
-	names := nodeNames(t, store, wc.Name)
-	deleted := time.Now()
-	if err := lc.client.Delete(ctx, wc); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "the cluster of real nodes deleted", func() error {
-		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(wc), &clusterv1.Cluster{}); err == nil {
-			return fmt.Errorf("cluster %s still exists", wc.Name)
-		}
-		return nil
-	})
-	t.Logf("cluster of real nodes deleted in %s", time.Since(deleted).Round(100*time.Millisecond))
-	checkNothingLeft(t, lc.client, store, lc.name, wc.Namespace, wc.Name, names)
+	deleteWorkloadCluster(t, lc, wc)
 	checkNoRealNodeLeft(t)
 }

@@ -287,6 +287,7 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	if _, err := Start(worker.dir, exe); err != nil {
 		t.Fatal(err)
 	}
+	reset := time.Now()
 	// A killed process whose parent is gone may stay a zombie, with no command line.
 	if args := proc.Cmdline(oldContainerd); len(args) > 0 && filepath.Base(args[0]) == "containerd" {
 		t.Errorf("containerd %d of the node's killed init still runs after Start", oldContainerd)
@@ -297,8 +298,15 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the reset node's containerd did not start within 10 s")
 	}
+	// The new kubelet renews the node's lease (every 10 s), and the node stays Ready.
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		lease, err := client.CoordinationV1().Leases("kube-node-lease").Get(ctx, worker.name, metav1.GetOptions{})
+		return err == nil && findService(worker.dir, "kubelet") != 0 && lease.Spec.RenewTime != nil && lease.Spec.RenewTime.After(reset), nil
+	}); err != nil {
+		t.Fatal("the reset node's kubelet did not renew its lease within 30 s")
+	}
 	waitForNetwork(t, client, cp, worker)
-	t.Logf("the node whose init was killed was Ready again %s after", time.Since(killed).Round(time.Millisecond))
+	t.Logf("the node whose init was killed renewed its lease %s after", time.Since(killed).Round(time.Millisecond))
 	if out, err := os.ReadFile(LogPath(worker.dir, "cloud-init-output.log")); err != nil || strings.Count(string(out), "kubeadm join") != 1 {
 		t.Errorf("cloud-init ran kubeadm join %d times, want once (%v)", strings.Count(string(out), "kubeadm join"), err)
 	}

@@ -191,11 +191,13 @@ type LocalMachineStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// nodeIP is the loopback address the node's processes listen on.
+	// nodeIP is the address the node's processes listen on: a loopback address of the host for
+	// the node agent's nodes, the node's address on the bridge for real nodes.
 	// +optional
 	NodeIP string `json:"nodeIP,omitempty"`
-	// agentRestarts counts how often the provider found the node's agent not running and
-	// started it again (each time with a NodeAgentRestarted Event).
+	// agentRestarts counts how often the provider found the node's agent (or a real node's
+	// init process) not running and started it again (each time with a NodeAgentRestarted
+	// Event).
 	// +optional
 	AgentRestarts int32 `json:"agentRestarts,omitempty"`
 }

@@ -32,7 +32,7 @@ import (
 func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	ctx := t.Context()
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
-	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc-real",
+	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-real",
 		Annotations: map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}}}
 	// TKG's CLUSTER_CIDR and SERVICE_CIDR: the controller manager gives each node its pod CIDR
 	// from the first.
@@ -50,7 +50,7 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	}
 	// Without the Cluster's pod CIDRs, the provider refuses, naming the field and its fix.
 	bad := wc.DeepCopy()
-	bad.Name, bad.Spec.ClusterNetwork = "wc-real-bad", clusterv1.ClusterNetwork{}
+	bad.Name, bad.Spec.ClusterNetwork = "e2e-nocidr", clusterv1.ClusterNetwork{}
 	if err := lc.client.Create(ctx, bad); err != nil {
 		t.Fatal(err)
 	}

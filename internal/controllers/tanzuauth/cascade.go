@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +34,10 @@ const (
 	// pinnipedPackage is what the package-name label of a pinniped values Secret contains.
 	pinnipedPackage = "pinniped"
 )
+
+// infrastructureWait is how often the values of a Cluster that has no infrastructure yet are
+// looked at again.
+const infrastructureWait = 2 * time.Second
 
 // infrastructureProviders maps a Cluster's infrastructure kind to the pinniped package's
 // infrastructure_provider value.
@@ -102,6 +107,11 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	if _, ok := cluster.Labels[tkg.LabelManagementCluster]; ok || !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	if !cluster.Spec.InfrastructureRef.IsDefined() {
+		// A ClusterClass Cluster gets its infrastructure from the topology controller a moment
+		// after it is created: its provider is not guessed meanwhile.
+		return ctrl.Result{RequeueAfter: infrastructureWait}, nil
 	}
 	info := &corev1.ConfigMap{}
 	if err := r.Client.Get(ctx, PinnipedInfo, info); err != nil {

@@ -146,3 +146,27 @@ func TestCascade(t *testing.T) {
 		}
 	})
 }
+
+// TestProviderWaitsForTheInfrastructure: a ClusterClass Cluster has no infrastructureRef until
+// the topology controller makes its infrastructure. Its values are left alone until then, and
+// are written with the provider it gets, never a guess.
+func TestProviderWaitsForTheInfrastructure(t *testing.T) {
+	ctx := t.Context()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "classy"}}
+	c.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	createValues(t, c, "tkg_cluster_role: workload\n")
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "classy-pinniped-package"}}
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, secret))
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalCluster", Name: c.Name}
+	if err := env.Client.Patch(ctx, c, patch); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "classy-pinniped-package", "none", "local", "", "")
+}

@@ -64,7 +64,7 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 			return err
 		}
 		for _, l := range lcs.Items {
-			if msg := conditions.GetMessage(&l, infrav1.ReadyCondition); strings.Contains(msg, "no spec.clusterNetwork.pods.cidrBlocks") &&
+			if msg := conditions.GetMessage(&l, infrav1.ReadyCondition); strings.Contains(msg, "spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster default/e2e-nocidr has none") &&
 				strings.Contains(msg, "100.96.0.0/11") {
 				return nil
 			}

@@ -212,13 +212,13 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*c
 	switch v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]; {
 	case v == infrav1.NodeRuntimeReal && len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0:
 		// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
-		return nil, reconcile.TerminalError(fmt.Errorf("Cluster %s has real nodes but no spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of: "+
+		return nil, reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: "+
 			"set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)", klog.KObj(owner)))
 	case v == infrav1.NodeRuntimeReal:
 		runtime = cluster.RuntimeReal
 	case ok && v != "":
-		return nil, reconcile.TerminalError(fmt.Errorf("Cluster %s: annotation %s is %q: the only runtime it chooses is %q (real nodes); remove it for the node agent",
-			klog.KObj(owner), infrav1.NodeRuntimeAnnotation, v, infrav1.NodeRuntimeReal))
+		return nil, reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: the only runtime it chooses is %q (real nodes); remove it for the node agent",
+			infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeReal))
 	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
 		ManagementCluster: r.Runtime.Home}, runtime)

@@ -208,15 +208,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		}
 		return nil
 	})
-	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc"}}
-	wc.Spec.Topology = clusterv1.Topology{
-		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},
-		Version:      "v1.34.3",
-		ControlPlane: clusterv1.ControlPlaneTopology{Replicas: ptr.To[int32](1)},
-		Workers: clusterv1.WorkersTopology{MachineDeployments: []clusterv1.MachineDeploymentTopology{
-			{Class: "tkg-worker", Name: "md-0", Replicas: ptr.To[int32](1)},
-		}},
-	}
+	wc := localTopologyCluster("wc", "v1.34.3")
 	created := time.Now()
 	if err := lc.client.Create(ctx, wc); err != nil {
 		t.Fatal(err)
@@ -271,6 +263,21 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
 	deleteWorkloadCluster(t, lc, wc)
+}
+
+// localTopologyCluster is a Cluster of the local ClusterClass in namespace default at version:
+// one control plane and one worker in machine deployment md-0.
+func localTopologyCluster(name, version string) *clusterv1.Cluster {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	c.Spec.Topology = clusterv1.Topology{
+		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},
+		Version:      version,
+		ControlPlane: clusterv1.ControlPlaneTopology{Replicas: ptr.To[int32](1)},
+		Workers: clusterv1.WorkersTopology{MachineDeployments: []clusterv1.MachineDeploymentTopology{
+			{Class: "tkg-worker", Name: "md-0", Replicas: ptr.To[int32](1)},
+		}},
+	}
+	return c
 }
 
 // deleteWorkloadCluster deletes a Cluster of the local provider, waits until it is gone and

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,21 +30,13 @@ import (
 func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	ctx := t.Context()
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
-	wc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-real",
-		Annotations: map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}}}
+	wc := localTopologyCluster("e2e-real", "v1.35.4")
+	wc.Annotations = map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}
 	// TKG's CLUSTER_CIDR and SERVICE_CIDR: the controller manager gives each node its pod CIDR
 	// from the first.
 	wc.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
 		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{"100.96.0.0/11"}},
 		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{"100.64.0.0/13"}},
-	}
-	wc.Spec.Topology = clusterv1.Topology{
-		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},
-		Version:      "v1.35.4",
-		ControlPlane: clusterv1.ControlPlaneTopology{Replicas: ptr.To[int32](1)},
-		Workers: clusterv1.WorkersTopology{MachineDeployments: []clusterv1.MachineDeploymentTopology{
-			{Class: "tkg-worker", Name: "md-0", Replicas: ptr.To[int32](1)},
-		}},
 	}
 	// Without the Cluster's pod CIDRs, the provider refuses, naming the field and its fix.
 	bad := wc.DeepCopy()

@@ -277,8 +277,13 @@ func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 }
 
 // StartLoadBalancerIn is StartLoadBalancer for the cluster whose directories are dirs. The load
-// balancer of real nodes listens on an address of the host's on the bridge, which it adds first.
+// balancer of real nodes listens on an address of the host's on the bridge, which it adds first
+// (a host restart takes both): the provider looks every 3 s, and only a load balancer that does
+// not run costs more than a look at /proc.
 func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
+	if LoadBalancerRunning(dirs) {
+		return false, nil
+	}
 	if spec, err := ReadSpec(dirs); err == nil && spec.Real() && spec.LoadBalancerIP != "" {
 		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
 			return false, err

@@ -227,9 +227,6 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 // run, and returns the nodes it started.
 func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]NodeSpec, error) {
 	if spec.LoadBalancerIP != "" {
-		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
-			return nil, err
-		}
 		if _, err := StartLoadBalancerIn(dirs, exe); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,10 @@
 package hostnet
 
-import "net/netip"
+import (
+	"context"
+	"io"
+	"net/netip"
+)
 
 // BridgeName is the host's bridge.
 const BridgeName = "slipway0"
@@ -12,3 +16,16 @@ var (
 	// host's registry and load balancers answer them.
 	HostAddress = netip.MustParseAddr("198.18.0.1")
 )
+
+// Splice copies a and b to each other until either side ends or the context does, as a TCP
+// proxy of the runtime (a load balancer, a node's forward of the local registry) joins a client
+// to its backend. The caller closes both.
+func Splice(ctx context.Context, a, b io.ReadWriter) {
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(a, b); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(b, a); done <- struct{}{} }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
 // Health checking, as haproxy's `inter 1s rise 3 fall 2`: a backend takes connections once its
@@ -287,11 +289,5 @@ func forward(ctx context.Context, client net.Conn, backends []string, track func
 		return
 	}
 	defer backend.Close()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(backend, client); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(client, backend); done <- struct{}{} }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	hostnet.Splice(ctx, client, backend)
 }

@@ -61,6 +61,12 @@ func WithLock(lockPath string, f func() error) error {
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
 		return err
 	}
+	return WithLockIn(lockPath, f)
+}
+
+// WithLockIn is WithLock in a directory that must exist: it is not made again, so a lock of a
+// directory that was removed fails (os.ErrNotExist) rather than bringing the directory back.
+func WithLockIn(lockPath string, f func() error) error {
 	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err

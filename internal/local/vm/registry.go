@@ -2,7 +2,6 @@ package vm
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/netip"
 	"time"
@@ -58,8 +57,5 @@ func proxyTo(ctx context.Context, conn net.Conn, target string) {
 		return
 	}
 	defer up.Close()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, conn); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(conn, up); done <- struct{}{} }()
-	<-done
+	hostnet.Splice(ctx, conn, up)
 }

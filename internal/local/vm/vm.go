@@ -182,16 +182,7 @@ func start(dir, executable string) (int, error) {
 // is a file of the node's directory, which is not made again: once the node is deleted, a start
 // that waited for the lock finds no node.
 func withPowerLock(dir string, f func() error) error {
-	l, err := os.OpenFile(filepath.Join(dir, powerLockFile), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("no node in %s: %w", dir, err)
-	}
-	defer l.Close()
-	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("failed to lock node %s: %w", dir, err)
-	}
-	defer func() { _ = syscall.Flock(int(l.Fd()), syscall.LOCK_UN) }()
-	return f()
+	return proc.WithLockIn(filepath.Join(dir, powerLockFile), f)
 }
 
 // Running returns the pid of the node's init process when it runs.

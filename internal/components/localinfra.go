@@ -2,12 +2,14 @@ package components
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
+	"github.com/slipway-dev/slipway/internal/local/nodeservice"
 	"github.com/slipway-dev/slipway/internal/local/podenv"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -22,12 +24,7 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	store := os.Getenv(podenv.EnvLocalStore)
-	if store == "" {
-		return errors.New("the local infrastructure provider makes clusters on the host of the local runtime and runs only there: " +
-			podenv.EnvLocalStore + " is not set")
-	}
-	exe, err := os.Executable()
+	rt, err := localRuntime(ctx)
 	if err != nil {
 		return err
 	}
@@ -35,7 +32,6 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt := &infrastructure.Runtime{Store: cluster.Store{Root: store}, Executable: exe, Home: os.Getenv(podenv.EnvLocalCluster)}
 	recorder := mgr.GetEventRecorder("local-infrastructure-controller")
 	if err := (&infrastructure.ClusterReconciler{Client: mgr.GetClient(), Runtime: rt, Recorder: recorder, WatchFilterValue: *f.watchFilter}).SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -47,4 +43,34 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// localRuntime is the host the provider makes clusters on: the store itself when the node agent
+// runs the provider on the host, else the host's node service, which a real node binds at
+// vm.NodeServicePath and the provider's Deployment mounts there.
+func localRuntime(ctx context.Context) (*infrastructure.Runtime, error) {
+	if store := os.Getenv(podenv.EnvLocalStore); store != "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return &infrastructure.Runtime{Host: cluster.LocalHost{Store: cluster.Store{Root: store}, Executable: exe},
+			Home: os.Getenv(podenv.EnvLocalCluster)}, nil
+	}
+	socket := cluster.NodeServiceSocket(vm.NodeServicePath)
+	if _, err := os.Stat(socket); err != nil {
+		return nil, fmt.Errorf("the local infrastructure provider makes clusters on the host of the local runtime: it runs there "+
+			"(%s is not set) or on a real node of it, whose node service it reaches at %s (a hostPath volume of %s): %w",
+			podenv.EnvLocalStore, socket, vm.NodeServicePath, err)
+	}
+	host := nodeservice.NewClient(socket)
+	node := os.Getenv(podenv.EnvNodeName)
+	if node == "" {
+		return nil, fmt.Errorf("%s is not set: the provider's Deployment gives it the pod's spec.nodeName, by which the node service finds the cluster the provider runs in", podenv.EnvNodeName)
+	}
+	home, err := host.ClusterOf(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	return &infrastructure.Runtime{Host: host, Home: home}, nil
 }

@@ -91,7 +91,6 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CLUSTER_NAME: ok\nKUBERNETES_VERSION: 1.35.4", Workload, `invalid KUBERNETES_VERSION "1.35.4": a Kubernetes version starts with v`},
 		{"CLUSTER_NAME: ok\nNAMESPACE: other", Management, `invalid NAMESPACE "other": a management cluster's objects live in tkg-system`},
 		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: vm", Workload, `invalid LOCAL_NODE_RUNTIME "vm": use real (containerd, the real kubelet and kubeadm) or agent (the default)`},
-		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: real", Management, `invalid LOCAL_NODE_RUNTIME "real": a management cluster's nodes are the node agent's`},
 	} {
 		_, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(string, ...any) {})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -137,17 +136,19 @@ func TestObjectIsTheClusterClassCluster(t *testing.T) {
 // TestRealNodesAnnotateTheCluster: LOCAL_NODE_RUNTIME real asks the local provider for real
 // nodes through the Cluster's annotation; without it the Cluster has none.
 func TestRealNodesAnnotateTheCluster(t *testing.T) {
-	for file, want := range map[string]string{
-		"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: real\n":  "real",
-		"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: agent\n": "",
-		"CLUSTER_NAME: wc\n":                            "",
-	} {
-		c, err := Complete(mustRead(t, file, nil), Workload, defaults, func(string, ...any) {})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; got != want {
-			t.Errorf("%q: node-runtime annotation %q, want %q", file, got, want)
+	for _, role := range []Role{Workload, Management} {
+		for file, want := range map[string]string{
+			"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: real\n":  "real",
+			"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: agent\n": "",
+			"CLUSTER_NAME: wc\n":                            "",
+		} {
+			c, err := Complete(mustRead(t, file, nil), role, defaults, func(string, ...any) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; got != want {
+				t.Errorf("%s %q: node-runtime annotation %q, want %q", role, file, got, want)
+			}
 		}
 	}
 }

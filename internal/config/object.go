@@ -61,9 +61,6 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 	if c.RealNodes {
 		cl.Annotations[infrav1.NodeRuntimeAnnotation] = infrav1.NodeRuntimeReal
 	}
-	if c.RealNodes {
-		cl.Annotations[infrav1.NodeRuntimeAnnotation] = infrav1.NodeRuntimeReal
-	}
 	if vs := c.VSphere; vs != nil {
 		// As TKG's vSphere overlay: the resolver picks the OVA of the OS for every part.
 		cl.Annotations[annotationControlPlaneEndpoint] = vs.ControlPlaneEndpoint

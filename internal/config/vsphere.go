@@ -231,18 +231,16 @@ func (k *completer) local() {
 	}
 }
 
-// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a workload cluster's nodes real
-// nodes; "agent", the default, the node agent's. A management cluster cannot have real nodes
-// yet: after the pivot its own provider would run in a container on them, from where it cannot
-// make nodes of this host.
+// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a cluster's nodes real nodes;
+// "agent", the default, the node agent's. A management cluster of real nodes runs its own
+// provider in a container on them after the pivot, which makes nodes of this host through the
+// host's node service.
 func (k *completer) localNodeRuntime() {
 	value, ok := k.v.Get(LocalNodeRuntime)
 	switch {
 	case !ok || value == "agent":
 	case value != "real":
 		k.bad("invalid %s %q: use real (containerd, the real kubelet and kubeadm) or agent (the default)", LocalNodeRuntime, value)
-	case k.c.Role == Management:
-		k.bad("invalid %s %q: a management cluster's nodes are the node agent's until its provider can make real nodes from inside one: drop %s", LocalNodeRuntime, value, LocalNodeRuntime)
 	default:
 		k.c.RealNodes = true
 	}

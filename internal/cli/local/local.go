@@ -8,6 +8,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/local/cluster"
 	"github.com/slipway-dev/slipway/internal/cli/local/lb"
 	"github.com/slipway-dev/slipway/internal/cli/local/node"
+	"github.com/slipway-dev/slipway/internal/cli/local/nodeservice"
 	"github.com/slipway-dev/slipway/internal/cli/local/registry"
 )
 
@@ -21,6 +22,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"node agent that stands in for the kubelet. Pods of slipway components run as processes; pods of any\n" +
 			"other image are simulated and annotated local.slipway.dev/simulated=true.",
 	}
-	cmd.AddCommand(cluster.NewCommand(streams), node.NewCommand(streams), lb.NewCommand(streams), registry.NewCommand(streams))
+	cmd.AddCommand(cluster.NewCommand(streams), node.NewCommand(streams), lb.NewCommand(streams), registry.NewCommand(streams),
+		nodeservice.NewCommand(streams))
 	return cmd
 }

@@ -258,24 +258,32 @@ func (f *flow) validate(ctx context.Context) error {
 		if err := localcluster.EnsureNodeImage(version); err != nil {
 			return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
 		}
+		if f.cfg.RealNodes && !f.o.DryRun {
+			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
+				return fmt.Errorf("invalid %s real: %w", config.LocalNodeRuntime, err)
+			}
+		}
 		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
 			return fmt.Errorf("cluster name %s matches a local cluster that exists: choose another %s, or delete it with `slipway local cluster delete %s`",
 				f.cfg.Name, config.ClusterName, f.cfg.Name)
 		}
 	}
 	// The nodes this host starts: the bootstrap cluster's, and the management cluster's on the
-	// local provider, which run together until the bootstrap cluster is deleted.
-	controlPlanes, workers := 0, 0
+	// local provider, which run together until the bootstrap cluster is deleted; real nodes are
+	// counted by what a real node takes.
+	nodes := map[bool][2]int{}
 	if f.o.UseExistingBootstrap == "" {
-		controlPlanes++
+		nodes[false] = [2]int{1, 0}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
-		controlPlanes += f.cfg.ControlPlaneMachineCount
-		workers += f.cfg.WorkerMachineCount
+		n := nodes[f.cfg.RealNodes]
+		nodes[f.cfg.RealNodes] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
 	}
-	if controlPlanes+workers > 0 && !f.o.DryRun {
-		if err := f.o.Store.CheckHostLimits(false, controlPlanes, workers, func(msg string) { f.p.Infof("%s", msg) }); err != nil {
-			return err
+	for _, real := range []bool{false, true} {
+		if n, ok := nodes[real]; ok && !f.o.DryRun {
+			if err := f.o.Store.CheckHostLimits(real, n[0], n[1], func(msg string) { f.p.Infof("%s", msg) }); err != nil {
+				return err
+			}
 		}
 	}
 	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {

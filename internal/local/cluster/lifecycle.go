@@ -172,6 +172,9 @@ func (s Store) Delete(name, kubeconfig string) error {
 	if err := os.RemoveAll(dirs.Root); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.stopNodeServiceWhenIdle(); err != nil {
+		errs = append(errs, err)
+	}
 	if kubeconfig != "" {
 		if err := RemoveFromKubeconfig(name, kubeconfig); err != nil {
 			errs = append(errs, err)
@@ -193,6 +196,9 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 		return false, err
 	}
 	if spec.Real() {
+		if _, err := s.EnsureNodeService(exe); err != nil {
+			return false, err
+		}
 		return startRealNode(dirs.Node(node.Name), exe)
 	}
 	started, err := startUnlessAlive(agentArgs(exe, dirs, node.Name), dirs.NodePID(node.Name), dirs.NodeLogs(node.Name)+"/agent.log")

@@ -168,7 +168,7 @@ func registryMirrors(addr string) map[string]string {
 	_, port, _ := strings.Cut(addr, ":")
 	url := "http://" + hostnet.HostAddress.String() + ":" + port
 	mirrors := map[string]string{addr: url, "localhost:" + port: url}
-	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io", "docker.io"} {
+	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io", "docker.io", "quay.io"} {
 		mirrors[host] = url
 	}
 	return mirrors
@@ -216,7 +216,8 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 		return err
 	}
 	vs := vm.Spec{Name: node.Name, Address: netip.MustParseAddr(node.IP), BinDir: filepath.Dir(kubelet),
-		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr), ProviderID: providerID, LoopbackRegistry: registryAddr}
+		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr), ProviderID: providerID, LoopbackRegistry: registryAddr,
+		NodeServiceDir: storeOf(dirs).NodeServiceDir()}
 	if err := vm.Create(dirs.Node(node.Name), vs, userData); err != nil {
 		return fmt.Errorf("failed to make node %s: %w", node.Name, err)
 	}
@@ -226,6 +227,9 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 // startRealNodes starts the load balancer and the nodes of a cluster of real nodes that do not
 // run, and returns the nodes it started.
 func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]NodeSpec, error) {
+	if _, err := storeOf(dirs).EnsureNodeService(exe); err != nil {
+		return nil, err
+	}
 	if spec.LoadBalancerIP != "" {
 		if _, err := StartLoadBalancerIn(dirs, exe); err != nil {
 			return nil, err
@@ -243,6 +247,9 @@ func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]Node
 	}
 	return started, nil
 }
+
+// storeOf is the store a cluster's directories are in.
+func storeOf(dirs Dirs) Store { return Store{Root: filepath.Dir(dirs.Root)} }
 
 // startRealNode starts a real node unless it runs, and says whether it started it.
 func startRealNode(dir, exe string) (bool, error) {

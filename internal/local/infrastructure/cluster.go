@@ -31,11 +31,11 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 )
 
-// Runtime is the local runtime the provider makes clusters in: the store and the slipway binary
-// that runs node agents and load balancers. Spec changes of one cluster are serialised by it.
+// Runtime is the local runtime the provider makes clusters in: its host, which the provider is
+// on or reaches through the host's node service. Spec changes of one cluster are serialised by
+// it.
 type Runtime struct {
-	Store      cluster.Store
-	Executable string
+	Host cluster.Host
 	// Home is the local cluster the provider runs in: the clusters it makes are deleted with it.
 	Home string
 	mu   sync.Mutex
@@ -44,12 +44,8 @@ type Runtime struct {
 // ownedSpec returns the spec of the local cluster that belongs to a Cluster API Cluster, made
 // for the Cluster UID uid (see madeFor), and fails when a cluster of that name belongs to
 // something else.
-func (r *Runtime) ownedSpec(c *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
-	dirs, err := r.Store.Dirs(c.Name)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := cluster.ReadSpec(dirs)
+func (r *Runtime) ownedSpec(ctx context.Context, c *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
+	spec, err := r.Host.ReadSpec(ctx, c.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -80,21 +76,17 @@ func madeForOf(ctx context.Context, cl client.Client, c *clusterv1.Cluster) (str
 }
 
 // update applies change to a cluster's spec under the runtime's lock.
-func (r *Runtime) update(c *clusterv1.Cluster, uid string, change func(*cluster.Spec) error) (*cluster.Spec, error) {
+func (r *Runtime) update(ctx context.Context, c *clusterv1.Cluster, uid string, change func(*cluster.Spec) error) (*cluster.Spec, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	spec, err := r.ownedSpec(c, uid)
+	spec, err := r.ownedSpec(ctx, c, uid)
 	if err != nil {
 		return nil, err
 	}
 	if err := change(spec); err != nil {
 		return nil, err
 	}
-	dirs, err := r.Store.Dirs(c.Name)
-	if err != nil {
-		return nil, err
-	}
-	return spec, cluster.WriteSpec(dirs, spec)
+	return spec, r.Host.WriteSpec(ctx, spec)
 }
 
 // superviseEvery is how often the provider looks at each process it runs for its clusters (load
@@ -153,12 +145,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if !lc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, lc)
 	}
-	spec, err := r.ensureSpec(owner, madeFor(owner, lc))
+	spec, err := r.ensureSpec(ctx, owner, madeFor(owner, lc))
 	if err != nil {
 		conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "EndpointAllocationFailed", Message: err.Error()})
 		return ctrl.Result{}, err
 	}
-	started, err := r.Runtime.Store.StartLoadBalancer(owner.Name, r.Runtime.Executable)
+	started, err := r.Runtime.Host.StartLoadBalancer(ctx, owner.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -188,23 +180,25 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 
 // ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block;
 // a Cluster that moved to another management cluster takes its local cluster with it.
-func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
+func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
 	r.Runtime.mu.Lock()
 	defer r.Runtime.mu.Unlock()
-	dirs, err := r.Runtime.Store.Dirs(owner.Name)
-	if err != nil {
+	if err := cluster.ValidateName(owner.Name); err != nil {
 		return nil, fmt.Errorf("the local runtime cannot run Cluster %s: %w", klog.KObj(owner), err)
 	}
-	if _, err := os.Stat(dirs.Spec()); err == nil {
-		spec, err := r.Runtime.ownedSpec(owner, uid)
+	switch _, err := r.Runtime.Host.ReadSpec(ctx, owner.Name); {
+	case err == nil:
+		spec, err := r.Runtime.ownedSpec(ctx, owner, uid)
 		if err != nil || spec.Owner.ManagementCluster == r.Runtime.Home {
 			return spec, err
 		}
 		// The Cluster moved to another management cluster: the cluster now goes with that one.
 		spec.Owner.ManagementCluster = r.Runtime.Home
-		return spec, cluster.WriteSpec(dirs, spec)
+		return spec, r.Runtime.Host.WriteSpec(ctx, spec)
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
 	}
-	index, err := r.Runtime.Store.FreeIndex()
+	index, err := r.Runtime.Host.FreeIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +216,7 @@ func (r *ClusterReconciler) ensureSpec(owner *clusterv1.Cluster, uid string) (*c
 	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
 		ManagementCluster: r.Runtime.Home}, runtime)
-	return spec, cluster.WriteSpec(dirs, spec)
+	return spec, r.Runtime.Host.WriteSpec(ctx, spec)
 }
 
 // delete stops what is left of the cluster (Cluster API deletes the machines first) and
@@ -232,10 +226,10 @@ func (r *ClusterReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 	// Only the ownership check is under the runtime's lock: stopping the processes takes seconds
 	// and must not hold up the machines of other clusters.
 	r.Runtime.mu.Lock()
-	_, err := r.Runtime.ownedSpec(owner, madeFor(owner, lc))
+	_, err := r.Runtime.ownedSpec(ctx, owner, madeFor(owner, lc))
 	r.Runtime.mu.Unlock()
 	if err == nil {
-		if err := r.Runtime.Store.Delete(owner.Name, ""); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		if err := r.Runtime.Host.Delete(ctx, owner.Name); err != nil && !errors.Is(err, cluster.ErrNotFound) {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted the local cluster", "cluster", owner.Name)

@@ -41,12 +41,12 @@ func (h HomeSupervisor) Start(ctx context.Context) error {
 		}
 		// A cluster being deleted has no spec left, and its agents stop their pods (this
 		// provider first) before they exit.
-		spec, err := r.Store.Get(r.Home)
+		spec, err := r.Host.ReadSpec(ctx, r.Home)
 		if err != nil || spec.Owner != nil {
 			continue
 		}
 		for _, n := range spec.Nodes {
-			started, err := r.Store.StartNode(spec.Name, n, r.Executable)
+			started, err := r.Host.StartNode(ctx, spec.Name, n)
 			if err != nil {
 				log.Error(err, "Failed to start the agent of a node of the home cluster", "node", n.Name)
 				continue

@@ -157,13 +157,13 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 // restarts the agent of a node that exists and does not run, counting the restart in lm.
 func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, uid string, machine *clusterv1.Machine, lm *infrav1.LocalMachine) (cluster.NodeSpec, error) {
 	r.Runtime.mu.Lock()
-	spec, err := r.Runtime.ownedSpec(owner, uid)
+	spec, err := r.Runtime.ownedSpec(ctx, owner, uid)
 	r.Runtime.mu.Unlock()
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
 	if node, ok := spec.Node(machine.Name); ok {
-		restarted, err := r.Runtime.Store.StartNode(owner.Name, node, r.Runtime.Executable)
+		restarted, err := r.Runtime.Host.StartNode(ctx, owner.Name, node)
 		if restarted && ptr.Deref(lm.Status.Initialization.Provisioned, false) {
 			lm.Status.AgentRestarts++
 			what := "agent"
@@ -184,7 +184,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	if b.ControlPlane {
 		controlPlanes, workers = 1, 0
 	}
-	if err := r.Runtime.Store.CheckHostLimits(spec.Real(), controlPlanes, workers, func(msg string) {
+	if err := r.Runtime.Host.CheckHostLimits(ctx, spec.Real(), controlPlanes, workers, func(msg string) {
 		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitRaised, "Raise", "%s", msg)
 	}); err != nil {
 		return cluster.NodeSpec{}, &hostLimitError{err}
@@ -197,12 +197,12 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	// its version: what it lacks is said before the node is made.
 	var registryAddr string
 	if spec.Real() {
-		if registryAddr, err = r.Runtime.Store.EnsureRealNodeImage(ctx, version); err != nil {
+		if registryAddr, err = r.Runtime.Host.EnsureRealNodeImage(ctx, version); err != nil {
 			return cluster.NodeSpec{}, err
 		}
 	}
 	var node cluster.NodeSpec
-	spec, err = r.Runtime.update(owner, uid, func(spec *cluster.Spec) error {
+	spec, err = r.Runtime.update(ctx, owner, uid, func(spec *cluster.Spec) error {
 		role := cluster.RoleWorker
 		if b.ControlPlane {
 			role = cluster.RoleControlPlane
@@ -224,21 +224,13 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		node.Taints = b.Taints
 		node.Labels = b.Labels
 		spec.Nodes[len(spec.Nodes)-1] = node
-		dirs, err := r.Runtime.Store.Dirs(spec.Name)
-		if err != nil {
-			return err
-		}
-		if spec.Real() {
-			// The node boots from the bootstrap data as a VM does: kubeadm makes what it needs.
-			return cluster.PrepareRealNode(dirs, spec, node, node.ProviderID, b.UserData, registryAddr)
-		}
-		return cluster.PrepareNode(dirs, spec, node, cas)
+		return r.Runtime.Host.PrepareNode(ctx, spec, node, b.UserData, cas, registryAddr)
 	})
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Starting node", "node", node.Name, "role", node.Role, "version", node.KubernetesVersion, "init", node.Init, "join", node.Join, "ip", node.IP)
-	_, err = r.Runtime.Store.StartNode(spec.Name, node, r.Runtime.Executable)
+	_, err = r.Runtime.Host.StartNode(ctx, spec.Name, node)
 	return node, err
 }
 
@@ -281,15 +273,15 @@ func (r *MachineReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 		return err
 	}
 	r.Runtime.mu.Lock()
-	spec, err := r.Runtime.ownedSpec(owner, uid)
+	spec, err := r.Runtime.ownedSpec(ctx, owner, uid)
 	r.Runtime.mu.Unlock()
 	if err == nil {
 		if _, ok := spec.Node(machine.Name); ok {
 			start := time.Now()
-			if err := r.Runtime.Store.StopNode(owner.Name, machine.Name); err != nil {
+			if err := r.Runtime.Host.StopNode(ctx, owner.Name, machine.Name); err != nil {
 				return err
 			}
-			if _, err := r.Runtime.update(owner, uid, func(spec *cluster.Spec) error {
+			if _, err := r.Runtime.update(ctx, owner, uid, func(spec *cluster.Spec) error {
 				spec.RemoveNode(machine.Name)
 				return nil
 			}); err != nil {

@@ -34,6 +34,11 @@ const (
 	EnvLocalCluster = "SLIPWAY_LOCAL_CLUSTER"
 )
 
+// EnvNodeName is the pod's spec.nodeName, which a Deployment gives its container through the
+// downward API: the local infrastructure provider's, by which it finds the cluster it runs in on
+// a real node.
+const EnvNodeName = "NODE_NAME"
+
 // serviceAccountDir is where Kubernetes mounts a pod's token, CA and namespace.
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 

@@ -49,7 +49,7 @@ func Boot(ctx context.Context, dir string) error {
 	if err := joinCgroups(namespaceName(dir)); err != nil {
 		return err
 	}
-	if err := mountNode(dir); err != nil {
+	if err := mountNode(dir, spec); err != nil {
 		return err
 	}
 	if err := syscall.Sethostname([]byte(spec.Name)); err != nil {
@@ -87,15 +87,27 @@ func Boot(ctx context.Context, dir string) error {
 	return nil
 }
 
-// mountNode makes the node's mounts private to it, mounts a fresh /run and binds its paths.
+// mountNode makes the node's mounts private to it, mounts a fresh /run, binds its paths and the
+// node service's directory.
 // Mounts made after are shared within the node (the kubelet's mount propagation needs it), not
 // with the host.
-func mountNode(dir string) error {
+func mountNode(dir string, spec Spec) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("failed to make the node's mounts private: %w", err)
 	}
 	if err := syscall.Mount("tmpfs", "/run", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=755"); err != nil {
 		return fmt.Errorf("failed to mount the node's /run: %w", err)
+	}
+	if spec.NodeServiceDir != "" {
+		if err := os.MkdirAll(spec.NodeServiceDir, 0o700); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(NodeServicePath, 0o700); err != nil {
+			return err
+		}
+		if err := syscall.Mount(spec.NodeServiceDir, NodeServicePath, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("failed to bind the node service's directory %s over %s: %w", spec.NodeServiceDir, NodeServicePath, err)
+		}
 	}
 	for _, p := range binds {
 		src := filepath.Join(dir, rootDir, p)

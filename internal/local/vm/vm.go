@@ -35,7 +35,14 @@ type Spec struct {
 	// LoopbackRegistry is the local registry's address on the host's loopback (127.0.0.1:5000),
 	// which the node answers on its own loopback by forwarding to the registry on the bridge.
 	LoopbackRegistry string `json:"loopbackRegistry,omitempty"`
+	// NodeServiceDir is the host's directory where the node service of the node's store listens,
+	// bound at NodeServicePath in the node: a pod of the local infrastructure provider mounts it.
+	NodeServiceDir string `json:"nodeServiceDir,omitempty"`
 }
+
+// NodeServicePath is where a node has its store's node service (vm.Spec.NodeServiceDir), as a
+// Docker host has /var/run/docker.sock.
+const NodeServicePath = "/run/slipway"
 
 // Validate says what is wrong with the spec, naming the field.
 func (s Spec) Validate() error {

@@ -1,0 +1,374 @@
+// Package nodeservice is the local runtime's node service: a process on the host that does for a
+// provider in a container what the provider does itself on the host (cluster.Host), on a Unix
+// socket that every real node binds at /run/slipway. A management cluster of real nodes runs its
+// `local` infrastructure provider in a pod on one of them; from there it makes, starts and
+// deletes nodes of this host through the service, as CAPD makes its nodes through Docker's
+// socket. The API is one JSON call a POST, /v1/<method>.
+package nodeservice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/pki"
+)
+
+// maxSocketPath is the kernel's limit on a Unix socket's path (sun_path less its NUL).
+const maxSocketPath = 107
+
+// The calls' bodies.
+type (
+	nameArgs struct {
+		Name string `json:"name"`
+	}
+	nodeArgs struct {
+		Name string           `json:"name"`
+		Node cluster.NodeSpec `json:"node"`
+	}
+	stopArgs struct {
+		Name string `json:"name"`
+		Node string `json:"node"`
+	}
+	prepareArgs struct {
+		Spec     *cluster.Spec    `json:"spec"`
+		Node     cluster.NodeSpec `json:"node"`
+		UserData []byte           `json:"userData,omitempty"`
+		Registry string           `json:"registry,omitempty"`
+	}
+	limitsArgs struct {
+		Real          bool `json:"real"`
+		ControlPlanes int  `json:"controlPlanes"`
+		Workers       int  `json:"workers"`
+	}
+	versionArgs struct {
+		Version string `json:"version"`
+	}
+	clusterOfArgs struct {
+		Node string `json:"node"`
+	}
+	// reply is every call's answer: its result, or the error with its kind.
+	reply struct {
+		Result json.RawMessage `json:"result,omitempty"`
+		Error  string          `json:"error,omitempty"`
+		Kind   string          `json:"kind,omitempty"`
+	}
+	// limitsResult is CheckHostLimits' answer: what it reported, in order.
+	limitsResult struct {
+		Reports []string `json:"reports,omitempty"`
+	}
+)
+
+// Error kinds a caller tells apart (errors.Is), kept through the socket.
+const (
+	kindNotExist = "NotExist"
+	kindNotFound = "NotFound"
+)
+
+func kindOf(err error) string {
+	switch {
+	case errors.Is(err, cluster.ErrNotFound):
+		return kindNotFound
+	case errors.Is(err, os.ErrNotExist):
+		return kindNotExist
+	}
+	return ""
+}
+
+// remoteError is an error of the host, as the service sent it.
+type remoteError struct {
+	msg, kind string
+}
+
+func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Is(target error) bool {
+	return (e.kind == kindNotFound && target == cluster.ErrNotFound) || (e.kind == kindNotExist && target == os.ErrNotExist)
+}
+
+// Handler serves host's calls.
+func Handler(host cluster.Host) http.Handler {
+	mux := http.NewServeMux()
+	handle := func(method string, call func(ctx context.Context, body []byte) (any, error)) {
+		mux.HandleFunc("POST /v1/"+method, func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+			var result any
+			if err == nil {
+				result, err = call(r.Context(), body)
+			}
+			var rep reply
+			if err != nil {
+				rep.Error, rep.Kind = err.Error(), kindOf(err)
+				ctrl.LoggerFrom(r.Context()).Info("Call failed", "method", method, "error", err.Error())
+			} else if rep.Result, err = json.Marshal(result); err != nil {
+				rep.Error = err.Error()
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(rep)
+		})
+	}
+	handle("ReadSpec", func(ctx context.Context, body []byte) (any, error) {
+		var a nameArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return host.ReadSpec(ctx, a.Name)
+	})
+	handle("WriteSpec", func(ctx context.Context, body []byte) (any, error) {
+		spec := &cluster.Spec{}
+		if err := decode(body, spec); err != nil {
+			return nil, err
+		}
+		return nil, host.WriteSpec(ctx, spec)
+	})
+	handle("FreeIndex", func(ctx context.Context, _ []byte) (any, error) { return host.FreeIndex(ctx) })
+	handle("PrepareNode", func(ctx context.Context, body []byte) (any, error) {
+		var a prepareArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		if a.Spec == nil {
+			return nil, errors.New("PrepareNode: spec is missing")
+		}
+		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, nil, a.Registry)
+	})
+	handle("StartNode", func(ctx context.Context, body []byte) (any, error) {
+		var a nodeArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return host.StartNode(ctx, a.Name, a.Node)
+	})
+	handle("StopNode", func(ctx context.Context, body []byte) (any, error) {
+		var a stopArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return nil, host.StopNode(ctx, a.Name, a.Node)
+	})
+	handle("StartLoadBalancer", func(ctx context.Context, body []byte) (any, error) {
+		var a nameArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return host.StartLoadBalancer(ctx, a.Name)
+	})
+	handle("Delete", func(ctx context.Context, body []byte) (any, error) {
+		var a nameArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return nil, host.Delete(ctx, a.Name)
+	})
+	handle("CheckHostLimits", func(ctx context.Context, body []byte) (any, error) {
+		var a limitsArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		var res limitsResult
+		err := host.CheckHostLimits(ctx, a.Real, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
+		if err != nil {
+			// What was raised before the refusal is said in the refusal's place.
+			return nil, err
+		}
+		return res, nil
+	})
+	handle("EnsureRealNodeImage", func(ctx context.Context, body []byte) (any, error) {
+		var a versionArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return host.EnsureRealNodeImage(ctx, a.Version)
+	})
+	handle("ClusterOf", func(ctx context.Context, body []byte) (any, error) {
+		var a clusterOfArgs
+		if err := decode(body, &a); err != nil {
+			return nil, err
+		}
+		return host.ClusterOf(ctx, a.Node)
+	})
+	return mux
+}
+
+func decode(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("the call's body is not what the node service takes: %w", err)
+	}
+	return nil
+}
+
+// Serve serves host on the socket in dir (cluster.NodeServiceSocket) until ctx ends. Only root
+// may connect: the service makes and deletes nodes of this host.
+func Serve(ctx context.Context, host cluster.Host, dir string) error {
+	socket := cluster.NodeServiceSocket(dir)
+	if len(socket) > maxSocketPath {
+		return fmt.Errorf("the node service's socket %s is longer than the %d bytes a socket's path may have: use a shorter SLIPWAY_HOME", socket, maxSocketPath)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// A socket left by a killed service is in the way; a live service holds the lock that its
+	// starter took (cluster.EnsureNodeService), so this one is alone.
+	if err := os.Remove(socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		return fmt.Errorf("the node service cannot listen on %s: %w", socket, err)
+	}
+	if err := os.Chmod(socket, 0o600); err != nil {
+		l.Close()
+		return err
+	}
+	srv := &http.Server{Handler: Handler(host), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.LoggerFrom(ctx).Info("Serving the local runtime's nodes", "socket", socket)
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Client is the Host of a provider in a container: the node service on the socket at Socket.
+type Client struct {
+	Socket string
+	http   *http.Client
+}
+
+var _ cluster.Host = (*Client)(nil)
+
+// NewClient returns the client of the service listening on socket.
+func NewClient(socket string) *Client {
+	return &Client{Socket: socket, http: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		},
+	}}}
+}
+
+// call posts args to method and decodes its result into result (nil: none).
+func (c *Client) call(ctx context.Context, method string, args, result any) error {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://node-service/v1/"+method, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("the local runtime's node service at %s does not answer (`slipway local cluster start` on the host starts it): %w", c.Socket, err)
+	}
+	defer resp.Body.Close()
+	var rep reply
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return fmt.Errorf("the node service's answer to %s is not its JSON (%s): %w", method, resp.Status, err)
+	}
+	if rep.Error != "" {
+		return &remoteError{msg: rep.Error, kind: rep.Kind}
+	}
+	if result == nil || len(rep.Result) == 0 {
+		return nil
+	}
+	return json.Unmarshal(rep.Result, result)
+}
+
+// ReadSpec implements cluster.Host.
+func (c *Client) ReadSpec(ctx context.Context, name string) (*cluster.Spec, error) {
+	spec := &cluster.Spec{}
+	if err := c.call(ctx, "ReadSpec", nameArgs{Name: name}, spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// WriteSpec implements cluster.Host.
+func (c *Client) WriteSpec(ctx context.Context, spec *cluster.Spec) error {
+	return c.call(ctx, "WriteSpec", spec, nil)
+}
+
+// FreeIndex implements cluster.Host.
+func (c *Client) FreeIndex(ctx context.Context) (int, error) {
+	var index int
+	err := c.call(ctx, "FreeIndex", struct{}{}, &index)
+	return index, err
+}
+
+// PrepareNode implements cluster.Host. Only real nodes are made through the service: a node
+// of the node agent takes the cluster's authorities' keys, which stay in the provider.
+func (c *Client) PrepareNode(ctx context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, _ *pki.CAs, registry string) error {
+	if !spec.Real() {
+		return fmt.Errorf("cluster %s is of the node agent, whose nodes a provider in a container cannot make: give its Cluster real nodes (annotation %s: %s)",
+			spec.Name, infrav1.NodeRuntimeAnnotation, infrav1.NodeRuntimeReal)
+	}
+	return c.call(ctx, "PrepareNode", prepareArgs{Spec: spec, Node: node, UserData: userData, Registry: registry}, nil)
+}
+
+// StartNode implements cluster.Host.
+func (c *Client) StartNode(ctx context.Context, name string, node cluster.NodeSpec) (bool, error) {
+	var started bool
+	err := c.call(ctx, "StartNode", nodeArgs{Name: name, Node: node}, &started)
+	return started, err
+}
+
+// StopNode implements cluster.Host.
+func (c *Client) StopNode(ctx context.Context, name, node string) error {
+	return c.call(ctx, "StopNode", stopArgs{Name: name, Node: node}, nil)
+}
+
+// StartLoadBalancer implements cluster.Host.
+func (c *Client) StartLoadBalancer(ctx context.Context, name string) (bool, error) {
+	var started bool
+	err := c.call(ctx, "StartLoadBalancer", nameArgs{Name: name}, &started)
+	return started, err
+}
+
+// Delete implements cluster.Host.
+func (c *Client) Delete(ctx context.Context, name string) error {
+	return c.call(ctx, "Delete", nameArgs{Name: name}, nil)
+}
+
+// CheckHostLimits implements cluster.Host.
+func (c *Client) CheckHostLimits(ctx context.Context, real bool, controlPlanes, workers int, report func(string)) error {
+	var res limitsResult
+	if err := c.call(ctx, "CheckHostLimits", limitsArgs{Real: real, ControlPlanes: controlPlanes, Workers: workers}, &res); err != nil {
+		return err
+	}
+	for _, msg := range res.Reports {
+		report(msg)
+	}
+	return nil
+}
+
+// EnsureRealNodeImage implements cluster.Host.
+func (c *Client) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
+	var registry string
+	err := c.call(ctx, "EnsureRealNodeImage", versionArgs{Version: version}, &registry)
+	return registry, err
+}
+
+// ClusterOf implements cluster.Host.
+func (c *Client) ClusterOf(ctx context.Context, node string) (string, error) {
+	var name string
+	err := c.call(ctx, "ClusterOf", clusterOfArgs{Node: node}, &name)
+	return name, err
+}

@@ -1,0 +1,208 @@
+package nodeservice
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/pki"
+)
+
+// serve runs the service of host in a temporary directory for the test and returns its client.
+func serve(t *testing.T, host cluster.Host) *Client {
+	t.Helper()
+	// A short directory: a socket's path has at most 107 bytes.
+	dir, err := os.MkdirTemp("", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, host, dir) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	socket := cluster.NodeServiceSocket(dir)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(socket); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the service made no socket %s", socket)
+		}
+	}
+	if info, err := os.Stat(socket); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %s: %v, mode %v; want 0600: only root may make nodes", socket, err, info.Mode())
+	}
+	return NewClient(socket)
+}
+
+// TestTheStoreThroughTheSocket checks that a provider in a container sees the store as one on
+// the host does: specs written and read back whole, a missing cluster as os.ErrNotExist and
+// cluster.ErrNotFound, the cluster a node is in.
+func TestTheStoreThroughTheSocket(t *testing.T) {
+	store := cluster.Store{Root: t.TempDir()}
+	c := serve(t, cluster.LocalHost{Store: store, Executable: "/nonexistent/slipway"})
+	ctx := context.Background()
+
+	if _, err := c.ReadSpec(ctx, "wc"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ReadSpec of no cluster: %v, want os.ErrNotExist", err)
+	}
+	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, cluster.RuntimeReal)
+	node, err := spec.AddNode("wc-md-0-abcde", cluster.RoleWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Nodes[len(spec.Nodes)-1].ProviderID = "local://default/wc-md-0-abcde"
+	if err := c.WriteSpec(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	// What the service wrote is what the store holds, byte for byte of its JSON.
+	onHost, err := cluster.LocalHost{Store: store}.ReadSpec(ctx, "wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(onHost, spec) {
+		t.Fatalf("the store holds %+v, want %+v", onHost, spec)
+	}
+	got, err := c.ReadSpec(ctx, "wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Fatalf("ReadSpec through the socket: %+v, want %+v", got, spec)
+	}
+	if home, err := c.ClusterOf(ctx, node.Name); err != nil || home != "wc" {
+		t.Fatalf("ClusterOf(%s) = %q, %v; want wc", node.Name, home, err)
+	}
+	if _, err := c.ClusterOf(ctx, "nobody"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ClusterOf of no node: %v, want os.ErrNotExist", err)
+	}
+	index, err := c.FreeIndex(ctx)
+	if err != nil || index == 3 || index < 1 {
+		t.Fatalf("FreeIndex = %d, %v; want a block other than wc's 3", index, err)
+	}
+	if err := c.Delete(ctx, "wc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "wc"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Fatalf("Delete of a deleted cluster: %v, want cluster.ErrNotFound", err)
+	}
+	if _, err := os.Stat(filepath.Join(store.Root, "wc")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("wc's directory is left: %v", err)
+	}
+}
+
+// recorder is a Host that records its calls and answers with what the test set.
+type recorder struct {
+	cluster.Host
+	calls   []string
+	started bool
+	err     error
+}
+
+func (r *recorder) StartNode(_ context.Context, name string, node cluster.NodeSpec) (bool, error) {
+	r.calls = append(r.calls, "StartNode "+name+" "+node.Name+" "+node.IP)
+	return r.started, r.err
+}
+
+func (r *recorder) StopNode(_ context.Context, name, node string) error {
+	r.calls = append(r.calls, "StopNode "+name+" "+node)
+	return r.err
+}
+
+func (r *recorder) StartLoadBalancer(_ context.Context, name string) (bool, error) {
+	r.calls = append(r.calls, "StartLoadBalancer "+name)
+	return r.started, r.err
+}
+
+func (r *recorder) PrepareNode(_ context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, cas *pki.CAs, registry string) error {
+	r.calls = append(r.calls, "PrepareNode "+spec.Name+" "+node.Name+" "+string(userData)+" "+registry)
+	if cas != nil {
+		return errors.New("authorities reached the host")
+	}
+	return r.err
+}
+
+func (r *recorder) CheckHostLimits(_ context.Context, real bool, controlPlanes, workers int, report func(string)) error {
+	r.calls = append(r.calls, "CheckHostLimits")
+	report("raised fs.inotify.max_user_instances to 8192")
+	report("raised vm.max_map_count to 262144")
+	return r.err
+}
+
+func (r *recorder) EnsureRealNodeImage(_ context.Context, version string) (string, error) {
+	r.calls = append(r.calls, "EnsureRealNodeImage "+version)
+	return "127.0.0.1:5000", r.err
+}
+
+// TestCallsReachTheHost checks that each call reaches the host with its arguments and brings
+// back its answer, and that the host's refusal comes back as the caller's error.
+func TestCallsReachTheHost(t *testing.T) {
+	host := &recorder{started: true}
+	c := serve(t, host)
+	ctx := context.Background()
+	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1"}, cluster.RuntimeReal)
+	node, err := spec.AddNode("wc-cp-1", cluster.RoleControlPlane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started, err := c.StartNode(ctx, "wc", node); err != nil || !started {
+		t.Fatalf("StartNode = %v, %v; want true", started, err)
+	}
+	if started, err := c.StartLoadBalancer(ctx, "wc"); err != nil || !started {
+		t.Fatalf("StartLoadBalancer = %v, %v; want true", started, err)
+	}
+	if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), nil, "127.0.0.1:5000"); err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	if err := c.CheckHostLimits(ctx, true, 1, 0, func(msg string) { reports = append(reports, msg) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 2 || !strings.Contains(reports[1], "max_map_count") {
+		t.Fatalf("CheckHostLimits reported %q, want both of the host's reports in order", reports)
+	}
+	if registry, err := c.EnsureRealNodeImage(ctx, "v1.35.4"); err != nil || registry != "127.0.0.1:5000" {
+		t.Fatalf("EnsureRealNodeImage = %q, %v", registry, err)
+	}
+	host.err = errors.New("node wc-cp-1 of wc: the power lock is held")
+	if err := c.StopNode(ctx, "wc", "wc-cp-1"); err == nil || err.Error() != host.err.Error() {
+		t.Fatalf("StopNode = %v, want the host's %q", err, host.err)
+	}
+	want := []string{
+		"StartNode wc wc-cp-1 " + node.IP,
+		"StartLoadBalancer wc",
+		"PrepareNode wc wc-cp-1 #cloud-config 127.0.0.1:5000",
+		"CheckHostLimits",
+		"EnsureRealNodeImage v1.35.4",
+		"StopNode wc wc-cp-1",
+	}
+	if !reflect.DeepEqual(host.calls, want) {
+		t.Fatalf("the host saw %q, want %q", host.calls, want)
+	}
+	// A node of the node agent takes the cluster's keys, which do not cross the socket.
+	agent := cluster.NewOwnedSpec("pc", "v1.35.4", 4, cluster.Owner{Namespace: "default", Name: "pc", UID: "u2"}, "")
+	if err := c.PrepareNode(ctx, agent, node, nil, nil, ""); err == nil || !strings.Contains(err.Error(), "node-runtime: real") {
+		t.Fatalf("PrepareNode of a node agent's cluster: %v, want a refusal naming the annotation", err)
+	}
+}
+
+// TestNoServiceIsSaid checks that a provider whose node has no service is told what starts it.
+func TestNoServiceIsSaid(t *testing.T) {
+	c := NewClient(filepath.Join(t.TempDir(), "node.sock"))
+	_, err := c.ReadSpec(context.Background(), "wc")
+	if err == nil || !strings.Contains(err.Error(), "slipway local cluster start") {
+		t.Fatalf("ReadSpec without a service: %v, want what starts it", err)
+	}
+}

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// TestManagementClusterOfRealNodes creates a management cluster of real nodes with
+// `management-cluster create` (LOCAL_NODE_RUNTIME: real): the bootstrap cluster's provider makes
+// its nodes, the pivot moves them to it, and from then on its own `local` provider, in a
+// container on one of them, makes and deletes nodes of this host through the store's node
+// service. It scales its own workers that way, and its delete leaves no node, namespace or
+// process behind, the node service included.
+func TestManagementClusterOfRealNodes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
+	}
+	addr, repo := pushPackages(t)
+	pushNodeImages(t, addr)
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	before, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "e2e-realmc"
+	file := filepath.Join(t.TempDir(), "mgmt.yaml")
+	if err := os.WriteFile(file, []byte("CLUSTER_NAME: "+name+"\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nLOCAL_NODE_RUNTIME: real\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
+	t.Logf("management-cluster create of real nodes took %s:\n%s", time.Since(start).Round(time.Second), out)
+	t.Cleanup(func() {
+		deleteAddedClusters(t, store, before)
+		checkNoRealNodeLeft(t)
+	})
+	dirs, _ := store.Dirs(name)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpRealNodeLogs(t, dirs)
+			data, _ := os.ReadFile(filepath.Join(store.NodeServiceDir(), "node-service.log"))
+			t.Logf("node service log:\n%s", tail(data, 4000))
+		}
+	})
+	if err != nil {
+		t.Fatalf("management-cluster create failed: %v", err)
+	}
+	spec, err := store.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.Real() || spec.Owner == nil || spec.Owner.ManagementCluster != name {
+		t.Errorf("the management cluster's local cluster: runtime %q, owner %+v; want real nodes owned by itself", spec.Runtime, spec.Owner)
+	}
+	if !store.NodeServiceRunning() {
+		t.Fatal("the store's node service does not run")
+	}
+
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+		&clientcmd.ConfigOverrides{CurrentContext: name + "-admin@" + name}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmt := &localCluster{name: name, config: cfg, client: mc, cs: cs}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, ns := range []string{"capl-system", "capi-system", "tkg-system"} {
+				dumpPods(t, mgmt, ns)
+			}
+		}
+	})
+	ctx := t.Context()
+
+	// Its nodes are the real kubelet's on containerd, and its own provider runs in a container
+	// on one of them: no pod of the node agent, none simulated.
+	nodes := &corev1.NodeList{}
+	if err := mc.List(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if !strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") {
+			t.Errorf("node %s runs %s, want containerd", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := mc.List(ctx, pods, client.InNamespace("capl-system")); err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0 && strings.HasPrefix(p.Status.ContainerStatuses[0].ContainerID, "containerd://") {
+			running++
+		}
+	}
+	if running != 1 {
+		t.Fatalf("%d pods of the local provider run in containerd, want 1", running)
+	}
+
+	// It manages itself through the node service: one more worker is a real node of this host,
+	// which the provider in the container made.
+	c := &clusterv1.Cluster{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: name}, c); err != nil {
+		t.Fatal(err)
+	}
+	scaled := time.Now()
+	patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
+	eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, c.Spec.Topology.Version, 3) })
+	t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
+	if spec, err = store.Get(name); err != nil || len(spec.Nodes) != 3 {
+		t.Fatalf("the store holds %v nodes of %s (%v), want 3", spec, name, err)
+	}
+	if err := mc.List(ctx, nodes); err != nil || len(nodes.Items) != 3 {
+		t.Fatalf("%d nodes (%v), want 3", len(nodes.Items), err)
+	}
+
+	// Its delete leaves nothing: no node, no load balancer address, no node service.
+	if out, err := runSlipwayTimeout(t, 10*time.Minute, "management-cluster", "delete", name, "-y"); err != nil {
+		t.Fatalf("management-cluster delete: %v\n%s", err, out)
+	}
+	if _, err := store.Get(name); err == nil {
+		t.Errorf("local cluster %s is left after its delete", name)
+	}
+	if store.NodeServiceRunning() || len(proc.WithArgs([]string{slipway, "local", "node-service"})) > 0 {
+		t.Errorf("the node service still runs with no cluster of real nodes left")
+	}
+	if _, err := os.Stat(store.NodeServiceDir()); !os.IsNotExist(err) {
+		t.Errorf("the node service's directory is left: %v", err)
+	}
+	checkNoRealNodeLeft(t)
+	if out, _ := exec.Command("pgrep", "-a", "-f", "local node-service").CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("a node service process is left:\n%s", out)
+	}
+}
+
+// tail is the last n bytes of data.
+func tail(data []byte, n int) []byte {
+	if len(data) > n {
+		return data[len(data)-n:]
+	}
+	return data
+}

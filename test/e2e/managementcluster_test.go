@@ -230,21 +230,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 
 	// The management cluster, through the context create merged into the kubeconfig.
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
-		&clientcmd.ConfigOverrides{CurrentContext: "e2e-mgmt-admin@e2e-mgmt"}).ClientConfig()
-	if err != nil {
-		t.Fatalf("the management cluster's context: %v", err)
-	}
-	mc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	mgmt := &localCluster{name: "e2e-mgmt", config: cfg, client: mc, cs: cs}
+	mgmt := managementClusterOf(t, "e2e-mgmt")
+	mc, ctx := mgmt.client, t.Context()
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, ns := range []string{"tkg-system", "capi-system", "capl-system", "capi-kubeadm-control-plane-system"} {
@@ -775,6 +762,26 @@ func deleteAddedClusters(t *testing.T, store cluster.Store, before []*cluster.Sp
 			t.Logf("delete %s: %v\n%s", s.Name, err, o)
 		}
 	}
+}
+
+// managementClusterOf reaches the management cluster name through the admin context its create
+// merged into the kubeconfig.
+func managementClusterOf(t *testing.T, name string) *localCluster {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+		&clientcmd.ConfigOverrides{CurrentContext: name + "-admin@" + name}).ClientConfig()
+	if err != nil {
+		t.Fatalf("the management cluster's context: %v", err)
+	}
+	mc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &localCluster{name: name, config: cfg, client: mc, cs: cs}
 }
 
 // runSlipwayTimeout runs the binary with a longer bound than runSlipway's, for whole flows.

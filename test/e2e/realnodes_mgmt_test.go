@@ -9,15 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
-	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // TestManagementClusterOfRealNodes creates a management cluster of real nodes with
@@ -72,20 +69,8 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		t.Fatal("the store's node service does not run")
 	}
 
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
-		&clientcmd.ConfigOverrides{CurrentContext: name + "-admin@" + name}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgmt := &localCluster{name: name, config: cfg, client: mc, cs: cs}
+	mgmt := managementClusterOf(t, name)
+	mc := mgmt.client
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, ns := range []string{"capl-system", "capi-system", "tkg-system"} {

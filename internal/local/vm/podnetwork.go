@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -34,7 +35,10 @@ func ensurePodNetwork(ctx context.Context) {
 	}
 	var last string
 	for ctx.Err() == nil {
-		err := applyObjects(ctx, objs)
+		err := directToAPIServer(objs)
+		if err == nil {
+			err = applyObjects(ctx, objs)
+		}
 		if err == nil {
 			log.Info("Applied the pod network")
 			return
@@ -45,6 +49,57 @@ func ensurePodNetwork(ctx context.Context) {
 		}
 		sleep(ctx, 2*time.Second)
 	}
+}
+
+// directToAPIServer points the pod network's containers at the cluster's control-plane endpoint,
+// the server of the admin kubeconfig, as kind points kindnet at its own: their in-cluster
+// configuration would otherwise reach the API server through the kubernetes Service, which
+// works only once kube-proxy has programmed the node, and a new node waited 30 s for its first
+// connection to time out.
+func directToAPIServer(objs []unstructured.Unstructured) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
+	if err != nil {
+		return fmt.Errorf("failed to read %s: %w", adminConfig, err)
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Hostname() == "" || u.Port() == "" {
+		return fmt.Errorf("the server %q of %s has no host and port", cfg.Host, adminConfig)
+	}
+	for i := range objs {
+		if objs[i].GetKind() != "DaemonSet" {
+			continue
+		}
+		containers, _, err := unstructured.NestedSlice(objs[i].Object, "spec", "template", "spec", "containers")
+		if err != nil {
+			return err
+		}
+		for j := range containers {
+			c, ok := containers[j].(map[string]any)
+			if !ok {
+				continue
+			}
+			env, _ := c["env"].([]any)
+			c["env"] = append(withoutServiceEnv(env),
+				map[string]any{"name": "KUBERNETES_SERVICE_HOST", "value": u.Hostname()},
+				map[string]any{"name": "KUBERNETES_SERVICE_PORT", "value": u.Port()})
+		}
+		if err := unstructured.SetNestedSlice(objs[i].Object, containers, "spec", "template", "spec", "containers"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withoutServiceEnv drops what directToAPIServer set before from env.
+func withoutServiceEnv(env []any) []any {
+	var out []any
+	for _, e := range env {
+		if m, ok := e.(map[string]any); ok && (m["name"] == "KUBERNETES_SERVICE_HOST" || m["name"] == "KUBERNETES_SERVICE_PORT") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func applyObjects(ctx context.Context, objs []unstructured.Unstructured) error {

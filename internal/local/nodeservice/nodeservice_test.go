@@ -22,7 +22,7 @@ func serve(t *testing.T, host cluster.Host) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, host, dir) }()
 	t.Cleanup(func() {
@@ -53,7 +53,7 @@ func serve(t *testing.T, host cluster.Host) *Client {
 func TestTheStoreThroughTheSocket(t *testing.T) {
 	store := cluster.Store{Root: t.TempDir()}
 	c := serve(t, cluster.LocalHost{Store: store, Executable: "/nonexistent/slipway"})
-	ctx := context.Background()
+	ctx := t.Context()
 
 	if _, err := c.ReadSpec(ctx, "wc"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("ReadSpec of no cluster: %v, want os.ErrNotExist", err)
@@ -151,7 +151,7 @@ func (r *recorder) EnsureRealNodeImage(_ context.Context, version string) (strin
 func TestCallsReachTheHost(t *testing.T) {
 	host := &recorder{started: true}
 	c := serve(t, host)
-	ctx := context.Background()
+	ctx := t.Context()
 	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1"}, cluster.RuntimeReal)
 	node, err := spec.AddNode("wc-cp-1", cluster.RoleControlPlane)
 	if err != nil {
@@ -201,7 +201,7 @@ func TestCallsReachTheHost(t *testing.T) {
 // TestNoServiceIsSaid checks that a provider whose node has no service is told what starts it.
 func TestNoServiceIsSaid(t *testing.T) {
 	c := NewClient(filepath.Join(t.TempDir(), "node.sock"))
-	_, err := c.ReadSpec(context.Background(), "wc")
+	_, err := c.ReadSpec(t.Context(), "wc")
 	if err == nil || !strings.Contains(err.Error(), "slipway local cluster start") {
 		t.Fatalf("ReadSpec without a service: %v, want what starts it", err)
 	}

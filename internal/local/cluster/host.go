@@ -158,16 +158,18 @@ func (s Store) EnsureNodeService(exe string) (bool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, err
 	}
-	started, err := startUnlessAlive(nodeServiceArgs(exe, s.Root), filepath.Join(dir, "node-service.pid"), filepath.Join(dir, "node-service.log"))
+	started, err := startUnlessAlive(nodeServiceArgs(exe, s.Root), s.nodeServicePID(), filepath.Join(dir, "node-service.log"))
 	if err != nil {
 		return false, fmt.Errorf("failed to start the node service of %s: %w", s.Root, err)
 	}
 	return started, nil
 }
 
+func (s Store) nodeServicePID() string { return filepath.Join(s.NodeServiceDir(), "node-service.pid") }
+
 // NodeServiceRunning says whether the store's node service runs.
 func (s Store) NodeServiceRunning() bool {
-	return proc.Alive(filepath.Join(s.NodeServiceDir(), "node-service.pid"), nodeServiceArgs("", s.Root))
+	return proc.Alive(s.nodeServicePID(), nodeServiceArgs("", s.Root))
 }
 
 // stopNodeServiceWhenIdle stops the store's node service when no cluster of real nodes is left
@@ -182,11 +184,10 @@ func (s Store) stopNodeServiceWhenIdle() error {
 			return nil
 		}
 	}
-	pid := filepath.Join(s.NodeServiceDir(), "node-service.pid")
-	if !proc.Alive(pid, nodeServiceArgs("", s.Root)) {
+	if !s.NodeServiceRunning() {
 		return os.RemoveAll(s.NodeServiceDir())
 	}
-	if err := proc.Terminate([]int{proc.ReadPID(pid)}, 10*time.Second); err != nil {
+	if err := proc.Terminate([]int{proc.ReadPID(s.nodeServicePID())}, 10*time.Second); err != nil {
 		return fmt.Errorf("failed to stop the node service of %s: %w", s.Root, err)
 	}
 	return os.RemoveAll(s.NodeServiceDir())

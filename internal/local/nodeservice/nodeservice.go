@@ -94,105 +94,52 @@ func (e *remoteError) Is(target error) bool {
 // Handler serves host's calls.
 func Handler(host cluster.Host) http.Handler {
 	mux := http.NewServeMux()
-	handle := func(method string, call func(ctx context.Context, body []byte) (any, error)) {
-		mux.HandleFunc("POST /v1/"+method, func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-			var result any
-			if err == nil {
-				result, err = call(r.Context(), body)
-			}
-			var rep reply
-			if err != nil {
-				rep.Error, rep.Kind = err.Error(), kindOf(err)
-				ctrl.LoggerFrom(r.Context()).Info("Call failed", "method", method, "error", err.Error())
-			} else if rep.Result, err = json.Marshal(result); err != nil {
-				rep.Error = err.Error()
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(rep)
-		})
-	}
-	handle("ReadSpec", func(ctx context.Context, body []byte) (any, error) {
-		var a nameArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return host.ReadSpec(ctx, a.Name)
-	})
-	handle("WriteSpec", func(ctx context.Context, body []byte) (any, error) {
-		spec := &cluster.Spec{}
-		if err := decode(body, spec); err != nil {
-			return nil, err
-		}
-		return nil, host.WriteSpec(ctx, spec)
-	})
-	handle("FreeIndex", func(ctx context.Context, _ []byte) (any, error) { return host.FreeIndex(ctx) })
-	handle("PrepareNode", func(ctx context.Context, body []byte) (any, error) {
-		var a prepareArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
+	handle(mux, "ReadSpec", func(ctx context.Context, a nameArgs) (any, error) { return host.ReadSpec(ctx, a.Name) })
+	handle(mux, "WriteSpec", func(ctx context.Context, spec cluster.Spec) (any, error) { return nil, host.WriteSpec(ctx, &spec) })
+	handle(mux, "FreeIndex", func(ctx context.Context, _ struct{}) (any, error) { return host.FreeIndex(ctx) })
+	handle(mux, "PrepareNode", func(ctx context.Context, a prepareArgs) (any, error) {
 		if a.Spec == nil {
 			return nil, errors.New("PrepareNode: spec is missing")
 		}
 		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, nil, a.Registry)
 	})
-	handle("StartNode", func(ctx context.Context, body []byte) (any, error) {
-		var a nodeArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return host.StartNode(ctx, a.Name, a.Node)
-	})
-	handle("StopNode", func(ctx context.Context, body []byte) (any, error) {
-		var a stopArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return nil, host.StopNode(ctx, a.Name, a.Node)
-	})
-	handle("StartLoadBalancer", func(ctx context.Context, body []byte) (any, error) {
-		var a nameArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return host.StartLoadBalancer(ctx, a.Name)
-	})
-	handle("Delete", func(ctx context.Context, body []byte) (any, error) {
-		var a nameArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return nil, host.Delete(ctx, a.Name)
-	})
-	handle("CheckHostLimits", func(ctx context.Context, body []byte) (any, error) {
-		var a limitsArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
+	handle(mux, "StartNode", func(ctx context.Context, a nodeArgs) (any, error) { return host.StartNode(ctx, a.Name, a.Node) })
+	handle(mux, "StopNode", func(ctx context.Context, a stopArgs) (any, error) { return nil, host.StopNode(ctx, a.Name, a.Node) })
+	handle(mux, "StartLoadBalancer", func(ctx context.Context, a nameArgs) (any, error) { return host.StartLoadBalancer(ctx, a.Name) })
+	handle(mux, "Delete", func(ctx context.Context, a nameArgs) (any, error) { return nil, host.Delete(ctx, a.Name) })
+	handle(mux, "CheckHostLimits", func(ctx context.Context, a limitsArgs) (any, error) {
 		var res limitsResult
+		// What was raised before a refusal is said in the refusal's place.
 		err := host.CheckHostLimits(ctx, a.Real, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
-		if err != nil {
-			// What was raised before the refusal is said in the refusal's place.
-			return nil, err
-		}
-		return res, nil
+		return res, err
 	})
-	handle("EnsureRealNodeImage", func(ctx context.Context, body []byte) (any, error) {
-		var a versionArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return host.EnsureRealNodeImage(ctx, a.Version)
-	})
-	handle("ClusterOf", func(ctx context.Context, body []byte) (any, error) {
-		var a clusterOfArgs
-		if err := decode(body, &a); err != nil {
-			return nil, err
-		}
-		return host.ClusterOf(ctx, a.Node)
-	})
+	handle(mux, "EnsureRealNodeImage", func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureRealNodeImage(ctx, a.Version) })
+	handle(mux, "ClusterOf", func(ctx context.Context, a clusterOfArgs) (any, error) { return host.ClusterOf(ctx, a.Node) })
 	return mux
+}
+
+// handle serves method: its body decoded as A, call's result or error as the reply.
+func handle[A any](mux *http.ServeMux, method string, call func(ctx context.Context, args A) (any, error)) {
+	mux.HandleFunc("POST /v1/"+method, func(w http.ResponseWriter, r *http.Request) {
+		var args A
+		var result any
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err == nil {
+			err = decode(body, &args)
+		}
+		if err == nil {
+			result, err = call(r.Context(), args)
+		}
+		var rep reply
+		if err != nil {
+			rep.Error, rep.Kind = err.Error(), kindOf(err)
+			ctrl.LoggerFrom(r.Context()).Info("Call failed", "method", method, "error", err.Error())
+		} else if rep.Result, err = json.Marshal(result); err != nil {
+			rep.Error = err.Error()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(rep)
+	})
 }
 
 func decode(body []byte, v any) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,9 +36,11 @@ func ensurePodNetwork(ctx context.Context) {
 	}
 	var last string
 	for ctx.Err() == nil {
-		err := directToAPIServer(objs)
-		if err == nil {
-			err = applyObjects(ctx, objs)
+		cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
+		if err != nil {
+			err = fmt.Errorf("failed to read %s: %w", adminConfig, err)
+		} else if err = directToAPIServer(objs, cfg); err == nil {
+			err = applyObjects(ctx, objs, cfg)
 		}
 		if err == nil {
 			log.Info("Applied the pod network")
@@ -56,11 +59,7 @@ func ensurePodNetwork(ctx context.Context) {
 // configuration would otherwise reach the API server through the kubernetes Service, which
 // works only once kube-proxy has programmed the node, and a new node waited 30 s for its first
 // connection to time out.
-func directToAPIServer(objs []unstructured.Unstructured) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
-	if err != nil {
-		return fmt.Errorf("failed to read %s: %w", adminConfig, err)
-	}
+func directToAPIServer(objs []unstructured.Unstructured, cfg *rest.Config) error {
 	u, err := url.Parse(cfg.Host)
 	if err != nil || u.Hostname() == "" || u.Port() == "" {
 		return fmt.Errorf("the server %q of %s has no host and port", cfg.Host, adminConfig)
@@ -102,11 +101,7 @@ func withoutServiceEnv(env []any) []any {
 	return out
 }
 
-func applyObjects(ctx context.Context, objs []unstructured.Unstructured) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", adminConfig)
-	if err != nil {
-		return fmt.Errorf("failed to read %s: %w", adminConfig, err)
-	}
+func applyObjects(ctx context.Context, objs []unstructured.Unstructured, cfg *rest.Config) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return fmt.Errorf("failed to reach the API server: %w", err)

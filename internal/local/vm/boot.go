@@ -166,8 +166,11 @@ func writeNodeConfig(dir string, spec Spec) error {
 // kubeletArgs are the kubelet's arguments as kubeadm's systemd drop-in gives them, once kubeadm
 // has written the kubelet's configuration; before, the kubelet does not start (on a VM it
 // crash-loops until then). The last flags are this host's: no systemd (cgroupfs), cgroup v1,
-// and the node's own cgroup; then the providerID its machine was given, as a cloud provider
-// gives a VM's.
+// and the node's own cgroup; no eviction or image garbage collection for disk, as kind's nodes
+// have none (every node's file systems are the host's one disk, whose free share says nothing of
+// one node: with 24 GiB of 252 GiB free, the kubelet's default imagefs.available<15% put every
+// node under DiskPressure); then the providerID its machine was given, as a cloud provider gives
+// a VM's.
 func kubeletArgs(dir string, spec Spec) []string {
 	if _, err := os.Stat("/var/lib/kubelet/config.yaml"); err != nil {
 		return nil
@@ -178,12 +181,17 @@ func kubeletArgs(dir string, spec Spec) []string {
 		"--config=/var/lib/kubelet/config.yaml",
 	}
 	args = append(args, kubeadmFlags("/var/lib/kubelet/kubeadm-flags.env")...)
-	args = append(args, "--cgroup-driver=cgroupfs", "--fail-cgroupv1=false", "--cgroup-root="+CgroupRoot(dir))
+	args = append(args, "--cgroup-driver=cgroupfs", "--fail-cgroupv1=false", "--cgroup-root="+CgroupRoot(dir),
+		"--eviction-hard="+hostEvictionHard, "--image-gc-high-threshold=100")
 	if spec.ProviderID != "" {
 		args = append(args, "--provider-id="+spec.ProviderID)
 	}
 	return args
 }
+
+// hostEvictionHard keeps the kubelet's default memory threshold and turns off those of disk and
+// inodes.
+const hostEvictionHard = "memory.available<100Mi,nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
 
 // kubeadmFlags reads KUBELET_KUBEADM_ARGS from the environment file kubeadm writes.
 func kubeadmFlags(path string) []string {

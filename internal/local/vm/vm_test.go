@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -252,6 +253,7 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	dns := waitForNetwork(t, client, cp, worker)
 	t.Logf("both nodes and CoreDNS were ready %s after the nodes started", time.Since(start).Round(time.Millisecond))
 	checkNetwork(t, []testNode{cp, worker}, dns)
+	checkNoDiskEviction(t, client, cp, worker)
 
 	for _, service := range []string{"containerd", "kubelet"} {
 		pid := servicePID(t, cp.dir, service)
@@ -316,6 +318,46 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkGone(t, n.dir)
+	}
+}
+
+// checkNoDiskEviction checks that each node's kubelet runs without disk eviction thresholds or
+// image garbage collection, as its configz reports them, and is not under DiskPressure however
+// full the host's disk is.
+func checkNoDiskEviction(t *testing.T, client kubernetes.Interface, nodes ...testNode) {
+	t.Helper()
+	for _, n := range nodes {
+		raw, err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", n.name, "proxy", "configz").DoRaw(t.Context())
+		if err != nil {
+			t.Fatalf("configz of %s: %v", n.name, err)
+		}
+		var configz struct {
+			KubeletConfig struct {
+				EvictionHard                map[string]string `json:"evictionHard"`
+				ImageGCHighThresholdPercent int               `json:"imageGCHighThresholdPercent"`
+			} `json:"kubeletconfig"`
+		}
+		if err := json.Unmarshal(raw, &configz); err != nil {
+			t.Fatalf("configz of %s: %v", n.name, err)
+		}
+		c := configz.KubeletConfig
+		for _, signal := range []string{"nodefs.available", "nodefs.inodesFree", "imagefs.available"} {
+			if c.EvictionHard[signal] != "0%" {
+				t.Errorf("kubelet of %s evicts at %s<%q, want 0%%", n.name, signal, c.EvictionHard[signal])
+			}
+		}
+		if c.ImageGCHighThresholdPercent != 100 {
+			t.Errorf("kubelet of %s collects images above %d%% of the disk, want 100", n.name, c.ImageGCHighThresholdPercent)
+		}
+		node, err := client.CoreV1().Nodes().Get(t.Context(), n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeDiskPressure && c.Status != corev1.ConditionFalse {
+				t.Errorf("node %s is under DiskPressure: %s", n.name, c.Message)
+			}
+		}
 	}
 }
 

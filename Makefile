@@ -11,7 +11,7 @@ CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERSION)
-GO_TEST_FLAGS ?= -timeout 45m
+GO_TEST_FLAGS ?= -timeout 55m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists.
 ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \

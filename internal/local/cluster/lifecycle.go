@@ -133,11 +133,12 @@ func (s Store) Delete(name, kubeconfig string) error {
 		}
 	}
 	// Real nodes are powered off, every process of theirs killed, as VMs are; their load
-	// balancer's address goes back once it is stopped.
+	// balancer's address goes back once it is stopped. A node that could not be removed keeps
+	// the cluster's directory, so that deleting again finds it and finishes.
 	spec, specErr := ReadSpec(dirs)
 	if specErr == nil && spec.Real() {
 		if err := deleteRealNodes(dirs, spec); err != nil {
-			errs = append(errs, err)
+			return errors.Join(append(errs, fmt.Errorf("%w; the cluster's directory %s is kept: delete it again", err, dirs.Root))...)
 		}
 	}
 	// Agents stop their pods and static components on SIGTERM; whatever still uses the

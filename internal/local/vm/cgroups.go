@@ -96,7 +96,10 @@ func joinCgroups(name string) error {
 	return nil
 }
 
-// cgroupPIDs returns every process in the node's cgroups, its sub-cgroups included.
+// cgroupPIDs returns every task in the node's cgroups, its sub-cgroups included: each thread, as
+// the cgroups' tasks files list them (cgroup.procs leaves out a process whose leader has exited
+// while other threads of it live, and the cgroup cannot be removed until they end). SIGKILL to
+// any thread kills its whole process.
 func cgroupPIDs(name string) ([]int, error) {
 	mounts, err := hierarchies()
 	if err != nil {
@@ -112,7 +115,7 @@ func cgroupPIDs(name string) ([]int, error) {
 				}
 				return err
 			}
-			if d.IsDir() || d.Name() != "cgroup.procs" {
+			if d.IsDir() || d.Name() != "tasks" {
 				return nil
 			}
 			data, err := os.ReadFile(path)
@@ -155,12 +158,15 @@ func killCgroups(name string, timeout time.Duration) error {
 	}
 }
 
-// deleteCgroups removes the node's cgroups, deepest first.
-func deleteCgroups(name string) error {
+// deleteCgroups removes the node's cgroups, deepest first. A cgroup the kernel still holds for a
+// moment after its last task exited refuses with EBUSY: it is tried again, with every task left
+// killed again, until timeout.
+func deleteCgroups(name string, timeout time.Duration) error {
 	mounts, err := hierarchies()
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(timeout)
 	for _, m := range mounts {
 		var dirs []string
 		root := filepath.Join(m, cgroupParent, name)
@@ -171,8 +177,18 @@ func deleteCgroups(name string) error {
 			return nil
 		})
 		for i := len(dirs) - 1; i >= 0; i-- {
-			if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("failed to remove cgroup %s: %w", dirs[i], err)
+			for {
+				err := os.Remove(dirs[i])
+				if err == nil || errors.Is(err, fs.ErrNotExist) {
+					break
+				}
+				if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+					return fmt.Errorf("failed to remove cgroup %s: %w", dirs[i], err)
+				}
+				if err := killCgroups(name, time.Until(deadline)); err != nil {
+					return err
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 		}
 	}

@@ -219,7 +219,7 @@ func deleteNode(dir string) error {
 	if err := killCgroups(ns, 10*time.Second); err != nil {
 		return err
 	}
-	if err := deleteCgroups(ns); err != nil {
+	if err := deleteCgroups(ns, 10*time.Second); err != nil {
 		return err
 	}
 	if err := deleteNetwork(dir); err != nil {

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,11 +20,12 @@ import (
 )
 
 // TestManagementClusterOfRealNodes creates a management cluster of real nodes with
-// `management-cluster create` (LOCAL_NODE_RUNTIME: real): the bootstrap cluster's provider makes
-// its nodes, the pivot moves them to it, and from then on its own `local` provider, in a
-// container on one of them, makes and deletes nodes of this host through the store's node
-// service. It scales its own workers that way, and its delete leaves no node, namespace or
-// process behind, the node service included.
+// `management-cluster create` (LOCAL_NODE_RUNTIME: real): its bootstrap cluster is of real nodes
+// too, whose provider, in a container, makes the management cluster's nodes through the store's
+// node service; the pivot moves them to it, and from then on its own `local` provider, in a
+// container on one of them, makes and deletes nodes of this host through the service, which the
+// load balancers start again when it is killed. It scales its own workers that way, and its
+// delete leaves no node, namespace or process behind, the node service included.
 func TestManagementClusterOfRealNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
@@ -40,13 +43,13 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nLOCAL_NODE_RUNTIME: real\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
-	t.Logf("management-cluster create of real nodes took %s:\n%s", time.Since(start).Round(time.Second), out)
 	t.Cleanup(func() {
 		deleteAddedClusters(t, store, before)
 		checkNoRealNodeLeft(t)
 	})
+	start := time.Now()
+	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
+	t.Logf("management-cluster create of real nodes took %s:\n%s", time.Since(start).Round(time.Second), out)
 	dirs, _ := store.Dirs(name)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -67,6 +70,11 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	}
 	if !store.NodeServiceRunning() {
 		t.Fatal("the store's node service does not run")
+	}
+	// The bootstrap cluster was of real nodes too, as its lines in the audit log say: every node
+	// of the flow is real.
+	if audit, err := os.ReadFile(filepath.Join(home, "logs", name+".log")); err != nil || !strings.Contains(string(audit), "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes v1.35.4)") {
+		t.Errorf("the audit log does not say the bootstrap cluster's nodes were real (%v):\n%s", err, tail(audit, 3000))
 	}
 
 	mgmt := managementClusterOf(t, name)
@@ -104,6 +112,25 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	if running != 1 {
 		t.Fatalf("%d pods of the local provider run in containerd, want 1", running)
 	}
+
+	// A killed node service is started again by the load balancer of a cluster of real nodes,
+	// and the scale below goes through the new one.
+	serviceArgs := []string{slipway, "local", "node-service"}
+	killed := proc.WithArgs(serviceArgs)
+	if len(killed) != 1 {
+		t.Fatalf("%d node service processes, want 1", len(killed))
+	}
+	if err := syscall.Kill(killed[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	eventually(t, 30*time.Second, "the node service started again", func() error {
+		if pids := proc.WithArgs(serviceArgs); len(pids) != 1 || pids[0] == killed[0] || !store.NodeServiceRunning() {
+			return fmt.Errorf("node service processes %v, the killed one %d", pids, killed[0])
+		}
+		return nil
+	})
+	t.Logf("the killed node service ran again after %s", time.Since(killedAt).Round(100*time.Millisecond))
 
 	// It manages itself through the node service: one more worker is a real node of this host,
 	// which the provider in the container made.

@@ -252,6 +252,11 @@ func (f *flow) validate(ctx context.Context) error {
 		if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
 			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
 		}
+		if f.realBootstrap() && !f.o.DryRun {
+			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
+				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w", err)
+			}
+		}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
 		version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
@@ -273,7 +278,7 @@ func (f *flow) validate(ctx context.Context) error {
 	// counted by what a real node takes.
 	nodes := map[bool][2]int{}
 	if f.o.UseExistingBootstrap == "" {
-		nodes[false] = [2]int{1, 0}
+		nodes[f.realBootstrap()] = [2]int{1, 0}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
 		n := nodes[f.cfg.RealNodes]
@@ -357,7 +362,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	err := initregion.Bootstrap(ctx, f.o.Store, initregion.BootstrapOptions{
 		Cluster: localcluster.CreateOptions{
 			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(),
+			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), RealNodes: f.realBootstrap(),
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,
@@ -371,6 +376,14 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	f.p.Infof("Bootstrapper created. Kubeconfig: %s", f.bootKubeconfig)
 	f.boot, err = slipwayclient.New(f.bootKubeconfig, localcluster.ContextName(f.bootName))
 	return err
+}
+
+// realBootstrap says whether the bootstrap cluster is of real nodes: when the management
+// cluster's are, on the local provider, so that every node of the flow is real. A bootstrap
+// cluster for vSphere stays on the node agent: a real node has no route off the bridge to a
+// vCenter.
+func (f *flow) realBootstrap() bool {
+	return f.cfg.InfrastructureProvider == "local" && f.cfg.RealNodes
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

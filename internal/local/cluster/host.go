@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/local/proc"
+	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
 )
 
@@ -163,6 +164,31 @@ func (s Store) EnsureNodeService(exe string) (bool, error) {
 		return false, fmt.Errorf("failed to start the node service of %s: %w", s.Root, err)
 	}
 	return started, nil
+}
+
+// WatchNodeService starts the node service of dirs' store again whenever it finds it dead, every
+// interval until ctx ends, while the cluster of dirs is of real nodes. Each real cluster's load
+// balancer runs it: a host process the infrastructure provider keeps running through the service,
+// so that each of the two restarts the other, as systemd restarts a Docker host's daemon.
+func WatchNodeService(ctx context.Context, dirs Dirs, exe string, interval time.Duration) {
+	log := ctrl.LoggerFrom(ctx)
+	store := storeOf(dirs)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		if spec, err := ReadSpec(dirs); err != nil || !spec.Real() {
+			continue
+		}
+		started, err := store.EnsureNodeService(exe)
+		if err != nil {
+			log.Error(err, "The node service is down and cannot be started again")
+		} else if started {
+			log.Info("Started the node service again: it was not running", "store", store.Root)
+		}
+	}
 }
 
 func (s Store) nodeServicePID() string { return filepath.Join(s.NodeServiceDir(), "node-service.pid") }

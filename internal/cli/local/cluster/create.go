@@ -53,11 +53,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
 			"  slipway local cluster create app --real-nodes --worker-nodes 2\n" +
 			"  slipway local cluster create boot --bootstrap\n" +
+			"  slipway local cluster create rboot --bootstrap --real-nodes\n" +
 			"  slipway local cluster create vboot --bootstrap --infrastructure-provider vsphere",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.realNodes && f.bootstrap {
-				return fmt.Errorf("--real-nodes does not yet make a bootstrap cluster: drop --bootstrap, or --real-nodes")
+			if f.realNodes && f.bootstrap && f.infrastructure != "local" {
+				return fmt.Errorf("--real-nodes makes a bootstrap cluster only for --infrastructure-provider local: a real node has no route off the bridge, so CAPV in it could not reach a vCenter; drop --real-nodes")
 			}
 			for _, name := range []string{"package-repository", "timeout", "infrastructure-provider"} {
 				if cmd.Flags().Changed(name) && !f.bootstrap {
@@ -134,7 +135,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", initregion.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
-	cmd.Flags().BoolVar(&f.realNodes, "real-nodes", false, "make real nodes: containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry (needs root and `make images`); the nodes run any image. Not yet the default, and not yet for --bootstrap")
+	cmd.Flags().BoolVar(&f.realNodes, "real-nodes", false, "make real nodes: containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry (needs root and `make images`); the nodes run any image. Not yet the default")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)
 	return cmd

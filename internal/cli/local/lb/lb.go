@@ -1,10 +1,13 @@
 // Package lb holds `slipway local lb run`, the load balancer process of a local cluster with
-// several control-plane nodes.
+// several control-plane nodes, or of real nodes; the latter also starts the store's node service
+// again when it finds it dead.
 package lb
 
 import (
 	"fmt"
 	"net"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -14,6 +17,10 @@ import (
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/lb"
 )
+
+// nodeServiceWatch is how often the load balancer of a cluster of real nodes checks that the
+// store's node service runs.
+const nodeServiceWatch = 2 * time.Second
 
 // NewCommand returns `slipway local lb`.
 func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
@@ -45,9 +52,16 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 				}
 				return out
 			}
-			ctx := ctrl.SetupSignalHandler()
+			ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), ctrl.Log)
+			if spec.Real() {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				go localcluster.WatchNodeService(ctx, localcluster.Dirs{Root: dir}, exe, nodeServiceWatch)
+			}
 			listen := net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(localcluster.APIServerPort))
-			return lb.Run(ctrl.LoggerInto(ctx, ctrl.Log), listen, backends)
+			return lb.Run(ctx, listen, backends)
 		},
 	}
 	run.Flags().StringVar(&dir, "cluster-dir", "", "state directory of the cluster")

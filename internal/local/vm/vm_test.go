@@ -407,22 +407,33 @@ func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
 	t.Helper()
 	const name = "kubernetes.default.svc.cluster.local"
 	for _, n := range nodes {
-		out, err := inNode(n, "resolve "+name+" 100.64.0.10:53")
-		if err != nil || out != "100.64.0.1" {
-			t.Errorf("from %s, %s through CoreDNS's Service: %q, %v", n.name, name, out, err)
-		}
-		if out, err := inNode(n, "get https://100.64.0.1/healthz"); err != nil || out != "200 OK" {
-			t.Errorf("from %s, the API server through its Service: %q, %v", n.name, out, err)
-		}
+		expectInNode(t, n, "resolve "+name+" 100.64.0.10:53", "100.64.0.1", name+" through CoreDNS's Service")
+		expectInNode(t, n, "get https://100.64.0.1/healthz", "200 OK", "the API server through its Service")
 		for ip, on := range dns {
 			if on == n.name {
 				continue
 			}
-			if out, err := inNode(n, "resolve "+name+" "+net.JoinHostPort(ip, "53")); err != nil || out != "100.64.0.1" {
-				t.Errorf("from %s, %s through the CoreDNS pod %s on %s: %q, %v", n.name, name, ip, on, out, err)
-			}
+			expectInNode(t, n, "resolve "+name+" "+net.JoinHostPort(ip, "53"), "100.64.0.1", name+" through the CoreDNS pod "+ip+" on "+on)
 		}
 	}
+}
+
+// expectInNode makes request from the node's network namespace until it answers want, for up to
+// 30 s: a node is Ready before its kube-proxy has written the Services' rules (seen once: a
+// Service's address timed out 4 s after the worker was Ready).
+func expectInNode(t *testing.T, n testNode, request, want, what string) {
+	t.Helper()
+	var out string
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		if out, err = inNode(n, request); err == nil && out == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Errorf("from %s, %s: %q, %v", n.name, what, out, err)
 }
 
 // serveImages serves a registry on the host's bridge address with the images a control-plane

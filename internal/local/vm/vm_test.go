@@ -425,15 +425,12 @@ func expectInNode(t *testing.T, n testNode, request, want, what string) {
 	t.Helper()
 	var out string
 	var err error
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
-		if out, err = inNode(n, request); err == nil && out == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
+	if wait.PollUntilContextTimeout(t.Context(), time.Second, 30*time.Second, true, func(context.Context) (bool, error) {
+		out, err = inNode(n, request)
+		return err == nil && out == want, nil
+	}) != nil {
+		t.Errorf("from %s, %s: %q, %v", n.name, what, out, err)
 	}
-	t.Errorf("from %s, %s: %q, %v", n.name, what, out, err)
 }
 
 // serveImages serves a registry on the host's bridge address with the images a control-plane

@@ -30,23 +30,25 @@ func build(root, dir string, specs []spec) error {
 	binDir := filepath.Join(dir, "bin")
 	layers := map[string]v1.Layer{}
 	for _, s := range specs {
-		if _, ok := layers[s.bin.name]; ok {
-			continue
-		}
-		path := filepath.Join(root, s.bin.prebuilt)
-		if s.bin.prebuilt == "" {
-			var err error
-			if path, err = goBuild(root, binDir, s.bin); err != nil {
+		for _, b := range append([]binary{s.bin}, s.tools...) {
+			if _, ok := layers[b.name]; ok {
+				continue
+			}
+			path := filepath.Join(root, b.prebuilt)
+			if b.prebuilt == "" {
+				var err error
+				if path, err = goBuild(root, binDir, b); err != nil {
+					return err
+				}
+			} else if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("image %s needs %s: run make assets: %w", s.ref, b.prebuilt, err)
+			}
+			layer, err := fileLayer(path, b.entrypoint())
+			if err != nil {
 				return err
 			}
-		} else if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("image %s needs %s: run make assets: %w", s.ref, s.bin.prebuilt, err)
+			layers[b.name] = layer
 		}
-		layer, err := fileLayer(path, s.bin.entrypoint())
-		if err != nil {
-			return err
-		}
-		layers[s.bin.name] = layer
 	}
 	base, err := baseLayer()
 	if err != nil {
@@ -67,10 +69,21 @@ func build(root, dir string, specs []spec) error {
 		return err
 	}
 	for _, s := range specs {
-		extra := []v1.Layer{layers[s.bin.name]}
+		var extra []v1.Layer
 		if len(s.host) > 0 {
-			extra = append([]v1.Layer{hostLayers[strings.Join(s.host, " ")]}, extra...)
+			extra = append(extra, hostLayers[strings.Join(s.host, " ")])
 		}
+		if len(s.files) > 0 {
+			files, err := tarLayer(s.files)
+			if err != nil {
+				return fmt.Errorf("image %s: %w", s.ref, err)
+			}
+			extra = append(extra, files)
+		}
+		for _, b := range s.tools {
+			extra = append(extra, layers[b.name])
+		}
+		extra = append(extra, layers[s.bin.name])
 		img, err := assemble(s, base, extra...)
 		if err != nil {
 			return fmt.Errorf("image %s: %w", s.ref, err)
@@ -227,7 +240,12 @@ func assemble(s spec, base v1.Layer, layers ...v1.Layer) (v1.Image, error) {
 		images.LabelVersion: version,
 		images.LabelTitle:   s.title,
 	}
-	env := []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/", "SSL_CERT_FILE=" + caBundle}
+	certs := caBundle
+	if s.bin.source == kappControllerModule {
+		// kapp-controller adds its configuration's CAs to this bundle, which its tools then read.
+		certs = kappControllerCABundle
+	}
+	env := []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/", "SSL_CERT_FILE=" + certs}
 	if s.component != "" {
 		labels[images.LabelComponent] = s.component
 	}
@@ -241,8 +259,11 @@ func assemble(s spec, base v1.Layer, layers ...v1.Layer) (v1.Image, error) {
 		env = append(env, images.EnvStandsInFor+"="+s.ref)
 	}
 	user := fmt.Sprintf("%d:%d", nonRoot, nonRoot)
-	if s.root {
+	switch {
+	case s.root:
 		user = "0:0"
+	case s.user != "":
+		user = s.user
 	}
 	cfg.Config = v1.Config{
 		Entrypoint: []string{"/" + s.bin.entrypoint()},

@@ -25,11 +25,14 @@ import (
 // the non-root user and is labelled with its source module and version; an upstream image's
 // binary says, in its build information, that it was built from that module at that version.
 func TestImagesRunUnderContainerd(t *testing.T) {
-	help, user, host := map[string]string{}, map[string]string{}, map[string][]string{}
+	help, user, host, tools := map[string]string{}, map[string]string{}, map[string][]string{}, map[string][]binary{}
 	for _, s := range specs() {
-		help[s.ref], user[s.ref], host[s.ref] = s.help, "65532:65532", s.host
-		if s.root {
+		help[s.ref], user[s.ref], host[s.ref], tools[s.ref] = s.help, "65532:65532", s.host, s.tools
+		switch {
+		case s.root:
 			user[s.ref] = "0:0"
+		case s.user != "":
+			user[s.ref] = s.user
 		}
 	}
 	root, err := assets.SourceRoot()
@@ -78,6 +81,13 @@ func TestImagesRunUnderContainerd(t *testing.T) {
 			}
 			if out := runUntil(t, ctr, b.Ref, fmt.Sprintf("slipway-image-%d", i), cfg.Config.Entrypoint, want); !strings.Contains(out, want) {
 				t.Errorf("%s:\n%s", what, out)
+			}
+			// The tools the image carries beside its entrypoint run, at their versions.
+			for j, tool := range tools[b.Ref] {
+				out := ctr("run", "--rm", b.Ref, fmt.Sprintf("slipway-image-%d-tool-%d", i, j), "/"+tool.entrypoint(), "version")
+				if want := strings.TrimPrefix(tool.version, "v"); !strings.Contains(out, want) {
+					t.Errorf("/%s version does not say %s:\n%s", tool.entrypoint(), want, out)
+				}
 			}
 			// The host's commands the image carries run: their libraries are in it.
 			for j, path := range host[b.Ref] {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -12,15 +13,17 @@ import (
 
 // Sources of the binaries, and the modules they are built in.
 const (
-	slipwayModule       = "github.com/slipway-dev/slipway"
-	capiModule          = "sigs.k8s.io/cluster-api"
-	capvModule          = "sigs.k8s.io/cluster-api-provider-vsphere"
-	capiVersion         = "v1.13.4"
-	capvVersion         = "v1.16.1"
-	metricsServerModule = "sigs.k8s.io/metrics-server"
-	localPathModule     = "github.com/rancher/local-path-provisioner"
-	localPathVersion    = "v0.0.30"
-	cpiModule           = "k8s.io/cloud-provider-vsphere"
+	slipwayModule         = "github.com/slipway-dev/slipway"
+	capiModule            = "sigs.k8s.io/cluster-api"
+	capvModule            = "sigs.k8s.io/cluster-api-provider-vsphere"
+	capiVersion           = "v1.13.4"
+	capvVersion           = "v1.16.1"
+	metricsServerModule   = "sigs.k8s.io/metrics-server"
+	localPathModule       = "github.com/rancher/local-path-provisioner"
+	localPathVersion      = "v0.0.30"
+	cpiModule             = "k8s.io/cloud-provider-vsphere"
+	kappControllerModule  = "github.com/vmware-tanzu/carvel-kapp-controller"
+	kappControllerVersion = "v0.50.0"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
 )
@@ -73,6 +76,50 @@ func cloudProviderVSphere(version string) binary {
 		source: cpiModule, version: version, ldflags: "-X main.version=" + version}
 }
 
+// kappControllerRef is TKG's name of upstream's kapp-controller image.
+const kappControllerRef = tkgRepository + "kapp-controller:" + kappControllerVersion + "_vmware.1"
+
+// packageControllerImage is slipway's package controller, the stand-in for kapp-controller.
+const packageControllerImage = "ghcr.io/slipway-dev/package-controller:v0.1.0"
+
+// kappControllerCABundle is the CA bundle kapp-controller rewrites with its configuration's caCerts.
+const kappControllerCABundle = "/etc/pki/tls/certs/ca-bundle.crt"
+
+// kappControllerUID is the user upstream's kapp-controller image runs as, in the root group.
+const kappControllerUID = 1000
+
+// kappControllerImage is upstream's kapp-controller at ref, as its release image is: the
+// controller at /kapp-controller with the Carvel command lines it executes beside it (kapp, kbld,
+// vendir with imgpkg linked in, ytt; not helm, sops, cue or git), user 1000 in the root group, and
+// a CA bundle at /etc/pki/tls/certs/ca-bundle.crt in a directory that group may write, where its
+// configuration's caCerts are added to a copy of the original (.orig).
+func kappControllerImage(ref string) spec {
+	tool := func(name, version, versionPkg string) binary {
+		module := "carvel.dev/" + name
+		return binary{name: name + "-" + version, file: name, dir: "hack/images/carvel", pkg: module + "/cmd/" + name, source: module,
+			version: version, ldflags: "-X " + module + versionPkg + ".Version=" + strings.TrimPrefix(version, "v")}
+	}
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n"+
+		"kapp-controller:x:%d:0::/home/kapp-controller:/usr/sbin/nologin\n", nonRoot, nonRoot, kappControllerUID)
+	return spec{ref: ref, user: fmt.Sprintf("%d:0", kappControllerUID),
+		bin: binary{name: "kapp-controller-" + kappControllerVersion, file: "kapp-controller", dir: "hack/images/kapp-controller",
+			pkg: kappControllerModule + "/cmd/controller", source: kappControllerModule, version: kappControllerVersion,
+			ldflags: "-X main.Version=" + kappControllerVersion},
+		tools: []binary{tool("kapp", "v0.63.3", "/pkg/kapp/version"), tool("kbld", "v0.46.0", "/pkg/kbld/version"),
+			tool("vendir", "v0.44.0", "/pkg/vendir/version"), tool("ytt", "v0.48.0", "/pkg/version")},
+		files: []tarFile{
+			{name: "etc/", mode: 0o755, dir: true},
+			{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+			{name: "etc/pki/", mode: 0o755, dir: true},
+			{name: "etc/pki/tls/", mode: 0o755, dir: true},
+			{name: "etc/pki/tls/certs/", mode: 0o775, dir: true},
+			{name: kappControllerCABundle[1:], mode: 0o664, path: caBundle},
+			{name: kappControllerCABundle[1:] + ".orig", mode: 0o644, path: caBundle},
+			{name: "home/kapp-controller/", mode: 0o775, dir: true},
+		},
+		title: "kapp-controller " + kappControllerVersion + " with kapp, kbld, vendir and ytt", help: "-packaging-global-namespace"}
+}
+
 func capiBinary(name, pkg string) binary {
 	return binary{name: name, dir: clusterAPIDir, pkg: pkg, source: capiModule, version: capiVersion,
 		ldflags: versionFlags(capiModule+"/version", capiVersion, "1", "13")}
@@ -98,6 +145,13 @@ type spec struct {
 	title string
 	// help is what the entrypoint's --help prints among its usage, for the test that runs it.
 	help string
+	// tools are more binaries the image carries beside its entrypoint, each in a layer of its
+	// own, as kapp-controller's carries the Carvel command lines it runs.
+	tools []binary
+	// user runs the image as this uid:gid instead of the non-root user (nonRoot).
+	user string
+	// files are more entries the image carries, in a layer of their own.
+	files []tarFile
 	// simulated marks an honest stand-in for an image that cannot be built here.
 	simulated bool
 	// root runs the image as root, as Kubernetes' own images run.
@@ -138,9 +192,14 @@ func specs() []spec {
 			host: append([]string{"/usr/bin/ip"}, iptablesFiles...), title: "the local runtime's pod network, with Debian's ip and iptables"},
 		slipwayImage(slipway+"cluster-api-ipam-in-cluster-controller:v0.1.0", "ipam-in-cluster-controller", "Cluster API in-cluster IPAM provider (slipway's)"),
 		// slipway's stand-ins for kapp-controller and cert-manager, until the upstream engines
-		// are built here.
-		slipwayImage(tkg+"kapp-controller:v0.50.0_vmware.1", "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50.0"),
-		slipwayImage(tkg+"kapp-controller:v0.50.1_vmware.1", "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50.1"),
+		// replace them on every cluster. The kapp-controller packages name slipway's package
+		// controller by slipway's own reference: TKG's is upstream's kapp-controller, below.
+		slipwayImage(packageControllerImage, "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50"),
+		// Upstream's kapp-controller. No package deploys it yet: its aggregated API serves the
+		// Packages slipway's repository names with "--" (a CRD's names cannot hold "+"), which it
+		// refuses, and the process nodes cannot run it. v0.50.1 is not built: the Go module proxy
+		// refuses that version (403, measured 2026-11-28).
+		kappControllerImage(tkg + "kapp-controller:" + kappControllerVersion + "_vmware.1"),
 		slipwayImage("quay.io/jetstack/cert-manager-controller:v1.21.2", "cert-manager-controller", "slipway's cert-manager controller, standing in for cert-manager v1.21.2"),
 		slipwayImage("quay.io/jetstack/cert-manager-cainjector:v1.21.2", "cert-manager-cainjector", "slipway's cert-manager CA injector, standing in for cert-manager v1.21.2"),
 		slipwayImage("quay.io/jetstack/cert-manager-webhook:v1.21.2", "cert-manager-webhook", "slipway's cert-manager webhook, standing in for cert-manager v1.21.2"),

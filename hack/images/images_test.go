@@ -45,6 +45,9 @@ func namedImages(t *testing.T, root string) map[string]string {
 	for ref, where := range releaseImages(t, root) {
 		named[ref] = where
 	}
+	// Upstream's kapp-controller, which the e2e test runs on real nodes with upstream's release
+	// manifests.
+	named[kappControllerRef] = "test/e2e (upstream kapp-controller on real nodes)"
 	// The local runtime's storage manifest, rendered with it (internal/local/cluster tests that).
 	named[assets.LocalPathProvisionerImage] = "the local runtime's default StorageClass"
 	for _, p := range clusterctl.Providers() {

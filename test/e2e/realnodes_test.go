@@ -191,6 +191,9 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	// found on its node's disk.
 	writeVolume(t, lc, image, kubectl)
 
+	// Upstream's kapp-controller runs here, its aggregated API and a package's install.
+	t.Run("upstream kapp-controller", func(t *testing.T) { runUpstreamKappController(t, registryAddr, kubectl) })
+
 	// Drain evicts the worker's pod; the Deployment brings it back on the other worker.
 	drained := workers[0]
 	out = mustKubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2m")

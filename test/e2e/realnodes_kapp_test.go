@@ -1,0 +1,325 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/images"
+)
+
+// Upstream's kapp-controller, as `make images` builds it (hack/images), and the Carvel tools
+// its image carries.
+const (
+	kappControllerModule = "github.com/vmware-tanzu/carvel-kapp-controller"
+	kappControllerRef    = assets.ImageRepository + "/kapp-controller:v0.50.0_vmware.1"
+	yttInImages          = "ytt-v0.48.0"
+)
+
+// runUpstreamKappController installs upstream's kapp-controller from its own release manifests
+// (rendered with its own ytt from the module `make images` builds it from) on a cluster of real
+// nodes, as TKG's package does: on the host network, with API priority and fairness off (its
+// client's flowcontrol v1beta3 is gone from Kubernetes 1.32). Its aggregated API serves Packages;
+// a Package named as TKG names them (refName.version, with the version's "+") installs from an
+// imgpkg bundle in the local registry through vendir, ytt, kbld and kapp, with values; deleting
+// the PackageInstall deletes what it deployed.
+func runUpstreamKappController(t *testing.T, registryAddr string, kubectl func(args ...string) (string, error)) {
+	ctx := t.Context()
+	mustKubectl := func(stdin string, args ...string) string {
+		t.Helper()
+		out, err := kubectlStdin(ctx, kubectl, stdin, args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKappControllerImage(t, root, registryAddr)
+
+	release := renderKappControllerRelease(t, root)
+	start := time.Now()
+	mustKubectl(release, "apply", "-f", "-")
+	eventually(t, 3*time.Minute, "kapp-controller's aggregated API available", func() error {
+		out, err := kubectl("get", "apiservice", "v1alpha1.data.packaging.carvel.dev",
+			"-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+		if err != nil || out != "True" {
+			return fmt.Errorf("Available %q: %v", out, err)
+		}
+		return nil
+	})
+	t.Logf("kapp-controller's aggregated API available %s after apply", time.Since(start).Round(100*time.Millisecond))
+	if out := mustKubectl("", "get", "pods", "-n", "kapp-controller", "-o",
+		"jsonpath={range .items[*].spec.containers[*]}{.image}{\"\\n\"}{end}"); strings.Count(out, kappControllerRef) != 2 {
+		t.Errorf("kapp-controller's pod does not run %s in both containers:\n%s", kappControllerRef, out)
+	}
+
+	bundle := pushGreetingBundle(t, registryAddr)
+	const version = "1.0.0+e2e.1"
+	pkg := fmt.Sprintf(`apiVersion: data.packaging.carvel.dev/v1alpha1
+kind: Package
+metadata:
+  name: greeting.e2e.slipway.dev.%[1]s
+  namespace: default
+spec:
+  refName: greeting.e2e.slipway.dev
+  version: %[1]s
+  template:
+    spec:
+      fetch:
+      - imgpkgBundle:
+          image: %[2]s
+      template:
+      - ytt:
+          paths: [config/]
+      - kbld:
+          paths: ["-", .imgpkg/images.yml]
+      deploy:
+      - kapp: {}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: greeting-installer
+  namespace: default
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: greeting-installer
+  namespace: default
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: admin
+subjects:
+- kind: ServiceAccount
+  name: greeting-installer
+  namespace: default
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: greeting-values
+  namespace: default
+stringData:
+  values.yml: "greeting: installed by upstream kapp-controller"
+---
+apiVersion: packaging.carvel.dev/v1alpha1
+kind: PackageInstall
+metadata:
+  name: greeting
+  namespace: default
+spec:
+  serviceAccountName: greeting-installer
+  packageRef:
+    refName: greeting.e2e.slipway.dev
+    versionSelection:
+      constraints: %[1]s
+  values:
+  - secretRef:
+      name: greeting-values
+`, version, bundle)
+	installed := time.Now()
+	mustKubectl(pkg, "apply", "-f", "-")
+	if out := mustKubectl("", "get", "packages", "-n", "default"); !strings.Contains(out, "greeting.e2e.slipway.dev."+version) {
+		t.Errorf("the aggregated API does not list the Package:\n%s", out)
+	}
+	eventually(t, 2*time.Minute, "the PackageInstall reconciled", func() error {
+		out, err := kubectl("get", "packageinstall", "greeting", "-n", "default", "-o",
+			`jsonpath={.status.conditions[?(@.type=="ReconcileSucceeded")].status} {.status.usefulErrorMessage}`)
+		if err != nil || !strings.HasPrefix(out, "True") {
+			return fmt.Errorf("%q: %v", out, err)
+		}
+		return nil
+	})
+	t.Logf("the PackageInstall reconciled %s after apply", time.Since(installed).Round(100*time.Millisecond))
+	if out := mustKubectl("", "get", "configmap", "greeting", "-n", "default", "-o", "jsonpath={.data.greeting}"); out != "installed by upstream kapp-controller" {
+		t.Errorf("the package's ConfigMap says %q, not the PackageInstall's value", out)
+	}
+	mustKubectl("", "delete", "packageinstall", "greeting", "-n", "default", "--timeout=2m")
+	if out, err := kubectl("get", "configmap", "greeting", "-n", "default"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("the package's ConfigMap outlived its PackageInstall: %v\n%s", err, out)
+	}
+	logKappControllerMemory(t)
+	// Uninstalled, its aggregated API goes with it, and discovery is whole again.
+	mustKubectl(release, "delete", "-f", "-", "--timeout=2m")
+	if out, err := kubectl("api-resources"); err != nil {
+		t.Errorf("discovery after kapp-controller's removal: %v\n%s", err, out)
+	}
+}
+
+// kubectlStdin runs kubectl with stdin when it is not empty.
+func kubectlStdin(ctx context.Context, kubectl func(args ...string) (string, error), stdin string, args ...string) (string, error) {
+	if stdin == "" {
+		return kubectl(args...)
+	}
+	f, err := os.CreateTemp("", "manifest-*.yaml")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(stdin); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	for i, a := range args {
+		if a == "-" {
+			args[i] = f.Name()
+		}
+	}
+	return kubectl(args...)
+}
+
+// checkKappControllerImage pushes upstream's kapp-controller image from the layout `make images`
+// wrote to the test's registry and checks that it is upstream's build, not a stand-in.
+func checkKappControllerImage(t *testing.T, root, registryAddr string) {
+	t.Helper()
+	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
+	if err != nil {
+		t.Fatalf("%v (make image-layout builds the images)", err)
+	}
+	for _, b := range built {
+		if b.Ref != kappControllerRef {
+			continue
+		}
+		if _, _, err := images.Push(t.Context(), registryAddr, b); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := b.Image.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		labels := cfg.Config.Labels
+		if labels[images.LabelSource] != kappControllerModule || labels[images.LabelVersion] != "v0.50.0" ||
+			labels[images.LabelSimulated] != "" || labels[images.LabelComponent] != "" {
+			t.Errorf("%s is not upstream's kapp-controller v0.50.0: labels %v", kappControllerRef, labels)
+		}
+		return
+	}
+	t.Fatalf("the image layout has no %s: run make image-layout", kappControllerRef)
+}
+
+// renderKappControllerRelease renders upstream's release manifests of kapp-controller v0.50.0
+// from its module with ytt, with the values TKG's package gives on a cluster whose registry is
+// the node's loopback.
+func renderKappControllerRelease(t *testing.T, root string) string {
+	t.Helper()
+	list := exec.CommandContext(t.Context(), "go", "list", "-m", "-f", "{{.Dir}}", kappControllerModule)
+	list.Dir = filepath.Join(root, "hack", "images", "kapp-controller")
+	dir, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -m %s in hack/images/kapp-controller: %v", kappControllerModule, err)
+	}
+	config := filepath.Join(strings.TrimSpace(string(dir)), "config")
+	ytt := filepath.Join(root, "bin", "images", "bin", yttInImages)
+	out, err := exec.CommandContext(t.Context(), ytt, "-f", filepath.Join(config, "config"), "-f", filepath.Join(config, "values-schema.yml"),
+		"-f", filepath.Join(config, "overlays"), "--data-value-yaml", "hostNetwork=true",
+		"--data-value-yaml", "enableApiPriorityAndFairness=false").Output()
+	if err != nil {
+		t.Fatalf("%s of kapp-controller's release (make images builds it): %v", ytt, err)
+	}
+	release := strings.ReplaceAll(string(out), "image: kapp-controller\n", "image: "+kappControllerRef+"\n")
+	if strings.Count(release, kappControllerRef) != 2 {
+		t.Fatalf("kapp-controller's release names its image %d times, not twice:\n%s", strings.Count(release, kappControllerRef), release)
+	}
+	return release
+}
+
+// pushGreetingBundle pushes an imgpkg bundle of one ytt template, a ConfigMap whose greeting
+// is a data value, and returns its reference by digest.
+func pushGreetingBundle(t *testing.T, registryAddr string) string {
+	t.Helper()
+	files := map[string]string{
+		"config/values.yml": "#@data/values-schema\n---\ngreeting: hello\n",
+		"config/greeting.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n" +
+			"  namespace: default\ndata:\n  greeting: #@ data.values.greeting\n",
+		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages: []\n",
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, dir := range []string{"config/", ".imgpkg/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"config/values.yml", "config/greeting.yml", ".imgpkg/images.yml"} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[name]))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.Config(img, v1.Config{Labels: map[string]string{"dev.carvel.imgpkg.bundle": ""}}); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(registryAddr+"/e2e/greeting-bundle:1.0.0", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, remote.WithContext(t.Context())); err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Context().Name() + "@" + d.String()
+}
+
+// logKappControllerMemory logs the resident memory of kapp-controller's two processes on the
+// host, for the note's comparison with slipway's package controller.
+func logKappControllerMemory(t *testing.T) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var lines []string
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(cmdline, []byte("/kapp-controller\x00")) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") {
+				lines = append(lines, strings.ReplaceAll(string(cmdline), "\x00", " ")+": "+strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")))
+			}
+		}
+	}
+	t.Logf("kapp-controller's processes: %s", strings.Join(lines, "; "))
+}

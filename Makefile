@@ -10,7 +10,11 @@ TOOLS_BIN   := $(BIN)/tools
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERSION)
+# The commit's date and short SHA, as the tanzu CLI's `version` prints its buildDate and sha.
+BUILD_DATE  ?= $(shell git log -1 --format=%cs 2>/dev/null)
+BUILD_SHA   ?= $(shell git rev-parse --short=9 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERSION) \
+	-X github.com/slipway-dev/slipway/internal/version.buildDate=$(BUILD_DATE) -X github.com/slipway-dev/slipway/internal/version.sha=$(BUILD_SHA)
 GO_TEST_FLAGS ?= -timeout 55m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/cli/clientconfig"
 	"github.com/slipway-dev/slipway/internal/cli/cluster"
 	"github.com/slipway-dev/slipway/internal/cli/component"
 	"github.com/slipway-dev/slipway/internal/cli/feature"
@@ -16,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/cli/local"
 	"github.com/slipway-dev/slipway/internal/cli/managementcluster"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
+	"github.com/slipway-dev/slipway/internal/cli/plugin"
 	"github.com/slipway-dev/slipway/internal/cli/ui"
 	"github.com/slipway-dev/slipway/internal/cli/version"
 	"github.com/slipway-dev/slipway/internal/cli/vsphere"
@@ -47,17 +49,38 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
+	// tanzu's target command: `tanzu kubernetes cluster create` is `tanzu cluster create`.
+	target := &cobra.Command{
+		Use:     plugin.Target,
+		Aliases: []string{"k8s"},
+		Short:   "The plugins whose target is Kubernetes, as `tanzu kubernetes …` (the same commands as at the top)",
+	}
+	target.AddCommand(plugins(streams)...)
+	cmd.AddCommand(plugins(streams)...)
 	cmd.AddCommand(
 		version.NewCommand(streams),
-		managementcluster.NewCommand(streams),
-		cluster.NewCommand(streams),
+		target,
+		plugin.NewCommand(streams, plugins(streams)),
+		clientconfig.NewCommand(streams),
 		ui.NewCommand(streams),
 		local.NewCommand(streams),
 		component.NewCommand(streams),
-		packages.NewCommand(streams),
-		kubernetesrelease.NewCommand(streams),
-		feature.NewCommand(streams),
 		vsphere.NewCommand(streams),
 	)
 	return cmd
+}
+
+// plugins returns the commands that are plugins of the tanzu CLI, each with its `version`.
+func plugins(streams genericiooptions.IOStreams) []*cobra.Command {
+	cmds := []*cobra.Command{
+		managementcluster.NewCommand(streams),
+		cluster.NewCommand(streams),
+		packages.NewCommand(streams),
+		kubernetesrelease.NewCommand(streams),
+		feature.NewCommand(streams),
+	}
+	for _, c := range cmds {
+		c.AddCommand(version.NewPluginCommand(streams))
+	}
+	return cmds
 }

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	capvv1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -201,6 +204,22 @@ func TestVSphereFlows(t *testing.T) {
 		}
 	}
 
+	// seeds/001's client command lines before the bootstrap, with tanzu replaced by slipway.
+	for _, line := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugin", "clean"}, "no installed plugins to clean up"},
+		{[]string{"plugin", "repo", "update", "-b", "tanzu-cli-framework", "core"}, "core"},
+		{[]string{"plugin", "list"}, "management-cluster"},
+		{[]string{"version"}, "buildDate: "},
+	} {
+		if out, err := runSlipwayIn(t, dir, time.Minute, line.args...); err != nil || !strings.Contains(out, line.want) {
+			t.Errorf("slipway %s: %v\n%s", strings.Join(line.args, " "), err, out)
+		}
+	}
+	checkContextAware(t, dir, "")
+
 	start := time.Now()
 	// seeds/000's command line, with tanzu replaced by slipway.
 	out, err = runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "--yes", "-v", "9", "--deploy-tkg-on-vSphere7", "-f", seedsFile,
@@ -301,8 +320,16 @@ func TestVSphereFlows(t *testing.T) {
 	// names it, by --tkr.
 	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
 		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.2\n"+key+vars)
+	// seeds/001's command lines after the management cluster, with tanzu replaced by slipway, in
+	// the directory of their files; its release is one of slipway's catalogue.
+	checkContextAware(t, dir, "tkg-mgmt-vc")
+	checkClusterListJSON(t, dir)
+	if out, err := runSlipwayIn(t, dir, time.Minute, "cluster", "version"); err != nil || strings.TrimSpace(out) == "" {
+		t.Errorf("cluster version: %v\n%s", err, out)
+	}
 	start = time.Now()
-	out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "tkg-vc-antrea", "-f", wcFile, "--tkr", "v1.34.3---vmware.1-tkg.1", "-t", "5m")
+	out, err = runSlipwayIn(t, dir, 10*time.Minute, "kubernetes", "cluster", "create", "tkg-vc-antrea", "-v", "9", "-f", filepath.Base(wcFile),
+		"--tkr", "v1.34.3---vmware.1-tkg.1")
 	t.Logf("cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 	if err != nil {
 		t.Fatalf("cluster create: %v", err)
@@ -431,4 +458,72 @@ func checkCredentialsUpdate(t *testing.T, wc client.Client, endpoint simulator.E
 		}
 		return nil
 	})
+}
+
+// runSlipwayIn runs the binary in dir, as a user runs a command line next to its files.
+func runSlipwayIn(t *testing.T, dir string, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, slipway, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// checkContextAware reads `config get` as seeds/001's script does (yq of
+// .clientOptions.features.global.context-aware-cli-for-plugins): it is "true", and the management
+// cluster server, when not empty, is among the servers.
+func checkContextAware(t *testing.T, dir, server string) {
+	t.Helper()
+	out, err := runSlipwayIn(t, dir, time.Minute, "config", "get")
+	if err != nil {
+		t.Fatalf("config get: %v\n%s", err, out)
+	}
+	var cfg struct {
+		ClientOptions struct {
+			Features map[string]map[string]string `json:"features"`
+		} `json:"clientOptions"`
+		Servers []struct{ Name string } `json:"servers"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("config get: %v\n%s", err, out)
+	}
+	if cfg.ClientOptions.Features["global"]["context-aware-cli-for-plugins"] != "true" {
+		t.Errorf("config get: context-aware-cli-for-plugins is not true:\n%s", out)
+	}
+	if server != "" && !slices.ContainsFunc(cfg.Servers, func(s struct{ Name string }) bool { return s.Name == server }) {
+		t.Errorf("config get lists no server %s:\n%s", server, out)
+	}
+}
+
+// checkClusterListJSON runs seeds/001's `cluster list --include-management-cluster -A
+// --output=json` and finds the management cluster as seeds/001's output shows it.
+func checkClusterListJSON(t *testing.T, dir string) {
+	t.Helper()
+	out, err := runSlipwayIn(t, dir, time.Minute, "cluster", "list", "--include-management-cluster", "-A", "--output=json")
+	if err != nil {
+		t.Fatalf("cluster list: %v\n%s", err, out)
+	}
+	var listed []struct {
+		Name, Namespace, Status, Plan, ControlPlane, Workers, Kubernetes, TKR string
+		Roles                                                                 []string
+		Labels                                                                map[string]string
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil {
+		t.Fatalf("cluster list: %v\n%s", err, out)
+	}
+	for _, c := range listed {
+		if c.Name != "tkg-mgmt-vc" {
+			continue
+		}
+		if c.Namespace != "tkg-system" || c.Status != "running" || c.Plan != "dev" || c.ControlPlane != "1/1" || c.Workers != "1/1" ||
+			!strings.HasPrefix(c.Kubernetes, "v1.35.4+vmware.1") || !slices.Equal(c.Roles, []string{"management"}) ||
+			c.TKR != "v1.35.4---vmware.1-tkg.1" || c.Labels["cluster-role.tkg.tanzu.vmware.com/management"] != "" ||
+			c.Labels["tkg.tanzu.vmware.com/cluster-name"] != "tkg-mgmt-vc" {
+			t.Errorf("cluster list shows the management cluster as %+v:\n%s", c, out)
+		}
+		return
+	}
+	t.Errorf("cluster list --include-management-cluster -A lists no tkg-mgmt-vc:\n%s", out)
 }

@@ -180,8 +180,17 @@ func (c *Cluster) nodeVariables(add func(name string, value any)) {
 		add("imageRepository", map[string]any{"host": n.ImageRepositoryHost,
 			"tlsCertificateValidation": map[string]bool{"enabled": !n.SkipImageRepositoryTLSVerify}})
 	}
+	network := map[string]any{}
 	if n.IPPool != "" {
-		add("network", map[string][]poolRef{"addressesFromPools": {{APIGroup: "ipam.cluster.x-k8s.io", Kind: "InClusterIPPool", Name: n.IPPool}}})
+		network["addressesFromPools"] = []poolRef{{APIGroup: "ipam.cluster.x-k8s.io", Kind: "InClusterIPPool", Name: n.IPPool}}
+	}
+	// A dual-stack cluster whose TKG_IP_FAMILY names IPv6 first advertises and binds on IPv6:
+	// the ClusterClass's network.ipv6Primary (its IP families come from the CIDRs).
+	if c.IPFamily == "ipv6,ipv4" {
+		network["ipv6Primary"] = true
+	}
+	if len(network) > 0 {
+		add("network", network)
 	}
 }
 

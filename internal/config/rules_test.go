@@ -260,13 +260,17 @@ func TestRulesAccept(t *testing.T) {
 
 		{"dual stack", vsphere(IPFamily, "ipv6,ipv4", ClusterCIDR, "fd00:100:96::/48,100.96.0.0/11", ServiceCIDR, "fd00:100:64::/108,100.64.0.0/13"), Workload,
 			func(c *Cluster) bool {
-				return slices.Equal(c.Object().Spec.ClusterNetwork.Pods.CIDRBlocks, []string{"fd00:100:96::/48", "100.96.0.0/11"})
+				return slices.Equal(c.Object().Spec.ClusterNetwork.Pods.CIDRBlocks, []string{"fd00:100:96::/48", "100.96.0.0/11"}) &&
+					variableOf(c, "network") == `{"ipv6Primary":true}`
 			}, nil},
+		{"dual stack, IPv4 primary", vsphere(IPFamily, "ipv4,ipv6", ClusterCIDR, "100.96.0.0/11,fd00:100:96::/48", ServiceCIDR, "100.64.0.0/13,fd00:100:64::/108"), Workload,
+			func(c *Cluster) bool { return variableOf(c, "network") == "" }, nil},
 		{"node settings", vsphere(NTPServers, "time.example.com, 10.0.0.1", WorkerNodeNameservers, "10.0.0.2", NodeIPAMIPPoolName, "pool-a", EnableAuditLogging, "true"), Workload,
 			func(c *Cluster) bool {
 				n := c.Nodes
 				return slices.Equal(n.NTPServers, []string{"time.example.com", "10.0.0.1"}) && slices.Equal(n.WorkerNameservers, []string{"10.0.0.2"}) &&
-					n.IPPool == "pool-a" && n.AuditLogging
+					n.IPPool == "pool-a" && n.AuditLogging &&
+					variableOf(c, "network") == `{"addressesFromPools":[{"apiGroup":"ipam.cluster.x-k8s.io","kind":"InClusterIPPool","name":"pool-a"}]}`
 			}, nil},
 		{"what the local provider does not use", local(WorkerSize, "large", VSphereServer, "vc", VSphereNumCPUs, "1", OSName, "photon", ClusterAPIServerPort, "1"), Workload,
 			func(c *Cluster) bool { return c.VSphere == nil && c.APIServerPort == 0 }, []string{
@@ -303,4 +307,14 @@ func TestErrorsAreCollected(t *testing.T) {
 			t.Errorf("got %v, want an error naming %s", err, want)
 		}
 	}
+}
+
+// variableOf is the JSON of the Cluster's topology variable name, or "" when it has none.
+func variableOf(c *Cluster, name string) string {
+	for _, v := range c.Object().Spec.Topology.Variables {
+		if v.Name == name {
+			return string(v.Value.Raw)
+		}
+	}
+	return ""
 }

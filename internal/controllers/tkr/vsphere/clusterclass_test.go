@@ -151,13 +151,13 @@ func TestVSphereClusterClass(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// get returns the one object of a kind that the topology made for vc1 and, when md is set,
-	// for that machine deployment, else for none.
-	get := func(kind, apiVersion, md string) (*unstructured.Unstructured, error) {
+	// of returns the one object of a kind that the topology made for a cluster and, when md is
+	// set, for that machine deployment, else for none; get, of vc1.
+	of := func(cluster, kind, apiVersion, md string) (*unstructured.Unstructured, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion(apiVersion)
 		list.SetKind(kind + "List")
-		if err := env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterNameLabel: "vc1"}); err != nil {
+		if err := env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}); err != nil {
 			return nil, err
 		}
 		var found []*unstructured.Unstructured
@@ -170,6 +170,9 @@ func TestVSphereClusterClass(t *testing.T) {
 			return nil, fmt.Errorf("%d %s objects of the cluster (machine deployment %q)", len(found), kind, md)
 		}
 		return found[0], nil
+	}
+	get := func(kind, apiVersion, md string) (*unstructured.Unstructured, error) {
+		return of("vc1", kind, apiVersion, md)
 	}
 	template := "/DC0/vm/ubuntu-2004-kube-" + k8s
 	envtest.Eventually(t, time.Minute, "the topology's vSphere objects", func() error {
@@ -239,8 +242,98 @@ func TestVSphereClusterClass(t *testing.T) {
 		if len(users) != 1 || !strings.Contains(fmt.Sprint(users[0]), "ssh-ed25519 AAAA test@example") {
 			return fmt.Errorf("KubeadmControlPlane users %v", users)
 		}
+		// An IPv4 cluster has none of the IPv6 settings.
+		if err := checkIPv6("vc1 (IPv4)", kcpSpec, kctSpec, false, false); err != nil {
+			return err
+		}
 		return nil
 	})
+
+	// A dual-stack cluster with IPv6 primary (TKG_IP_FAMILY ipv6,ipv4), its nodes on DHCP: both
+	// DHCPs, localhost on ::1, the API server advertised on IPv6, every component bound on it.
+	dual := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vc2"}}
+	dual.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"fd00:100:96::/48", "100.96.0.0/11"}
+	dual.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"fd00:100:64::/108", "100.64.0.0/13"}
+	dual.Spec.Topology = clusterv1.Topology{ClassRef: c.Spec.Topology.ClassRef, Version: c.Spec.Topology.Version, Variables: []clusterv1.ClusterVariable{
+		variable("vcenter", map[string]string{"server": server, "datacenter": "/" + datacenter, "network": "/DC0/network/VM Network",
+			"datastore": "/DC0/datastore/LocalDS_0", "folder": "/DC0/vm", "resourcePool": "/DC0/host/DC0_C0/Resources", "cloneMode": "fullClone"}),
+		variable("apiServerEndpoint", "fd00::10"),
+		variable("network", map[string]any{"ipv6Primary": true}),
+	}}
+	dual.Spec.Topology.ControlPlane.Metadata.Annotations = c.Spec.Topology.ControlPlane.Metadata.Annotations
+	dual.Spec.Topology.Workers.MachineDeployments = []clusterv1.MachineDeploymentTopology{{Class: "tkg-worker", Name: "md-0",
+		Metadata: clusterv1.ObjectMeta{Annotations: map[string]string{runv1alpha3.AnnotationResolveOSImage: "os-name=ubuntu"}}}}
+	if err := (&resolver.ClusterDefaulter{Client: env.Client}).Default(ctx, dual); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vc2"},
+		StringData: map[string]string{"username": creds.user, "password": creds.pass}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&vsphere.TemplateResolver{Client: env.Client}).Default(ctx, dual); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, dual); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, time.Minute, "the dual-stack cluster's objects", func() error {
+		for _, md := range []string{"", "md-0"} {
+			mt, err := of("vc2", "VSphereMachineTemplate", "infrastructure.cluster.x-k8s.io/v1beta2", md)
+			if err != nil {
+				return err
+			}
+			devices, _, _ := unstructured.NestedSlice(mt.Object, "spec", "template", "spec", "network", "devices")
+			if len(devices) != 1 || devices[0].(map[string]any)["dhcp4"] != true || devices[0].(map[string]any)["dhcp6"] != true {
+				return fmt.Errorf("vc2 %q network devices %v: want DHCPv4 and DHCPv6", md, devices)
+			}
+		}
+		kcp, err := of("vc2", "KubeadmControlPlane", "controlplane.cluster.x-k8s.io/v1beta2", "")
+		if err != nil {
+			return err
+		}
+		kct, err := of("vc2", "KubeadmConfigTemplate", "bootstrap.cluster.x-k8s.io/v1beta2", "md-0")
+		if err != nil {
+			return err
+		}
+		kcpSpec, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec")
+		kctSpec, _, _ := unstructured.NestedMap(kct.Object, "spec", "template", "spec")
+		return checkIPv6("vc2 (dual-stack, IPv6 primary)", kcpSpec, kctSpec, true, true)
+	})
+}
+
+// checkIPv6 checks a cluster's kubeadm configurations for the IPv6 settings: localhost on ::1
+// when it has IPv6; when IPv6 is primary, kubeadm's advertise address "::" with the node's IPv6
+// address in /etc/hosts, and the kubelets', API server's, controller manager's and scheduler's
+// bind addresses "::".
+func checkIPv6(name string, kcp, kct map[string]any, hasIPv6, primary bool) error {
+	has := func(spec map[string]any, want string, path ...string) bool {
+		v, _, _ := unstructured.NestedFieldNoCopy(spec, path...)
+		return strings.Contains(fmt.Sprint(v), want)
+	}
+	for what, got := range map[string]bool{
+		"the control plane's ::1 localhost": has(kcp, `echo "::1         localhost"`, "preKubeadmCommands"),
+		"the workers' ::1 localhost":        has(kct, `echo "::1         localhost"`, "preKubeadmCommands"),
+	} {
+		if got != hasIPv6 {
+			return fmt.Errorf("%s: %s is %v, want %v", name, what, got, hasIPv6)
+		}
+	}
+	for what, got := range map[string]bool{
+		"kubeadm init's advertise address ::":      has(kcp, "advertiseAddress:::", "initConfiguration", "localAPIEndpoint"),
+		"kubeadm join's advertise address ::":      has(kcp, "advertiseAddress:::", "joinConfiguration", "controlPlane", "localAPIEndpoint"),
+		"the node's IPv6 address in /etc/hosts":    has(kcp, "ip -6 -json addr show dev eth0", "preKubeadmCommands"),
+		"the control plane kubelets' node-ip ::":   has(kcp, "map[name:node-ip value:::]", "initConfiguration", "nodeRegistration", "kubeletExtraArgs"),
+		"the workers' kubelet node-ip ::":          has(kct, "map[name:node-ip value:::]", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs"),
+		"the API server's bind address ::":         has(kcp, "map[name:bind-address value:::]", "clusterConfiguration", "apiServer", "extraArgs"),
+		"the API server's advertise address":       has(kcp, "map[name:advertise-address value:fd00::10]", "clusterConfiguration", "apiServer", "extraArgs"),
+		"the controller manager's bind address ::": has(kcp, "map[name:bind-address value:::]", "clusterConfiguration", "controllerManager", "extraArgs"),
+		"the scheduler's bind address ::":          has(kcp, "map[name:bind-address value:::]", "clusterConfiguration", "scheduler", "extraArgs"),
+	} {
+		if got != primary {
+			return fmt.Errorf("%s: %s is %v, want %v:\ncontrol plane %v\nworkers %v", name, what, got, primary, kcp, kct)
+		}
+	}
+	return nil
 }
 
 // testCA is a CA certificate, as TKG_PROXY_CA_CERT gives one.

@@ -201,11 +201,11 @@ func baseLayer() (v1.Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the CA certificates for the base layer (apt-get install ca-certificates): %w", err)
 	}
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", nonRoot, nonRoot)
+	users := passwd("")
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", nonRoot)
 	return tarLayer([]tarFile{
 		{name: "etc/", mode: 0o755, dir: true},
-		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+		{name: "etc/passwd", mode: 0o644, data: []byte(users)},
 		{name: "etc/group", mode: 0o644, data: []byte(group)},
 		{name: "etc/ssl/", mode: 0o755, dir: true},
 		{name: "etc/ssl/certs/", mode: 0o755, dir: true},
@@ -214,6 +214,11 @@ func baseLayer() (v1.Layer, error) {
 		{name: "home/nonroot/", mode: 0o700, dir: true},
 		{name: "tmp/", mode: 0o1777, dir: true},
 	})
+}
+
+// passwd is the base layer's /etc/passwd (root and the non-root user), with more entries.
+func passwd(more string) string {
+	return fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", nonRoot, nonRoot) + more
 }
 
 // assemble makes the image of a spec: the base layer, the host's files it carries and its

@@ -99,8 +99,7 @@ func kappControllerImage(ref string) spec {
 		return binary{name: name + "-" + version, file: name, dir: "hack/images/carvel", pkg: module + "/cmd/" + name, source: module,
 			version: version, ldflags: "-X " + module + versionPkg + ".Version=" + strings.TrimPrefix(version, "v")}
 	}
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n"+
-		"kapp-controller:x:%d:0::/home/kapp-controller:/usr/sbin/nologin\n", nonRoot, nonRoot, kappControllerUID)
+	users := passwd(fmt.Sprintf("kapp-controller:x:%d:0::/home/kapp-controller:/usr/sbin/nologin\n", kappControllerUID))
 	return spec{ref: ref, user: fmt.Sprintf("%d:0", kappControllerUID),
 		bin: binary{name: "kapp-controller-" + kappControllerVersion, file: "kapp-controller", dir: "hack/images/kapp-controller",
 			pkg: kappControllerModule + "/cmd/controller", source: kappControllerModule, version: kappControllerVersion,
@@ -109,7 +108,7 @@ func kappControllerImage(ref string) spec {
 			tool("vendir", "v0.44.0", "/pkg/vendir/version"), tool("ytt", "v0.48.0", "/pkg/version")},
 		files: []tarFile{
 			{name: "etc/", mode: 0o755, dir: true},
-			{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+			{name: "etc/passwd", mode: 0o644, data: []byte(users)},
 			{name: "etc/pki/", mode: 0o755, dir: true},
 			{name: "etc/pki/tls/", mode: 0o755, dir: true},
 			{name: "etc/pki/tls/certs/", mode: 0o775, dir: true},

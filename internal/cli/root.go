@@ -56,11 +56,12 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "The plugins whose target is Kubernetes, as `tanzu kubernetes …` (the same commands as at the top)",
 	}
 	target.AddCommand(plugins(streams)...)
-	cmd.AddCommand(plugins(streams)...)
+	top := plugins(streams)
+	cmd.AddCommand(top...)
 	cmd.AddCommand(
 		version.NewCommand(streams),
 		target,
-		plugin.NewCommand(streams, plugins(streams)),
+		plugin.NewCommand(streams, top),
 		clientconfig.NewCommand(streams),
 		ui.NewCommand(streams),
 		local.NewCommand(streams),

@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/slipway-dev/slipway/internal/cli"
+	slipwayversion "github.com/slipway-dev/slipway/internal/version"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
@@ -31,7 +32,7 @@ func TestTanzuCommandLinesOfSeeds001(t *testing.T) {
 		{[]string{"plugin", "repo", "update", "-b", "tanzu-cli-framework", "core"}, []string{"core"}},
 		{[]string{"plugin", "list"}, []string{"Standalone Plugins", "management-cluster", "cluster", "package", "feature", "kubernetes-release"}},
 		{[]string{"version"}, []string{"version: ", "buildDate: ", "sha: "}},
-		{[]string{"cluster", "version"}, nil},
+		{[]string{"cluster", "version"}, []string{slipwayversion.Get() + "\n"}},
 	} {
 		out, err := run(t, tc.args...)
 		if err != nil {

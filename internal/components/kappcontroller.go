@@ -16,6 +16,7 @@ import (
 
 	slipwayconfig "github.com/slipway-dev/slipway/config"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/local/podenv"
@@ -68,13 +69,15 @@ func runKappController(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
-	if err := (&app.Reconciler{Client: mgr.GetClient(), Config: cfg}).SetupWithManager(mgr); err != nil {
+	// Registries are trusted as kapp-controller's configuration Secret in its namespace says.
+	trust := &fetch.ConfigTrust{Client: mgr.GetClient(), Key: client.ObjectKey{Namespace: pod.Namespace(), Name: fetch.KappControllerConfig}, Secret: true}
+	if err := (&app.Reconciler{Client: mgr.GetClient(), Config: cfg, Trust: trust}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&packageinstall.Reconciler{Client: mgr.GetClient(), GlobalNamespace: *globalNamespace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&packagerepository.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&packagerepository.Reconciler{Client: mgr.GetClient(), Trust: trust}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

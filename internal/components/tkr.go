@@ -5,8 +5,12 @@ import (
 	"flag"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
+	"github.com/google/go-containerregistry/pkg/name"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/conversion"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
@@ -33,21 +37,26 @@ func runTKRSourceController(ctx context.Context, args []string) error {
 	flags.String("bom-image-path", "", "accepted for compatibility: slipway keeps no BOM ConfigMaps")
 	flags.String("legacy-namespace", "", "accepted for compatibility")
 	flags.String("sa-name", "", "accepted for compatibility")
-	flags.Bool("skip-verify-registry-cert", false, "accepted for compatibility: the local registry is plain HTTP on loopback")
+	skipVerify := flags.Bool("skip-verify-registry-cert", false, "do not verify the certificates of the registries of the two images (TKG_CUSTOM_IMAGE_REPOSITORY_SKIP_TLS_VERIFY); CA certificates come from ConfigMap tkr-controller-config, key caCerts")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	return runManager(ctx, mf, false, func(mgr ctrl.Manager) error {
 		compat := &source.Compatibility{Client: mgr.GetClient(), Namespace: *namespace}
+		trust := &fetch.ConfigTrust{Client: mgr.GetClient(), Key: client.ObjectKey{Namespace: *namespace, Name: fetch.TKRControllerConfig}}
+		if *skipVerify {
+			trust.SkipVerify = []string{registryOf(*compatibilityImage), registryOf(*repoImage)}
+		}
 		fetcher := &source.Fetcher{
 			Client: mgr.GetClient(), Compatibility: compat,
 			CompatibilityImage: *compatibilityImage, TKRRepositoryImage: *repoImage,
 			InitialInterval: time.Duration(*initial) * time.Second, Interval: time.Duration(*continuous) * time.Second,
+			Trust: trust,
 		}
 		if err := fetcher.SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&source.PackageReconciler{Client: mgr.GetClient(), Namespace: *namespace}).SetupWithManager(mgr); err != nil {
+		if err := (&source.PackageReconciler{Client: mgr.GetClient(), Namespace: *namespace, Trust: trust}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		return (&source.CompatibilityReconciler{Client: mgr.GetClient(), Compatibility: compat}).SetupWithManager(mgr)
@@ -126,4 +135,13 @@ func runTKRConversionWebhook(ctx context.Context, args []string) error {
 	return runManager(ctx, mf, true, func(mgr ctrl.Manager) error {
 		return conversion.SetupWebhookWithManager(mgr)
 	})
+}
+
+// registryOf is the registry host of an image repository such as registry.example.com/tkg/x.
+func registryOf(repository string) string {
+	repo, err := name.NewRepository(repository)
+	if err != nil {
+		return ""
+	}
+	return repo.RegistryStr()
 }

@@ -4,10 +4,13 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"net"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
 
 // Node settings: time, name resolution, addresses, audit and trust of the cluster's nodes.
@@ -46,6 +49,36 @@ type Nodes struct {
 	SkipImageRepositoryTLSVerify bool
 }
 
+// ReadRegistryTrust reads how the custom image repository's registry is trusted from v alone
+// (TKG_CUSTOM_IMAGE_REPOSITORY and its _CA_CERTIFICATE and _SKIP_TLS_VERIFY), by the rules a
+// cluster's configuration checks them with, for a command that reads no cluster configuration.
+func ReadRegistryTrust(v *Variables) (registrytrust.Trust, error) {
+	k := &completer{v: v, c: &Cluster{}, notify: func(string, ...any) {}}
+	k.imageRepository()
+	if err := errors.Join(k.errs...); err != nil {
+		return registrytrust.Trust{}, err
+	}
+	return k.c.Nodes.RegistryTrust(), nil
+}
+
+// RegistryTrust is how the custom image repository's registry is trusted:
+// TKG_CUSTOM_IMAGE_REPOSITORY_CA_CERTIFICATE's certificate, and its host unverified with
+// TKG_CUSTOM_IMAGE_REPOSITORY_SKIP_TLS_VERIFY.
+func (n Nodes) RegistryTrust() registrytrust.Trust {
+	var t registrytrust.Trust
+	for _, ca := range n.TrustedCAs {
+		if ca.Name == "imageRepository" {
+			if pem, err := base64.StdEncoding.DecodeString(ca.Data); err == nil {
+				t.CACerts = string(pem)
+			}
+		}
+	}
+	if n.SkipImageRepositoryTLSVerify && n.ImageRepositoryHost != "" {
+		t.SkipVerify = []string{n.ImageRepositoryHost}
+	}
+	return t
+}
+
 // TrustedCA is a certificate the nodes add to their trust store, as the ClusterClasses' trust
 // variable holds it: Data is the base64 of the PEM.
 type TrustedCA struct {
@@ -66,6 +99,22 @@ func (k *completer) nodes() {
 		n.IPPool = pool
 	}
 	n.AuditLogging = k.boolean(EnableAuditLogging, k.value(EnableAuditLogging, "false"))
+	k.imageRepository()
+	if ca := k.certificate(ProxyCACert); ca != "" {
+		n.TrustedCAs = append(n.TrustedCAs, TrustedCA{Name: "proxy", Data: ca})
+	}
+	if wide, ok := k.v.Get(NodeSystemWideProxy); ok && k.boolean(NodeSystemWideProxy, wide) {
+		if k.c.Proxy == nil {
+			k.bad("%s is true but no proxy is used: set %s to true with %s and %s, or drop %s", NodeSystemWideProxy, HTTPProxyEnabled, HTTPProxy, HTTPSProxy, NodeSystemWideProxy)
+		} else {
+			k.c.Proxy.SystemWide = true
+		}
+	}
+}
+
+// imageRepository reads the custom image repository's host and how it is trusted.
+func (k *completer) imageRepository() {
+	n := &k.c.Nodes
 	if repo, ok := k.v.Get(CustomImageRepository); ok {
 		n.ImageRepositoryHost, _, _ = strings.Cut(repo, "/")
 		if strings.Contains(repo, "://") || n.ImageRepositoryHost == "" {
@@ -79,16 +128,6 @@ func (k *completer) nodes() {
 	}
 	if ca := k.certificate(CustomImageRepositoryCACertificate); ca != "" {
 		n.TrustedCAs = append(n.TrustedCAs, TrustedCA{Name: "imageRepository", Data: ca})
-	}
-	if ca := k.certificate(ProxyCACert); ca != "" {
-		n.TrustedCAs = append(n.TrustedCAs, TrustedCA{Name: "proxy", Data: ca})
-	}
-	if wide, ok := k.v.Get(NodeSystemWideProxy); ok && k.boolean(NodeSystemWideProxy, wide) {
-		if k.c.Proxy == nil {
-			k.bad("%s is true but no proxy is used: set %s to true with %s and %s, or drop %s", NodeSystemWideProxy, HTTPProxyEnabled, HTTPProxy, HTTPSProxy, NodeSystemWideProxy)
-		} else {
-			k.c.Proxy.SystemWide = true
-		}
 	}
 }
 

@@ -219,8 +219,9 @@ func (k *completer) local() {
 		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7)
 	k.unused("it gives each API server a free port of this host", ClusterAPIServerPort)
 	k.unused("its nodes take this host's time, name servers and trust store, and their addresses on slipway's bridge", NTPServers,
-		ControlPlaneNodeNameservers, WorkerNodeNameservers, NodeIPAMIPPoolName, CustomImageRepositoryCACertificate, ProxyCACert,
-		CustomImageRepositorySkipTLSVerify, NodeSystemWideProxy)
+		ControlPlaneNodeNameservers, WorkerNodeNameservers, NodeIPAMIPPoolName, ProxyCACert, NodeSystemWideProxy)
+	k.unused("its nodes take this host's trust store (slipway's own reads of the registry, the CLI's, kapp-controller's and the TKR source's, use them)",
+		CustomImageRepositoryCACertificate, CustomImageRepositorySkipTLSVerify)
 	k.unused("its ClusterClass has no audit logging variable", EnableAuditLogging)
 	if strings.Contains(k.c.IPFamily, ",") {
 		k.note("%s %s is set on the Cluster's networks, but the local runtime's nodes have IPv4 addresses only", IPFamily, k.c.IPFamily)

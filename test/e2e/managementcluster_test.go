@@ -787,10 +787,7 @@ func managementClusterOf(t *testing.T, name string) *localCluster {
 // runSlipwayTimeout runs the binary with a longer bound than runSlipway's, for whole flows.
 func runSlipwayTimeout(t *testing.T, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, slipway, args...).CombinedOutput()
-	return string(out), err
+	return runSlipwayIn(t, "", timeout, args...)
 }
 
 // checkClusterctl checks that upstream clusterctl describes the management cluster name, through

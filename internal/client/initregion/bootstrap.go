@@ -7,6 +7,7 @@ import (
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
 
 // BootstrapOptions are what Bootstrap takes.
@@ -17,6 +18,8 @@ type BootstrapOptions struct {
 	// Repository is one already read, which is used instead.
 	PackageRepository string
 	Repository        *Repository
+	// Trust is how the repository's registry is trusted, when it is read here.
+	Trust registrytrust.Trust
 	// InfrastructureProvider selects the Cluster API infrastructure provider and the ClusterClass
 	// package tkg-pkg installs; empty is "local".
 	InfrastructureProvider string
@@ -38,7 +41,7 @@ func Bootstrap(ctx context.Context, store localcluster.Store, o BootstrapOptions
 	repo := o.Repository
 	if repo == nil {
 		var err error
-		if repo, err = ReadRepository(ctx, o.PackageRepository); err != nil {
+		if repo, err = ReadRepository(ctx, o.PackageRepository, o.Trust); err != nil {
 			return err
 		}
 	}

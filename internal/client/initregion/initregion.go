@@ -40,6 +40,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/registrytrust"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -157,13 +158,20 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 			fetches[i].ImgpkgBundle = &b
 		}
 	}
-	if err := fetch.Fetch(ctx, nil, "", fetches, dir); err != nil {
+	if err := fetch.Fetch(ctx, nil, "", fetches, dir, repo.registry.Transport); err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
 	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
-	// Packages of the TKRs there serve the clusters of every namespace.
-	values := "kappController:\n  globalNamespace: " + tkg.SystemNamespace + "\n"
-	if err := os.WriteFile(filepath.Join(dir, valuesFile), []byte(values), 0o600); err != nil {
+	// Packages of the TKRs there serve the clusters of every namespace. It trusts the registry
+	// as the configuration says (kapp-controller-config).
+	values, err := yaml.Marshal(map[string]any{"kappController": map[string]any{
+		"globalNamespace": tkg.SystemNamespace,
+		"config":          map[string]string{"caCerts": repo.trust.CACerts, "dangerousSkipTLSVerify": strings.Join(repo.trust.SkipVerify, ",")},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, valuesFile), values, 0o600); err != nil {
 		return err
 	}
 	steps := slices.Clone(spec.Template)
@@ -207,6 +215,10 @@ type Repository struct {
 	// images by tag, each with where the repository's lock has it: beside the repository when it
 	// was copied with imgpkg.
 	locked map[string]string
+	// trust is how the repository's registry is trusted, and registry reaches it so: the payload
+	// gives the same trust to kapp-controller and the TKR source.
+	trust    registrytrust.Trust
+	registry fetch.Registry
 }
 
 // Releases returns the versions of every release the compatibility metadata lists, sorted.
@@ -228,9 +240,20 @@ func (r *Repository) Releases() []string {
 }
 
 // ReadRepository reads the management package repository and the compatibility metadata beside
-// it, and checks that it holds the packages the payload installs from it.
-func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
-	files, err := fetch.ImageFiles(ctx, ref, authn.Anonymous)
+// it, trusting its registry as trust says (TKG_CUSTOM_IMAGE_REPOSITORY_CA_CERTIFICATE and
+// _SKIP_TLS_VERIFY), and checks that it holds the packages the payload installs from it.
+func ReadRepository(ctx context.Context, ref string, trust registrytrust.Trust) (*Repository, error) {
+	transport, err := trust.Transport()
+	if err != nil {
+		return nil, fmt.Errorf("the trust of the management package repository's registry: %w", err)
+	}
+	reg := fetch.Registry{Auth: authn.Anonymous, Transport: transport}
+	files, err := fetch.ImageFiles(ctx, ref, reg)
+	if registrytrust.Untrusted(err) {
+		return nil, fmt.Errorf("the management package repository %s: %w: trust its registry: give its CA in TKG_CUSTOM_IMAGE_REPOSITORY_CA_CERTIFICATE "+
+			"(base64 of the PEM), or, for the registry of TKG_CUSTOM_IMAGE_REPOSITORY, set TKG_CUSTOM_IMAGE_REPOSITORY_SKIP_TLS_VERIFY: true "+
+			"(a management cluster's upgrade reads them from Secret tkg-system/kapp-controller-config, keys caCerts and dangerousSkipTLSVerify)", ref, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the management package repository %s: %w (`make packages` pushes it to the local registry)", ref, err)
 	}
@@ -243,15 +266,15 @@ func ReadRepository(ctx context.Context, ref string) (*Repository, error) {
 	if err != nil {
 		return nil, err
 	}
-	compatibility, err := source.ReadCompatibility(ctx, compatibilityImage, authn.Anonymous)
+	compatibility, err := source.ReadCompatibility(ctx, compatibilityImage, reg)
 	if err != nil {
 		return nil, fmt.Errorf("the TKR compatibility metadata beside the management repository: %w (`make packages` pushes it)", err)
 	}
-	locked, err := fetch.LockedImages(ctx, ref, files, authn.Anonymous)
+	locked, err := fetch.LockedImages(ctx, ref, files, reg)
 	if err != nil {
 		return nil, fmt.Errorf("the management package repository %s: %w", ref, err)
 	}
-	return &Repository{Ref: ref, files: files, compatibility: compatibility, locked: locked}, nil
+	return &Repository{Ref: ref, files: files, compatibility: compatibility, locked: locked, trust: trust, registry: reg}, nil
 }
 
 // TKGVersion is the TKG version the repository makes: its newest tkg-pkg's, with a v.
@@ -335,6 +358,8 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 			"tkrRepositoryImage":          tkrRepository,
 			"initialDiscoverFrequency":    10,
 			"continuousDiscoverFrequency": 600,
+			"caCerts":                     o.Repository.trust.CACerts,
+			"skipVerifyRegistryCert":      len(o.Repository.trust.SkipVerify) > 0,
 		},
 	})
 	return values, tkrs, err

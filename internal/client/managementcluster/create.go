@@ -301,7 +301,7 @@ func (f *flow) validate(ctx context.Context) error {
 	if f.o.PackageRepository, err = initregion.PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
 		return err
 	}
-	if f.repo, err = initregion.ReadRepository(ctx, f.o.PackageRepository); err != nil {
+	if f.repo, err = initregion.ReadRepository(ctx, f.o.PackageRepository, f.cfg.Nodes.RegistryTrust()); err != nil {
 		return err
 	}
 	releases := f.repo.Releases()
@@ -551,7 +551,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.mgmtKubeconfig = filepath.Join(f.o.Home, "management", f.cfg.Name+".kubeconfig")
+	f.mgmtKubeconfig = SavedKubeconfig(f.o.Home, f.cfg.Name)
 	if err := os.MkdirAll(filepath.Dir(f.mgmtKubeconfig), 0o700); err != nil {
 		return err
 	}
@@ -689,6 +689,12 @@ func (f *flow) deleteBootstrap(context.Context) error {
 	return os.Remove(f.bootKubeconfig)
 }
 
+// SavedKubeconfig is where slipway's home keeps the admin kubeconfig of a management cluster it
+// made.
+func SavedKubeconfig(home, name string) string {
+	return filepath.Join(home, "management", name+".kubeconfig")
+}
+
 // Names returns the management clusters created from this home whose kubeconfig is kept,
 // sorted.
 func Names(home string) ([]string, error) {
@@ -728,7 +734,7 @@ func Current(home, kubeconfigPath string) (name string, guessed bool, err error)
 	}
 	last, lastTime := "", time.Time{}
 	for _, n := range names {
-		info, err := os.Stat(filepath.Join(home, "management", n+".kubeconfig"))
+		info, err := os.Stat(SavedKubeconfig(home, n))
 		if err != nil {
 			return "", false, err
 		}
@@ -750,7 +756,7 @@ func GuessedError(home, verb string) error {
 // exportFile, or kubectl's kubeconfig when it is empty, without switching context. It returns
 // the file written.
 func ExportKubeconfig(home, name, exportFile string) (string, error) {
-	saved := filepath.Join(home, "management", name+".kubeconfig")
+	saved := SavedKubeconfig(home, name)
 	cfg, err := clientcmd.LoadFromFile(saved)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("no management cluster %s was created from this host (%s is missing)", name, saved)

@@ -127,7 +127,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 	if err := os.RemoveAll(filepath.Join(o.Home, "management", o.Name)); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(o.Home, "management", o.Name+".kubeconfig")); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(SavedKubeconfig(o.Home, o.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	p.Infof("")

@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -68,7 +69,12 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 		}
 		ref = repo.Spec.Fetch.ImgpkgBundle.Image
 	}
-	repository, err := initregion.ReadRepository(ctx, ref)
+	// The registry is trusted as the management cluster's kapp-controller trusts it.
+	trust, err := (&fetch.ConfigTrust{Client: c, Key: client.ObjectKey{Namespace: tkg.SystemNamespace, Name: fetch.KappControllerConfig}, Secret: true}).Trust(ctx)
+	if err != nil {
+		return nil, err
+	}
+	repository, err := initregion.ReadRepository(ctx, ref, trust)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@
 package testregistry
 
 import (
+	"encoding/pem"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,4 +19,14 @@ func Start(t testing.TB) string {
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	return strings.TrimPrefix(reg.URL, "http://")
+}
+
+// StartTLS serves a registry over TLS, with a certificate of a CA of its own, until the test
+// ends. It returns its host:port, the CA's PEM, and a transport that trusts it (to push with).
+func StartTLS(t testing.TB) (host, caPEM string, transport http.RoundTripper) {
+	t.Helper()
+	reg := httptest.NewTLSServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: reg.Certificate().Raw})
+	return strings.TrimPrefix(reg.URL, "https://"), string(ca), reg.Client().Transport
 }

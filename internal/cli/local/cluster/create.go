@@ -15,6 +15,7 @@ import (
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/pki"
+	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
 
 type createFlags struct {
@@ -101,16 +102,20 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				if repository, err = initregion.PackageRepositoryOf(asked, os.Getenv(config.CustomImageRepository)); err != nil {
 					return err
 				}
-				bo := initregion.BootstrapOptions{Cluster: opts, PackageRepository: repository, Timeout: f.timeout, InfrastructureProvider: f.infrastructure}
+				var env *config.Variables
+				if env, err = config.Read("", os.Environ()); err != nil {
+					return err
+				}
+				var trust registrytrust.Trust
+				if trust, err = config.ReadRegistryTrust(env); err != nil {
+					return err
+				}
+				bo := initregion.BootstrapOptions{Cluster: opts, PackageRepository: repository, Trust: trust, Timeout: f.timeout, InfrastructureProvider: f.infrastructure}
 				switch f.infrastructure {
 				case "local":
 				case "vsphere":
 					// CAPV's manager starts with the vCenter credentials of the environment.
-					v, err := config.Read("", os.Environ())
-					if err != nil {
-						return err
-					}
-					vs, err := config.ReadVSphere(v)
+					vs, err := config.ReadVSphere(env)
 					if err != nil {
 						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
 					}

@@ -1,6 +1,7 @@
 package configs_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -66,6 +68,13 @@ func TestConfigValues(t *testing.T) {
 	cluster.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
 	cluster.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
 	cluster.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "VSphereCluster", Name: "vs"}
+	// The custom image repository's trust, as the configuration writes it into the topology.
+	cluster.Spec.Topology = clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: "tkg-vsphere-default-v1.0.0"}, Version: "v1.35.4",
+		Variables: []clusterv1.ClusterVariable{
+			{Name: "trust", Value: apiextensionsv1.JSON{Raw: []byte(`{"additionalTrustedCAs":[{"name":"imageRepository","data":"` +
+				base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")) + `"}]}`)}},
+			{Name: "imageRepository", Value: apiextensionsv1.JSON{Raw: []byte(`{"host":"registry.example.com","tlsCertificateValidation":{"enabled":false}}`)}},
+		}}
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, cluster, vsphereCluster,
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vs-credentials"}, StringData: map[string]string{"username": "admin", "password": "s3cret"}},
@@ -88,7 +97,7 @@ func TestConfigValues(t *testing.T) {
 		"vs-calico-data-values":          {"clusterCIDR: 100.96.0.0/11", "vethMTU: 1440", "ipFamily: ipv4", "infraProvider: vsphere"},
 		"vs-vsphere-cpi-data-values":     {"mode: vsphereCPI", "vCenterAPIEndpoint: vcenter.example.com", "tlsThumbprint: AA:BB", "username: admin", "password: s3cret"},
 		"vs-vsphere-csi-data-values":     {"mode: vsphereCSI", "server: vcenter.example.com", "username: admin", "clusterName: vs-"},
-		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10"},
+		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10", "dangerousSkipTLSVerify: registry.example.com", "-----BEGIN CERTIFICATE-----"},
 	} {
 		envtest.Eventually(t, 20*time.Second, secret, func() error {
 			s := &corev1.Secret{}

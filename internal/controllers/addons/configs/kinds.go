@@ -2,6 +2,8 @@ package configs
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -147,7 +149,55 @@ func kappValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, 
 	if dns != "" {
 		deployment["coreDNSIP"] = dns
 	}
+	// kapp-controller trusts the custom image repository as the cluster's nodes do: the CA of
+	// the ClusterClass's trust variable named imageRepository, and the imageRepository variable's
+	// host unverified when its TLS validation is off. What the spec sets wins.
+	config, _ := kc["config"].(map[string]any)
+	if config == nil {
+		config = map[string]any{}
+		kc["config"] = config
+	}
+	caCerts, skip := registryTrust(cluster)
+	if config["caCerts"] == nil && caCerts != "" {
+		config["caCerts"] = caCerts
+	}
+	if config["dangerousSkipTLSVerify"] == nil && skip != "" {
+		config["dangerousSkipTLSVerify"] = skip
+	}
 	return v, nil
+}
+
+// registryTrust reads the custom image repository's trust from a cluster's topology variables:
+// the PEM of the trust variable's additionalTrustedCAs entry named imageRepository, and the
+// imageRepository variable's host when tlsCertificateValidation is off.
+func registryTrust(cluster *clusterv1.Cluster) (caCerts, skipVerify string) {
+	for _, v := range cluster.Spec.Topology.Variables {
+		switch v.Name {
+		case "trust":
+			var trust struct {
+				AdditionalTrustedCAs []struct{ Name, Data string } `json:"additionalTrustedCAs"`
+			}
+			if json.Unmarshal(v.Value.Raw, &trust) == nil {
+				for _, ca := range trust.AdditionalTrustedCAs {
+					if pem, err := base64.StdEncoding.DecodeString(ca.Data); err == nil && ca.Name == "imageRepository" {
+						caCerts = string(pem)
+					}
+				}
+			}
+		case "imageRepository":
+			var repo struct {
+				Host                     string `json:"host"`
+				TLSCertificateValidation *struct {
+					Enabled *bool `json:"enabled"`
+				} `json:"tlsCertificateValidation"`
+			}
+			if json.Unmarshal(v.Value.Raw, &repo) == nil && repo.TLSCertificateValidation != nil &&
+				repo.TLSCertificateValidation.Enabled != nil && !*repo.TLSCertificateValidation.Enabled {
+				skipVerify = repo.Host
+			}
+		}
+	}
+	return caCerts, skipVerify
 }
 
 func antreaValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, o *cniv1alpha1.AntreaConfig) (any, error) {

@@ -46,6 +46,8 @@ type Reconciler struct {
 	Client client.Client
 	// Config reaches the App's own cluster; service-account clients are built from it.
 	Config *rest.Config
+	// Trust is how registries are trusted (kapp-controller-config); nil trusts the system's CAs.
+	Trust *fetch.ConfigTrust
 }
 
 // SetupWithManager registers the reconciler, watching Apps and the Secrets and ConfigMaps they
@@ -184,7 +186,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	defer os.RemoveAll(dir)
 	now := metav1.Now()
 
-	err = fetch.Fetch(ctx, r.Client, app.Namespace, app.Spec.Fetch, dir)
+	transport, err := r.Trust.Transport(ctx)
+	if err == nil {
+		err = fetch.Fetch(ctx, r.Client, app.Namespace, app.Spec.Fetch, dir, transport)
+	}
 	s.status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: status.ExitCode(err), Error: status.Error(err)}
 	if err != nil {
 		return fail("Fetching resources", err)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
@@ -38,7 +36,7 @@ func TestPushLockingLocksEveryImageByDigest(t *testing.T) {
 	if want := []string{"projects.registry.vmware.com/tkg/antrea-advanced-debian:v1.13.1_vmware.1 in " + host}; !slices.Equal(asked, want) {
 		t.Errorf("images locked: %v, want %v", asked, want)
 	}
-	files, err := fetch.ImageFiles(t.Context(), ref, authn.Anonymous)
+	files, err := fetch.ImageFiles(t.Context(), ref, fetch.Anonymous)
 	if err != nil {
 		t.Fatal(err)
 	}

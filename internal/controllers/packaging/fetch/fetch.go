@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,8 +29,9 @@ import (
 
 // Fetch writes every fetch step into dir: a single step at its root, several each in the
 // directory named by its path or its index, as kapp-controller lays them out. Secrets and
-// ConfigMaps are read from namespace.
-func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappctrlv1alpha1.AppFetch, dir string) error {
+// ConfigMaps are read from namespace; registries are reached through transport (nil: the
+// system's CAs).
+func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappctrlv1alpha1.AppFetch, dir string, transport http.RoundTripper) error {
 	if len(steps) == 0 {
 		return errors.New("spec.fetch is empty: an App needs at least one fetch step")
 	}
@@ -50,12 +52,18 @@ func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappc
 		case step.Inline != nil:
 			err = inline(ctx, c, namespace, step.Inline, target)
 		case step.ImgpkgBundle != nil:
-			err = image(ctx, c, namespace, step.ImgpkgBundle.Image, step.ImgpkgBundle.SecretRef, "", target)
+			var reg Registry
+			if reg, err = registry(ctx, c, namespace, step.ImgpkgBundle.SecretRef, transport); err == nil {
+				err = image(ctx, reg, step.ImgpkgBundle.Image, "", target)
+			}
 			if err == nil {
-				err = followRelocation(ctx, c, namespace, step.ImgpkgBundle.Image, step.ImgpkgBundle.SecretRef, target)
+				err = followRelocation(ctx, reg, step.ImgpkgBundle.Image, target)
 			}
 		case step.Image != nil:
-			err = image(ctx, c, namespace, step.Image.URL, step.Image.SecretRef, step.Image.SubPath, target)
+			var reg Registry
+			if reg, err = registry(ctx, c, namespace, step.Image.SecretRef, transport); err == nil {
+				err = image(ctx, reg, step.Image.URL, step.Image.SubPath, target)
+			}
 		default:
 			err = errors.New("only inline, image and imgpkgBundle sources are supported by slipway's package controller (http, git and helmChart are not)")
 		}
@@ -103,16 +111,12 @@ func inline(ctx context.Context, c client.Client, namespace string, in *kappctrl
 }
 
 // image pulls an image (an imgpkg bundle is one) and writes its files.
-func image(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, subPath, dir string) error {
+func image(ctx context.Context, reg Registry, ref, subPath, dir string) error {
 	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
-	auth, err := credentials(ctx, c, namespace, secret)
-	if err != nil {
-		return err
-	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuth(auth))
+	img, err := remote.Image(r, reg.Options(ctx)...)
 	if err != nil {
 		return fmt.Errorf("failed to pull %s: %w", ref, err)
 	}
@@ -122,7 +126,7 @@ func image(ctx context.Context, c client.Client, namespace, ref string, secret *
 }
 
 // followRelocation rewrites a fetched bundle's lock to where the bundle was copied (Relocated).
-func followRelocation(ctx context.Context, c client.Client, namespace, ref string, secret *kappctrlv1alpha1.AppFetchLocalRef, dir string) error {
+func followRelocation(ctx context.Context, reg Registry, ref, dir string) error {
 	path := filepath.Join(dir, filepath.FromSlash(bundle.ImagesLockPath))
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -134,11 +138,7 @@ func followRelocation(ctx context.Context, c client.Client, namespace, ref strin
 	if !ok {
 		return fmt.Errorf("%s of %s is not an ImagesLock", bundle.ImagesLockPath, ref)
 	}
-	auth, err := credentials(ctx, c, namespace, secret)
-	if err != nil {
-		return err
-	}
-	relocated, moved, err := Relocated(ctx, ref, lock, auth)
+	relocated, moved, err := Relocated(ctx, ref, lock, reg)
 	if err != nil || !moved {
 		return err
 	}
@@ -153,7 +153,7 @@ func followRelocation(ctx context.Context, c client.Client, namespace, ref strin
 // and every image it locks in one repository, by digest): when every image the bundle's lock
 // names is also in the bundle's own repository, it returns the lock naming them there, so that
 // kbld gives workloads the copies; moved says so. A bundle that was not copied keeps its lock.
-func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, auth authn.Authenticator) (bundle.ImagesLock, bool, error) {
+func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, reg Registry) (bundle.ImagesLock, bool, error) {
 	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return lock, false, fmt.Errorf("invalid image reference %q: %w", ref, err)
@@ -166,7 +166,7 @@ func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, auth aut
 			continue
 		}
 		copied := r.Context().Digest(d.DigestStr())
-		if _, err := remote.Head(copied, remote.WithContext(ctx), remote.WithAuth(auth)); err != nil {
+		if _, err := remote.Head(copied, reg.Options(ctx)...); err != nil {
 			// Not all of it was copied here: the lock stays as it is, as imgpkg leaves it.
 			return lock, false, nil
 		}
@@ -179,7 +179,7 @@ func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, auth aut
 // LockedImages reads the lock of a bundle pulled from ref (its files by path) as kbld would use
 // it, following a relocation: each reference the configuration writes (kbld.carvel.dev/id) to
 // the image locked for it. A bundle without a lock locks nothing.
-func LockedImages(ctx context.Context, ref string, files map[string][]byte, auth authn.Authenticator) (map[string]string, error) {
+func LockedImages(ctx context.Context, ref string, files map[string][]byte, reg Registry) (map[string]string, error) {
 	data, ok := files[bundle.ImagesLockPath]
 	if !ok {
 		return nil, nil
@@ -188,7 +188,7 @@ func LockedImages(ctx context.Context, ref string, files map[string][]byte, auth
 	if !ok {
 		return nil, fmt.Errorf("%s of %s is not an ImagesLock", bundle.ImagesLockPath, ref)
 	}
-	lock, _, err := Relocated(ctx, ref, lock, auth)
+	lock, _, err := Relocated(ctx, ref, lock, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -201,17 +201,21 @@ func LockedImages(ctx context.Context, ref string, files map[string][]byte, auth
 	return images, nil
 }
 
-func credentials(ctx context.Context, c client.Client, namespace string, ref *kappctrlv1alpha1.AppFetchLocalRef) (authn.Authenticator, error) {
+// registry is how a fetch step reaches its registry: the credentials of its Secret in namespace
+// (anonymous without one), through transport.
+func registry(ctx context.Context, c client.Client, namespace string, ref *kappctrlv1alpha1.AppFetchLocalRef, transport http.RoundTripper) (Registry, error) {
+	reg := Registry{Auth: authn.Anonymous, Transport: transport}
 	if ref == nil || ref.Name == "" {
-		return authn.Anonymous, nil
+		return reg, nil
 	}
 	s := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, s); err != nil {
-		return nil, fmt.Errorf("registry credentials Secret %s: %w", ref.Name, err)
+		return reg, fmt.Errorf("registry credentials Secret %s: %w", ref.Name, err)
 	}
-	return authn.FromConfig(authn.AuthConfig{
+	reg.Auth = authn.FromConfig(authn.AuthConfig{
 		Username: string(s.Data["username"]), Password: string(s.Data["password"]), RegistryToken: string(s.Data["token"]),
-	}), nil
+	})
+	return reg, nil
 }
 
 func untar(r io.Reader, dir, subPath string) error {

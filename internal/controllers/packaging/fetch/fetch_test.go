@@ -52,7 +52,7 @@ func TestFetchFollowsARelocatedBundle(t *testing.T) {
 		t.Helper()
 		dir := t.TempDir()
 		steps := []kappctrlv1alpha1.AppFetch{{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: ref}}}
-		if err := fetch.Fetch(t.Context(), nil, "default", steps, dir); err != nil {
+		if err := fetch.Fetch(t.Context(), nil, "default", steps, dir, nil); err != nil {
 			t.Fatal(err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, ".imgpkg", "images.yml"))

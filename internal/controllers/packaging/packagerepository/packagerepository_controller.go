@@ -43,6 +43,8 @@ const (
 // Reconciler reconciles PackageRepositories.
 type Reconciler struct {
 	Client client.Client
+	// Trust is how registries are trusted (kapp-controller-config); nil trusts the system's CAs.
+	Trust *fetch.ConfigTrust
 }
 
 // SetupWithManager registers the reconciler.
@@ -126,7 +128,10 @@ func (r *Reconciler) sync(ctx context.Context, repo *pkgingv1alpha1.PackageRepos
 	f := repo.Spec.Fetch
 	step := kappctrlv1alpha1.AppFetch{Inline: f.Inline, Image: f.Image, ImgpkgBundle: f.ImgpkgBundle, HTTP: f.HTTP, Git: f.Git}
 	now := metav1.Now()
-	err = fetch.Fetch(ctx, r.Client, repo.Namespace, []kappctrlv1alpha1.AppFetch{step}, dir)
+	transport, err := r.Trust.Transport(ctx)
+	if err == nil {
+		err = fetch.Fetch(ctx, r.Client, repo.Namespace, []kappctrlv1alpha1.AppFetch{step}, dir, transport)
+	}
 	status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: now, UpdatedAt: metav1.Now(), ExitCode: stagestatus.ExitCode(err), Error: stagestatus.Error(err)}
 	if err != nil {
 		return "Fetching resources", err

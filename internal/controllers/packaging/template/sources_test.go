@@ -268,6 +268,36 @@ func TestVSphereCredentialsRendered(t *testing.T) {
 	}
 }
 
+// TestRegistryTrustRendered renders the registry trust the CLI and the addons manager give
+// kapp-controller and the TKR source into the objects each reads it from: kapp-controller's
+// kapp-controller-config Secret, the TKR source's tkr-controller-config ConfigMap and its flag.
+func TestRegistryTrustRendered(t *testing.T) {
+	const ca = "-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n"
+	for _, tc := range []struct {
+		pkg, values string
+		want        []string
+	}{
+		{filepath.Join("kapp-controller.tanzu.vmware.com", "0.50.0"),
+			"kappController:\n  config:\n    caCerts: \"" + ca + "\"\n    dangerousSkipTLSVerify: registry.example.com\n",
+			[]string{"name: kapp-controller-config", "caCerts: |", "MIIB", "dangerousSkipTLSVerify: registry.example.com"}},
+		{filepath.Join("kapp-controller.tanzu.vmware.com", "0.50.1"), "", []string{"name: kapp-controller-config", `caCerts: ""`}},
+		{filepath.Join("tkr-source-controller.tanzu.vmware.com", "0.1.0"),
+			"tkrSourceController:\n  caCerts: \"" + ca + "\"\n  skipVerifyRegistryCert: true\n",
+			[]string{"name: tkr-controller-config", "caCerts: |", "MIIB", "--skip-verify-registry-cert=true"}},
+	} {
+		out := string(render(t, tc.pkg, tc.values))
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s renders no %q:\n%s", tc.pkg, w, out)
+			}
+		}
+		// One configuration object: kapp and kapp-controller refuse a resource given twice.
+		if n := strings.Count(out, "kind: Secret\n") + strings.Count(out, "kind: ConfigMap\n"); n != 1 {
+			t.Errorf("%s renders %d configuration objects, want 1", tc.pkg, n)
+		}
+	}
+}
+
 func render(t *testing.T, dir, values string) []byte {
 	t.Helper()
 	out, err := packagesource.Render(t, dir, values)

@@ -42,6 +42,8 @@ type Fetcher struct {
 	InitialInterval    time.Duration
 	Interval           time.Duration
 	Auth               authn.Authenticator
+	// Trust is how registries are trusted (tkr-controller-config); nil trusts the system's CAs.
+	Trust *fetch.ConfigTrust
 }
 
 // SetupWithManager runs the fetcher with the manager.
@@ -76,14 +78,19 @@ func (f *Fetcher) Start(ctx context.Context) error {
 
 // FetchAll runs one discovery pass.
 func (f *Fetcher) FetchAll(ctx context.Context) error {
-	if err := f.fetchCompatibility(ctx); err != nil {
+	transport, err := f.Trust.Transport(ctx)
+	if err != nil {
 		return err
 	}
-	return f.fetchTKRPackages(ctx)
+	reg := fetch.Registry{Auth: f.Auth, Transport: transport}
+	if err := f.fetchCompatibility(ctx, reg); err != nil {
+		return err
+	}
+	return f.fetchTKRPackages(ctx, reg)
 }
 
-func (f *Fetcher) fetchCompatibility(ctx context.Context) error {
-	content, err := ReadCompatibility(ctx, f.CompatibilityImage, f.Auth)
+func (f *Fetcher) fetchCompatibility(ctx context.Context, reg fetch.Registry) error {
+	content, err := ReadCompatibility(ctx, f.CompatibilityImage, reg)
 	if err != nil {
 		return err
 	}
@@ -97,8 +104,8 @@ func (f *Fetcher) fetchCompatibility(ctx context.Context) error {
 
 // ReadCompatibility returns the metadata of the newest readable tag (v<number>) of the
 // compatibility image; an unreadable newest tag falls back to the one before, as TKG does.
-func ReadCompatibility(ctx context.Context, image string, auth authn.Authenticator) ([]byte, error) {
-	tags, err := fetch.ListTags(ctx, image, auth)
+func ReadCompatibility(ctx context.Context, image string, reg fetch.Registry) ([]byte, error) {
+	tags, err := fetch.ListTags(ctx, image, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +121,7 @@ func ReadCompatibility(ctx context.Context, image string, auth authn.Authenticat
 	sort.Sort(sort.Reverse(sort.IntSlice(numbers)))
 	var errs []error
 	for _, n := range numbers {
-		content, err := compatibilityFile(ctx, fmt.Sprintf("%s:v%d", image, n), auth)
+		content, err := compatibilityFile(ctx, fmt.Sprintf("%s:v%d", image, n), reg)
 		if err == nil {
 			return content, nil
 		}
@@ -124,8 +131,8 @@ func ReadCompatibility(ctx context.Context, image string, auth authn.Authenticat
 }
 
 // compatibilityFile returns the one metadata file of the image, checked to parse.
-func compatibilityFile(ctx context.Context, ref string, auth authn.Authenticator) ([]byte, error) {
-	files, err := fetch.ImageFiles(ctx, ref, auth)
+func compatibilityFile(ctx context.Context, ref string, reg fetch.Registry) ([]byte, error) {
+	files, err := fetch.ImageFiles(ctx, ref, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -148,12 +155,12 @@ func compatibilityFile(ctx context.Context, ref string, auth authn.Authenticator
 	return content, nil
 }
 
-func (f *Fetcher) fetchTKRPackages(ctx context.Context) error {
+func (f *Fetcher) fetchTKRPackages(ctx context.Context, reg fetch.Registry) error {
 	compatible, _, err := f.Compatibility.CompatibleVersions(ctx)
 	if err != nil {
 		return err
 	}
-	tags, err := fetch.ListTags(ctx, f.TKRRepositoryImage, f.Auth)
+	tags, err := fetch.ListTags(ctx, f.TKRRepositoryImage, reg)
 	if err != nil {
 		return err
 	}
@@ -163,7 +170,7 @@ func (f *Fetcher) fetchTKRPackages(ctx context.Context) error {
 	}
 	var errs []error
 	for _, tag := range sets.List(wanted.Intersection(sets.New(tags...))) {
-		if err := f.createTKRPackages(ctx, f.TKRRepositoryImage+":"+tag); err != nil {
+		if err := f.createTKRPackages(ctx, reg, f.TKRRepositoryImage+":"+tag); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -172,13 +179,13 @@ func (f *Fetcher) fetchTKRPackages(ctx context.Context) error {
 
 // createTKRPackages creates the Packages labelled run.tanzu.vmware.com/tkr-package of one TKR
 // package repository bundle, and updates those whose content changed.
-func (f *Fetcher) createTKRPackages(ctx context.Context, ref string) error {
-	files, err := fetch.ImageFiles(ctx, ref, f.Auth)
+func (f *Fetcher) createTKRPackages(ctx context.Context, reg fetch.Registry, ref string) error {
+	files, err := fetch.ImageFiles(ctx, ref, reg)
 	if err != nil {
 		return err
 	}
 	// The TKR bundles are where the repository's lock has them: beside it when it was copied.
-	bundles, err := fetch.LockedImages(ctx, ref, files, f.Auth)
+	bundles, err := fetch.LockedImages(ctx, ref, files, reg)
 	if err != nil {
 		return err
 	}

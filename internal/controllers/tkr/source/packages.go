@@ -31,6 +31,8 @@ const AnnotationInstalledGeneration = "run.tanzu.vmware.com/tkr-package-installe
 type PackageReconciler struct {
 	Client    client.Client
 	Namespace string
+	// Trust is how registries are trusted (tkr-controller-config); nil trusts the system's CAs.
+	Trust *fetch.ConfigTrust
 }
 
 // SetupWithManager registers the reconciler for TKR Packages of its namespace.
@@ -77,7 +79,11 @@ func (r *PackageReconciler) install(ctx context.Context, pkg *datapkgingv1alpha1
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := fetch.Fetch(ctx, r.Client, pkg.Namespace, spec.Fetch, dir); err != nil {
+	transport, err := r.Trust.Transport(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fetch.Fetch(ctx, r.Client, pkg.Namespace, spec.Fetch, dir, transport); err != nil {
 		return err
 	}
 	out, err := template.Template(ctx, r.Client, pkg.Namespace, spec.Template, dir)

@@ -1,4 +1,4 @@
-package clientconfig_test
+package managementcluster_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/cli/clientconfig"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 )
 
 // TestGetListsTheManagementClusters makes the configuration of a home with two management
@@ -31,11 +31,11 @@ func TestGetListsTheManagementClusters(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\ncurrent-context: other\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := clientconfig.Get(home, kubeconfig)
+	cfg, err := managementcluster.ClientConfig(home, kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ClientOptions.Features["global"][clientconfig.ContextAwarePlugins] != "true" {
+	if cfg.ClientOptions.Features["global"][managementcluster.ContextAwarePlugins] != "true" {
 		t.Errorf("features: %v", cfg.ClientOptions.Features)
 	}
 	if cfg.Current != "mc-new" || len(cfg.Servers) != 2 {
@@ -46,7 +46,7 @@ func TestGetListsTheManagementClusters(t *testing.T) {
 		s.ManagementClusterOpts.Path != filepath.Join(home, "management", "mc-new.kubeconfig") {
 		t.Errorf("server: %+v", s)
 	}
-	empty, err := clientconfig.Get(t.TempDir(), kubeconfig)
+	empty, err := managementcluster.ClientConfig(t.TempDir(), kubeconfig)
 	if err != nil || empty.Current != "" || len(empty.Servers) != 0 {
 		t.Errorf("a home with no management cluster: %+v, %v", empty, err)
 	}

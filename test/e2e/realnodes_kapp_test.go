@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/images"
@@ -274,18 +270,7 @@ func pushGreetingBundle(t *testing.T, registryAddr string) string {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, err = mutate.Config(img, v1.Config{Labels: map[string]string{"dev.carvel.imgpkg.bundle": ""}}); err != nil {
-		t.Fatal(err)
-	}
+	img := oneLayerImage(t, buf.Bytes(), v1.Config{Labels: map[string]string{"dev.carvel.imgpkg.bundle": ""}})
 	ref, err := name.ParseReference(registryAddr+"/e2e/greeting-bundle:1.0.0", name.Insecure)
 	if err != nil {
 		t.Fatal(err)

@@ -302,19 +302,7 @@ func pushApplicationImage(t *testing.T, registryAddr string) string {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.Config(img, v1.Config{Entrypoint: []string{"/httpserver"}, Env: []string{"PATH=/bin"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := oneLayerImage(t, buf.Bytes(), v1.Config{Entrypoint: []string{"/httpserver"}, Env: []string{"PATH=/bin"}})
 	ref := registryAddr + "/e2e/httpserver:v1"
 	tag, err := name.NewTag(ref, name.Insecure)
 	if err != nil {
@@ -590,4 +578,21 @@ func dumpRealNodeLogs(t *testing.T, dirs cluster.Dirs) {
 			t.Logf("%s %s:\n%s", n.Name(), f, data)
 		}
 	}
+}
+
+// oneLayerImage is an image of one layer, the tar archive data, with the config cfg.
+func oneLayerImage(t *testing.T, data []byte, cfg v1.Config) v1.Image {
+	t.Helper()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.Config(img, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return img
 }

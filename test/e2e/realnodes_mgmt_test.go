@@ -25,7 +25,8 @@ import (
 // node service; the pivot moves them to it, and from then on its own `local` provider, in a
 // container on one of them, makes and deletes nodes of this host through the service, which the
 // load balancers start again when it is killed. It scales its own workers that way, and its
-// delete leaves no node, namespace or process behind, the node service included.
+// delete, from a cleanup cluster of real nodes, leaves no node, namespace or process behind, the
+// node service included.
 func TestManagementClusterOfRealNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
@@ -149,9 +150,21 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		t.Fatalf("%d nodes (%v), want 3", len(nodes.Items), err)
 	}
 
-	// Its delete leaves nothing: no node, no load balancer address, no node service.
+	// Its delete runs from a cleanup cluster of real nodes, as the audit log's new lines say, and
+	// leaves nothing: no node, no load balancer address, no node service.
+	auditPath := filepath.Join(home, "logs", name+".log")
+	audited, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
 	if out, err := runSlipwayTimeout(t, 10*time.Minute, "management-cluster", "delete", name, "-y"); err != nil {
 		t.Fatalf("management-cluster delete: %v\n%s", err, out)
+	}
+	t.Logf("management-cluster delete of real nodes took %s", time.Since(deleted).Round(100*time.Millisecond))
+	if audit, err := os.ReadFile(auditPath); err != nil || len(audit) < len(audited) ||
+		!strings.Contains(string(audit[len(audited):]), "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes v1.35.4)") {
+		t.Errorf("the audit log does not say the cleanup cluster's nodes were real (%v):\n%s", err, tail(audit, 3000))
 	}
 	if _, err := store.Get(name); err == nil {
 		t.Errorf("local cluster %s is left after its delete", name)

@@ -248,11 +248,15 @@ func (f *flow) validate(ctx context.Context) error {
 	if _, err := clusterctl.Repository(); err != nil {
 		return err
 	}
+	// Each cluster the flow starts needs the node image of its runtime: the node agent's
+	// binaries, or a real node's images (checked against the registry, so not on a dry run).
 	if f.o.UseExistingBootstrap == "" {
-		if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
-			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
-		}
-		if f.realBootstrap() && !f.o.DryRun {
+		switch {
+		case !f.realBootstrap():
+			if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
+				return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
+			}
+		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
 				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w", err)
 			}
@@ -260,10 +264,12 @@ func (f *flow) validate(ctx context.Context) error {
 	}
 	if f.cfg.InfrastructureProvider == "local" {
 		version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
-		if err := localcluster.EnsureNodeImage(version); err != nil {
-			return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
-		}
-		if f.cfg.RealNodes && !f.o.DryRun {
+		switch {
+		case !f.cfg.RealNodes:
+			if err := localcluster.EnsureNodeImage(version); err != nil {
+				return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
+			}
+		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
 				return fmt.Errorf("invalid %s real: %w", config.LocalNodeRuntime, err)
 			}

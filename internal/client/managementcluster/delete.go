@@ -18,6 +18,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
@@ -100,7 +101,10 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 			strings.Join(workloads, "\n"))
 	}
 
-	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables}
+	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
+		// A management cluster of real nodes is deleted from a cleanup cluster of real nodes, as
+		// it was created from a bootstrap cluster of them: every node of the flow is real.
+		realNodes: infra == "local" && mc.Annotations[infrav1.NodeRuntimeAnnotation] == infrav1.NodeRuntimeReal}
 	steps := []struct {
 		name string
 		run  func(context.Context) error
@@ -151,6 +155,8 @@ type deletion struct {
 	// its variables, installed on the cleanup cluster.
 	infrastructure string
 	variables      map[string]string
+	// realNodes makes the cleanup cluster of real nodes.
+	realNodes bool
 }
 
 // infrastructureOf says which infrastructure provider the management cluster runs on, by its
@@ -192,7 +198,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		d.cleanupContext = localcluster.ContextName(d.cleanupName)
 		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
 			Name: d.cleanupName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(),
+			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), RealNodes: d.realNodes,
 		}); err != nil {
 			return err
 		}

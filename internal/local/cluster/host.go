@@ -179,6 +179,10 @@ func WatchNodeService(ctx context.Context, dirs Dirs, exe string, interval time.
 			return
 		case <-time.After(interval):
 		}
+		// A look at its pid comes first: EnsureNodeService takes the store's start lock.
+		if store.NodeServiceRunning() {
+			continue
+		}
 		if spec, err := ReadSpec(dirs); err != nil || !spec.Real() {
 			continue
 		}

@@ -24,6 +24,8 @@ const (
 	cpiModule             = "k8s.io/cloud-provider-vsphere"
 	kappControllerModule  = "github.com/vmware-tanzu/carvel-kapp-controller"
 	kappControllerVersion = "v0.50.0"
+	certManagerModule     = "github.com/cert-manager/cert-manager"
+	certManagerVersion    = "v1.11.5"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
 )
@@ -119,6 +121,26 @@ func kappControllerImage(ref string) spec {
 		title: "kapp-controller " + kappControllerVersion + " with kapp, kbld, vendir and ytt", help: "-packaging-global-namespace"}
 }
 
+// certManagerImages are upstream's cert-manager images as its release builds them
+// (hack/containers): each binary at /app/cmd/NAME/NAME, run as user 1000, reporting its version.
+// No package deploys them yet: the e2e test runs upstream's release manifest on real nodes.
+func certManagerImages() []spec {
+	var images []spec
+	for _, name := range []string{"controller", "webhook", "cainjector"} {
+		images = append(images, spec{ref: certManagerRef(name), user: "1000",
+			bin: binary{name: "cert-manager-" + name + "-" + certManagerVersion, file: "app/cmd/" + name + "/" + name, dir: "hack/images/cert-manager",
+				pkg: certManagerModule + "/cmd/" + name, source: certManagerModule, version: certManagerVersion,
+				ldflags: "-X " + certManagerModule + "/pkg/util.AppVersion=" + certManagerVersion},
+			title: "cert-manager " + name + " " + certManagerVersion, help: "--kubeconfig"})
+	}
+	return images
+}
+
+// certManagerRef is upstream's name of cert-manager's image of a component.
+func certManagerRef(name string) string {
+	return "quay.io/jetstack/cert-manager-" + name + ":" + certManagerVersion
+}
+
 func capiBinary(name, pkg string) binary {
 	return binary{name: name, dir: clusterAPIDir, pkg: pkg, source: capiModule, version: capiVersion,
 		ldflags: versionFlags(capiModule+"/version", capiVersion, "1", "13")}
@@ -203,6 +225,7 @@ func specs() []spec {
 		slipwayImage("quay.io/jetstack/cert-manager-cainjector:v1.21.2", "cert-manager-cainjector", "slipway's cert-manager CA injector, standing in for cert-manager v1.21.2"),
 		slipwayImage("quay.io/jetstack/cert-manager-webhook:v1.21.2", "cert-manager-webhook", "slipway's cert-manager webhook, standing in for cert-manager v1.21.2"),
 	}
+	images = append(images, certManagerImages()...)
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {
 		images = append(images, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
 			title: "Cluster API " + name, help: "--leader-elect"})

@@ -48,6 +48,10 @@ func namedImages(t *testing.T, root string) map[string]string {
 	// Upstream's kapp-controller, which the e2e test runs on real nodes with upstream's release
 	// manifests.
 	named[kappControllerRef] = "test/e2e (upstream kapp-controller on real nodes)"
+	// Upstream's cert-manager, which the e2e test runs on real nodes with its release manifest.
+	for _, name := range []string{"controller", "webhook", "cainjector"} {
+		named[certManagerRef(name)] = "test/e2e (upstream cert-manager on real nodes)"
+	}
 	// The local runtime's storage manifest, rendered with it (internal/local/cluster tests that).
 	named[assets.LocalPathProvisionerImage] = "the local runtime's default StorageClass"
 	for _, p := range clusterctl.Providers() {

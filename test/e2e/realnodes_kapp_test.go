@@ -49,7 +49,7 @@ func runUpstreamKappController(t *testing.T, registryAddr string, kubectl func(a
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkKappControllerImage(t, root, registryAddr)
+	pushUpstreamImage(t, root, registryAddr, kappControllerRef, kappControllerModule, "v0.50.0")
 
 	release := renderKappControllerRelease(t, root)
 	start := time.Now()
@@ -155,7 +155,7 @@ spec:
 	if out, err := kubectl("get", "configmap", "greeting", "-n", "default"); err == nil || !strings.Contains(out, "NotFound") {
 		t.Errorf("the package's ConfigMap outlived its PackageInstall: %v\n%s", err, out)
 	}
-	logKappControllerMemory(t)
+	logProcessMemory(t, "kapp-controller's processes", "/kapp-controller")
 	// Uninstalled, its aggregated API goes with it, and discovery is whole again.
 	mustKubectl(release, "delete", "-f", "-", "--timeout=2m")
 	if out, err := kubectl("api-resources"); err != nil {
@@ -187,16 +187,16 @@ func kubectlStdin(ctx context.Context, kubectl func(args ...string) (string, err
 	return kubectl(args...)
 }
 
-// checkKappControllerImage pushes upstream's kapp-controller image from the layout `make images`
-// wrote to the test's registry and checks that it is upstream's build, not a stand-in.
-func checkKappControllerImage(t *testing.T, root, registryAddr string) {
+// pushUpstreamImage pushes an upstream image from the layout `make images` wrote to the test's
+// registry and checks that it is upstream's build of module at version, not a stand-in.
+func pushUpstreamImage(t *testing.T, root, registryAddr, ref, module, version string) {
 	t.Helper()
 	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
 	if err != nil {
 		t.Fatalf("%v (make image-layout builds the images)", err)
 	}
 	for _, b := range built {
-		if b.Ref != kappControllerRef {
+		if b.Ref != ref {
 			continue
 		}
 		if _, _, err := images.Push(t.Context(), registryAddr, b); err != nil {
@@ -207,13 +207,13 @@ func checkKappControllerImage(t *testing.T, root, registryAddr string) {
 			t.Fatal(err)
 		}
 		labels := cfg.Config.Labels
-		if labels[images.LabelSource] != kappControllerModule || labels[images.LabelVersion] != "v0.50.0" ||
+		if labels[images.LabelSource] != module || labels[images.LabelVersion] != version ||
 			labels[images.LabelSimulated] != "" || labels[images.LabelComponent] != "" {
-			t.Errorf("%s is not upstream's kapp-controller v0.50.0: labels %v", kappControllerRef, labels)
+			t.Errorf("%s is not upstream's %s %s: labels %v", ref, module, version, labels)
 		}
 		return
 	}
-	t.Fatalf("the image layout has no %s: run make image-layout", kappControllerRef)
+	t.Fatalf("the image layout has no %s: run make image-layout", ref)
 }
 
 // renderKappControllerRelease renders upstream's release manifests of kapp-controller v0.50.0
@@ -285,15 +285,15 @@ func pushGreetingBundle(t *testing.T, registryAddr string) string {
 	return ref.Context().Name() + "@" + d.String()
 }
 
-// logKappControllerMemory logs the resident memory of kapp-controller's two processes on the
-// host, for the note's comparison with slipway's package controller.
-func logKappControllerMemory(t *testing.T) {
+// logProcessMemory logs the resident memory of this host's processes whose command line starts
+// with prefix, for the note's comparison of upstream's engines with slipway's stand-ins.
+func logProcessMemory(t *testing.T, what, prefix string) {
 	t.Helper()
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var lines []string
 	for _, p := range procs {
 		cmdline, err := os.ReadFile(p)
-		if err != nil || !bytes.HasPrefix(cmdline, []byte("/kapp-controller\x00")) {
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(prefix)) {
 			continue
 		}
 		status, err := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
@@ -302,9 +302,9 @@ func logKappControllerMemory(t *testing.T) {
 		}
 		for _, l := range strings.Split(string(status), "\n") {
 			if strings.HasPrefix(l, "VmRSS:") {
-				lines = append(lines, strings.ReplaceAll(string(cmdline), "\x00", " ")+": "+strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")))
+				lines = append(lines, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")+": "+strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")))
 			}
 		}
 	}
-	t.Logf("kapp-controller's processes: %s", strings.Join(lines, "; "))
+	t.Logf("%s: %s", what, strings.Join(lines, "; "))
 }

@@ -193,6 +193,8 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 
 	// Upstream's kapp-controller runs here, its aggregated API and a package's install.
 	t.Run("upstream kapp-controller", func(t *testing.T) { runUpstreamKappController(t, registryAddr, kubectl) })
+	// So does upstream's cert-manager: its webhook, its CA injector and issuance.
+	t.Run("upstream cert-manager", func(t *testing.T) { runUpstreamCertManager(t, registryAddr, kubectl) })
 
 	// Drain evicts the worker's pod; the Deployment brings it back on the other worker.
 	drained := workers[0]

@@ -74,11 +74,7 @@ func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args
 	ctx := t.Context()
 	mustKubectl := func(stdin string, args ...string) string {
 		t.Helper()
-		out, err := kubectlStdin(ctx, kubectl, stdin, args...)
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
+		return mustKubectlStdin(t, kubectl, stdin, args...)
 	}
 	root, err := assets.SourceRoot()
 	if err != nil {

@@ -36,14 +36,9 @@ const (
 // imgpkg bundle in the local registry through vendir, ytt, kbld and kapp, with values; deleting
 // the PackageInstall deletes what it deployed.
 func runUpstreamKappController(t *testing.T, registryAddr string, kubectl func(args ...string) (string, error)) {
-	ctx := t.Context()
 	mustKubectl := func(stdin string, args ...string) string {
 		t.Helper()
-		out, err := kubectlStdin(ctx, kubectl, stdin, args...)
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
+		return mustKubectlStdin(t, kubectl, stdin, args...)
 	}
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -161,6 +156,16 @@ spec:
 	if out, err := kubectl("api-resources"); err != nil {
 		t.Errorf("discovery after kapp-controller's removal: %v\n%s", err, out)
 	}
+}
+
+// mustKubectlStdin runs kubectlStdin and fails the test when kubectl fails.
+func mustKubectlStdin(t *testing.T, kubectl func(args ...string) (string, error), stdin string, args ...string) string {
+	t.Helper()
+	out, err := kubectlStdin(t.Context(), kubectl, stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
 }
 
 // kubectlStdin runs kubectl with stdin when it is not empty.

@@ -63,11 +63,12 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	// Bad configuration fails before anything starts, naming the variable.
 	for content, want := range map[string]string{
-		"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n": "invalid CONTROL_PLANE_MACHINE_COUNT 2",
-		"CLUSTER_NAME: m2\nCLUSTER_CIDR: 100.96.0.0/33\n":    `invalid CLUSTER_CIDR "100.96.0.0/33"`,
-		"CLUSTER_NAME: Bad_Name\n":                           `invalid CLUSTER_NAME "Bad_Name"`,
-		"CLUSTER_NAME: m2\nCLUSTER_PLAN: huge\n":             `invalid CLUSTER_PLAN "huge": use dev or prod`,
-		"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\n":    `invalid KUBERNETES_VERSION "v1.20.0"`,
+		"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n":                        "invalid CONTROL_PLANE_MACHINE_COUNT 2",
+		"CLUSTER_NAME: m2\nCLUSTER_CIDR: 100.96.0.0/33\n":                           `invalid CLUSTER_CIDR "100.96.0.0/33"`,
+		"CLUSTER_NAME: Bad_Name\n":                                                  `invalid CLUSTER_NAME "Bad_Name"`,
+		"CLUSTER_NAME: m2\nCLUSTER_PLAN: huge\n":                                    `invalid CLUSTER_PLAN "huge": use dev or prod`,
+		"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\n":                           `invalid KUBERNETES_VERSION "v1.20.0"`,
+		"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\nLOCAL_NODE_RUNTIME: real\n": `invalid KUBERNETES_VERSION "v1.20.0" for the local infrastructure provider: the local runtime runs v1.35.4, v1.34.3`,
 	} {
 		out, err := runSlipway(t, "management-cluster", "create", "-f", write("bad.yaml", content), "--package-repository", repo)
 		if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "configuration validation failed") {

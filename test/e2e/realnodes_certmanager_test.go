@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -69,7 +70,7 @@ spec:
 // real nodes: its three Deployments become Available from the images built here, its CA
 // injector gives its webhook configurations their CA, its webhook refuses an invalid
 // Certificate, and its controller issues a CA and a serving certificate the CA signs. Deleting
-// the manifest removes it.
+// the manifest, the Secrets and the Leases it leaves removes it.
 func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args ...string) (string, error)) {
 	ctx := t.Context()
 	mustKubectl := func(stdin string, args ...string) string {
@@ -92,6 +93,14 @@ func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args
 		}
 	}
 
+	// A failure leaves neither its webhook, which would refuse what the test does next, nor its
+	// objects; the test's context is gone by the time cleanups run.
+	t.Cleanup(func() {
+		if t.Failed() {
+			_, _ = kubectlStdin(context.Background(), kubectl, certManagerIssuers, "delete", "-f", "-", "--ignore-not-found", "--timeout=1m")
+			_, _ = kubectlStdin(context.Background(), kubectl, release, "delete", "-f", "-", "--ignore-not-found", "--timeout=2m")
+		}
+	})
 	start := time.Now()
 	mustKubectl(release, "apply", "-f", "-")
 	mustKubectl("", "wait", "-n", "cert-manager", "--for=condition=Available", "deployment", "--all", "--timeout=3m")
@@ -134,15 +143,26 @@ func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args
 	if !ca.IsCA {
 		t.Errorf("the CA certificate is not a CA: %v", ca.Subject)
 	}
-	if err := serving.CheckSignatureFrom(ca); err != nil || len(serving.DNSNames) != 1 || serving.DNSNames[0] != "e2e-webhook.default.svc" {
-		t.Errorf("the serving certificate (DNS names %v) is not signed by the CA: %v", serving.DNSNames, err)
+	if err := serving.CheckSignatureFrom(ca); err != nil {
+		t.Errorf("the serving certificate is not signed by the CA: %v", err)
+	}
+	if len(serving.DNSNames) != 1 || serving.DNSNames[0] != "e2e-webhook.default.svc" {
+		t.Errorf("the serving certificate's DNS names are %v, want [e2e-webhook.default.svc]", serving.DNSNames)
 	}
 	logProcessMemory(t, "cert-manager's processes", "/app/cmd/")
 
+	// The Secrets a Certificate wrote stay when it goes, as cert-manager keeps them; the test
+	// removes them with the rest, and its leader-election Leases in kube-system.
 	mustKubectl(certManagerIssuers, "delete", "-f", "-", "--timeout=2m")
+	mustKubectl("", "delete", "secret", "-n", "default", "e2e-ca", "e2e-serving")
 	mustKubectl(release, "delete", "-f", "-", "--timeout=2m")
-	if out, err := kubectl("get", "namespace", "cert-manager"); err == nil || !strings.Contains(out, "NotFound") {
-		t.Errorf("the cert-manager namespace outlived its manifest's delete: %v\n%s", err, out)
+	mustKubectl("", "delete", "lease", "-n", "kube-system", "cert-manager-controller", "cert-manager-cainjector-leader-election",
+		"cert-manager-cainjector-leader-election-core", "--ignore-not-found")
+	for _, obj := range [][]string{{"namespace", "cert-manager"}, {"crd", "certificates.cert-manager.io"}, {"secret", "-n", "default", "e2e-ca"},
+		{"validatingwebhookconfiguration", "cert-manager-webhook"}, {"clusterrole", "cert-manager-controller-certificates"}} {
+		if out, err := kubectl(append([]string{"get"}, obj...)...); err == nil || !strings.Contains(out, "NotFound") {
+			t.Errorf("%s outlived the delete: %v\n%s", strings.Join(obj, " "), err, out)
+		}
 	}
 }
 

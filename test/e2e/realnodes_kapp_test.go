@@ -150,7 +150,7 @@ spec:
 	if out, err := kubectl("get", "configmap", "greeting", "-n", "default"); err == nil || !strings.Contains(out, "NotFound") {
 		t.Errorf("the package's ConfigMap outlived its PackageInstall: %v\n%s", err, out)
 	}
-	logProcessMemory(t, "kapp-controller's processes", "/kapp-controller")
+	logProcessMemory(t, "kapp-controller's processes", "/kapp-controller\x00")
 	// Uninstalled, its aggregated API goes with it, and discovery is whole again.
 	mustKubectl(release, "delete", "-f", "-", "--timeout=2m")
 	if out, err := kubectl("api-resources"); err != nil {

@@ -15,6 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
@@ -74,7 +75,8 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	}
 	// The bootstrap cluster was of real nodes too, as its lines in the audit log say: every node
 	// of the flow is real.
-	if audit, err := os.ReadFile(filepath.Join(home, "logs", name+".log")); err != nil || !strings.Contains(string(audit), "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes v1.35.4)") {
+	realNodeImage := "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes " + assets.DefaultKubernetesVersion() + ")"
+	if audit, err := os.ReadFile(filepath.Join(home, "logs", name+".log")); err != nil || !strings.Contains(string(audit), realNodeImage) {
 		t.Errorf("the audit log does not say the bootstrap cluster's nodes were real (%v):\n%s", err, tail(audit, 3000))
 	}
 
@@ -159,7 +161,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		t.Fatalf("management-cluster delete: %v\n%s", err, out)
 	}
 	t.Logf("management-cluster delete of real nodes took %s:\n%s", time.Since(deleted).Round(100*time.Millisecond), out)
-	if log, err := os.ReadFile(logFile); err != nil || !strings.Contains(string(log), "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes v1.35.4)") {
+	if log, err := os.ReadFile(logFile); err != nil || !strings.Contains(string(log), realNodeImage) {
 		t.Errorf("the delete's log does not say the cleanup cluster's nodes were real (%v):\n%s", err, tail(log, 3000))
 	}
 	if _, err := store.Get(name); err == nil {

@@ -248,8 +248,14 @@ func (f *flow) validate(ctx context.Context) error {
 	if _, err := clusterctl.Repository(); err != nil {
 		return err
 	}
-	// Each cluster the flow starts needs the node image of its runtime: the node agent's
-	// binaries, or a real node's images (checked against the registry, so not on a dry run).
+	// The local runtime runs its own Kubernetes versions; then each cluster the flow starts needs
+	// the node image of its runtime: the node agent's binaries, or a real node's images (checked
+	// against the registry, so not on a dry run).
+	version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
+	if f.cfg.InfrastructureProvider == "local" && !slices.Contains(assets.KubernetesVersions, version) {
+		return fmt.Errorf("invalid %s %q for the local infrastructure provider: the local runtime runs %s",
+			config.KubernetesVersion, f.cfg.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
+	}
 	if f.o.UseExistingBootstrap == "" {
 		switch {
 		case !f.realBootstrap():
@@ -263,7 +269,6 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
-		version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
 		switch {
 		case !f.cfg.RealNodes:
 			if err := localcluster.EnsureNodeImage(version); err != nil {

@@ -193,15 +193,18 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		d.workDir = filepath.Join(d.o.Home, "tmp", "existing-cleanup")
 	} else {
 		d.p.Infof("Setting up cleanup cluster...")
-		d.cleanupName = "tkg-kind-" + rand.String(12)
-		d.cleanupKubeconfig = filepath.Join(d.o.Home, "tmp", "config_"+d.cleanupName)
-		d.cleanupContext = localcluster.ContextName(d.cleanupName)
+		name := "tkg-kind-" + rand.String(12)
+		d.cleanupKubeconfig = filepath.Join(d.o.Home, "tmp", "config_"+name)
+		d.cleanupContext = localcluster.ContextName(name)
+		// A creation that fails removes what it made: only a cluster made is kept on a later
+		// step's failure, and named in its message.
 		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
-			Name: d.cleanupName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
+			Name: name, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
 			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), RealNodes: d.realNodes,
 		}); err != nil {
 			return err
 		}
+		d.cleanupName = name
 		dirs, err := d.o.Store.Dirs(d.cleanupName)
 		if err != nil {
 			return err

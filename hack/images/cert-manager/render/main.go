@@ -1,12 +1,15 @@
-// Command render writes cert-manager's release manifest (cert-manager.yaml) as upstream's release
-// makes it (make/manifests.mk): the chart of the module's deploy/charts with the CRDs of
-// deploy/crds templated in, rendered by Helm's engine as `helm template --namespace=cert-manager
-// --set installCRDs=true --set creator=static --set startupapicheck.enabled=false cert-manager`,
-// after the namespace. It runs in this module, whose cert-manager version it renders.
+// Command render writes cert-manager's release manifest (cert-manager.yaml) with the objects
+// upstream's release puts in it (make/manifests.mk): the chart of the module's deploy/charts with
+// the CRDs of deploy/crds templated in, rendered by Helm's engine as `helm template
+// --namespace=cert-manager --set installCRDs=true --set creator=static --set
+// startupapicheck.enabled=false cert-manager`, after the namespace and in Helm's install order
+// (upstream's file puts the CRDs before the rest). It runs in this module, whose cert-manager
+// version it renders.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -43,14 +46,19 @@ func main() {
 
 // render renders the release manifest of the module's version.
 func render() ([]byte, error) {
-	listed, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module).Output()
+	// go mod download finds the module in the cache, or fetches it, at this module's version.
+	downloaded, err := exec.Command("go", "mod", "download", "-json", module).Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -m %s: %w", module, err)
+		return nil, fmt.Errorf("go mod download %s (run in hack/images/cert-manager, with the Go module proxy reachable): %w", module, err)
 	}
-	dir, version, ok := strings.Cut(strings.TrimSpace(string(listed)), " ")
-	if !ok || dir == "" {
-		return nil, fmt.Errorf("go list -m %s: no directory in %q", module, listed)
+	var m struct{ Dir, Version, Error string }
+	if err := json.Unmarshal(downloaded, &m); err != nil {
+		return nil, fmt.Errorf("go mod download %s: %w", module, err)
 	}
+	if m.Dir == "" {
+		return nil, fmt.Errorf("go mod download %s gave no directory: %s", module, m.Error)
+	}
+	dir, version := m.Dir, m.Version
 	c, err := loadChart(dir, version)
 	if err != nil {
 		return nil, err

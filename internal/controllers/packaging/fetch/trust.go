@@ -74,33 +74,30 @@ func (t *ConfigTrust) kind() string {
 
 // Trust reads the configuration's trust: its caCerts and dangerousSkipTLSVerify keys.
 func (t *ConfigTrust) Trust(ctx context.Context) (registrytrust.Trust, error) {
-	data := map[string]string{}
 	if t.Client == nil {
 		return registrytrust.Trust{SkipVerify: t.SkipVerify}, nil
 	}
+	var obj client.Object = &corev1.ConfigMap{}
 	if t.Secret {
-		s := &corev1.Secret{}
-		err := t.Client.Get(ctx, t.Key, s)
-		if apierrors.IsNotFound(err) {
-			return registrytrust.Trust{SkipVerify: slices.Clone(t.SkipVerify)}, nil
-		} else if err != nil {
-			return registrytrust.Trust{}, fmt.Errorf("failed to read the registry trust of Secret %s: %w", t.Key, err)
-		}
-		for k, v := range s.Data {
+		obj = &corev1.Secret{}
+	}
+	err := t.Client.Get(ctx, t.Key, obj)
+	if apierrors.IsNotFound(err) {
+		return registrytrust.Trust{SkipVerify: slices.Clone(t.SkipVerify)}, nil
+	} else if err != nil {
+		return registrytrust.Trust{}, fmt.Errorf("failed to read the registry trust of %s %s: %w", t.kind(), t.Key, err)
+	}
+	data := map[string]string{}
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		for k, v := range o.Data {
 			data[k] = string(v)
 		}
-		for k, v := range s.StringData {
+		for k, v := range o.StringData {
 			data[k] = v
 		}
-	} else {
-		cm := &corev1.ConfigMap{}
-		err := t.Client.Get(ctx, t.Key, cm)
-		if apierrors.IsNotFound(err) {
-			return registrytrust.Trust{SkipVerify: slices.Clone(t.SkipVerify)}, nil
-		} else if err != nil {
-			return registrytrust.Trust{}, fmt.Errorf("failed to read the registry trust of ConfigMap %s: %w", t.Key, err)
-		}
-		data = cm.Data
+	case *corev1.ConfigMap:
+		data = o.Data
 	}
 	return registrytrust.Trust{CACerts: data["caCerts"], SkipVerify: append(slices.Clone(t.SkipVerify), registrytrust.Hosts(data["dangerousSkipTLSVerify"])...)}, nil
 }

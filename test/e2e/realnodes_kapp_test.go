@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
@@ -12,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/images"
+	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
 // Upstream's kapp-controller, as `make images` builds it (hack/images), and the Carvel tools
@@ -251,43 +248,16 @@ func renderKappControllerRelease(t *testing.T, root string) string {
 // is a data value, and returns its reference by digest.
 func pushGreetingBundle(t *testing.T, registryAddr string) string {
 	t.Helper()
-	files := map[string]string{
+	ref, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
 		"config/values.yml": "#@data/values-schema\n---\ngreeting: hello\n",
 		"config/greeting.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n" +
 			"  namespace: default\ndata:\n  greeting: #@ data.values.greeting\n",
 		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages: []\n",
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, dir := range []string{"config/", ".imgpkg/"} {
-		if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"config/values.yml", "config/greeting.yml", ".imgpkg/images.yml"} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[name]))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	img := oneLayerImage(t, buf.Bytes(), v1.Config{Labels: map[string]string{"dev.carvel.imgpkg.bundle": ""}})
-	ref, err := name.ParseReference(registryAddr+"/e2e/greeting-bundle:1.0.0", name.Insecure)
+	}), registryAddr+"/e2e/greeting-bundle:1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref, img, remote.WithContext(t.Context())); err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref.Context().Name() + "@" + d.String()
+	return ref
 }
 
 // logProcessMemory logs the resident memory of this host's processes whose command line starts

@@ -195,28 +195,35 @@ func TestClaimsOfAPausedClusterWait(t *testing.T) {
 	held.Spec.ClusterName = "pc"
 	annotated := claim("paused", "annotated", ipam.KindPool, "nodes")
 	annotated.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
-	for _, o := range []client.Object{pool, cluster, held, annotated} {
+	// A claim on the same pool whose cluster is not paused, created last: once it is served, the
+	// controller has seen the two paused claims too.
+	served := claim("paused", "served", ipam.KindPool, "nodes")
+	for _, o := range []client.Object{pool, cluster, held, annotated, served} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Long enough for an unpaused claim to be served many times over.
-	time.Sleep(3 * time.Second)
-	for _, c := range []*ipamv1.IPAddressClaim{held, annotated} {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
-			t.Fatal(err)
-		}
-		if c.Status.AddressRef.Name != "" || len(c.Status.Conditions) > 0 {
-			t.Errorf("paused claim %s was reconciled: %+v", c.Name, c.Status)
-		}
+	if a := addressOf(t, served); a.Spec.Address != "10.1.0.10" {
+		t.Errorf("the claim of the unpaused cluster got %s, want 10.1.0.10", a.Spec.Address)
 	}
+	envtest.Consistently(t, 2*time.Second, "the paused claims", func() error {
+		for _, c := range []*ipamv1.IPAddressClaim{held, annotated} {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+				return err
+			}
+			if c.Status.AddressRef.Name != "" || len(c.Status.Conditions) > 0 {
+				return fmt.Errorf("paused claim %s was reconciled: %+v", c.Name, c.Status)
+			}
+		}
+		return nil
+	})
 	before := cluster.DeepCopy()
 	cluster.Spec.Paused = ptr.To(false)
 	if err := env.Client.Patch(ctx, cluster, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
-	if a := addressOf(t, held); a.Spec.Address != "10.1.0.10" {
-		t.Errorf("the claim of the resumed cluster got %s, want 10.1.0.10", a.Spec.Address)
+	if a := addressOf(t, held); a.Spec.Address != "10.1.0.11" {
+		t.Errorf("the claim of the resumed cluster got %s, want 10.1.0.11", a.Spec.Address)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(annotated), annotated); err != nil {
 		t.Fatal(err)

@@ -56,3 +56,21 @@ func ExpectStill(t testing.TB, d time.Duration, sets ...Objects) {
 		t.Logf("%d objects still for %s", len(reads), d)
 	}
 }
+
+// Consistently checks f every 200ms for d and fails the test at the first error: the guard of
+// "this must not happen". Call it only after a positive sign that the controller has already
+// looked at the objects f reads (a sibling served, a condition written), so that a window in
+// which the controller never ran cannot pass for one in which it held back.
+func Consistently(t testing.TB, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -59,6 +59,7 @@ const (
 	ReasonPackagesSucceeded = "PackagesReconciled"
 	ReasonUnpaused          = "Unpaused"
 	ReasonInvalid           = "InvalidClusterBootstrap"
+	ReasonWaitingForUsers   = "WaitingForClusterBootstrap"
 )
 
 // Reconciler reconciles the ClusterBootstrap of each Cluster labelled with a TKR.

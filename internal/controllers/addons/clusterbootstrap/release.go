@@ -32,7 +32,10 @@ func (r *Reconciler) getOrCreate(ctx context.Context, s *scope) (*runv1alpha3.Cl
 		return nil, err
 	}
 	if _, custom := s.cluster.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap]; custom {
-		ctrl.LoggerFrom(ctx).Info("waiting for the user's ClusterBootstrap", "annotation", runv1alpha3.AnnotationCustomClusterBootstrap)
+		ctrl.LoggerFrom(ctx).Info("Waiting for the user's ClusterBootstrap", "annotation", runv1alpha3.AnnotationCustomClusterBootstrap)
+		r.Recorder.Eventf(s.cluster, nil, corev1.EventTypeNormal, ReasonWaitingForUsers, "Wait",
+			"Waiting for a ClusterBootstrap %s/%s: the Cluster is annotated %s, so none is cloned from release %s",
+			s.cluster.Namespace, s.cluster.Name, runv1alpha3.AnnotationCustomClusterBootstrap, s.tkrName)
 		return nil, nil
 	}
 	return r.createFromTemplate(ctx, s.cluster, s.tkrName)

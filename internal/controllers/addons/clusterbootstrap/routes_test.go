@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
+	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -59,10 +60,18 @@ func TestCustomisation(t *testing.T) {
 
 	t.Run("a custom-clusterbootstrap Cluster waits for the user's ClusterBootstrap", func(t *testing.T) {
 		newCluster(t, "c2", tkr134, map[string]string{runv1alpha3.AnnotationCustomClusterBootstrap: ""})
-		time.Sleep(time.Second)
-		if err := mgmt.Client.Get(ctx, key(ns, "c2"), &runv1alpha3.ClusterBootstrap{}); err == nil {
-			t.Fatal("a ClusterBootstrap was cloned for a Cluster annotated custom-clusterbootstrap")
-		}
+		envtest.Eventually(t, 20*time.Second, "the controller says c2 waits for the user's ClusterBootstrap", func() error {
+			if countEvents(t, "Cluster", "c2", clusterbootstrap.ReasonWaitingForUsers) == 0 {
+				return fmt.Errorf("no %s Event on Cluster c2", clusterbootstrap.ReasonWaitingForUsers)
+			}
+			return nil
+		})
+		envtest.Consistently(t, 2*time.Second, "c2 waits for the user's ClusterBootstrap", func() error {
+			if err := mgmt.Client.Get(ctx, key(ns, "c2"), &runv1alpha3.ClusterBootstrap{}); err == nil {
+				return fmt.Errorf("a ClusterBootstrap was cloned for a Cluster annotated custom-clusterbootstrap")
+			}
+			return nil
+		})
 		objs := []client.Object{
 			&runv1alpha3.KappControllerConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2-kapp"}},
 			&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c2-antrea"}},

@@ -151,8 +151,12 @@ func TestConfigValues(t *testing.T) {
 			return nil
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-antrea-data-values"}, &corev1.Secret{}); err == nil {
-		t.Error("a template-config AntreaConfig was turned into values")
-	}
+	// The controller has served every sibling of the template AntreaConfig, created in the same
+	// batch, twice over: it has seen the template too, and must leave it without values.
+	envtest.Consistently(t, 2*time.Second, "the template-config AntreaConfig", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-antrea-data-values"}, &corev1.Secret{}); err == nil {
+			return fmt.Errorf("a template-config AntreaConfig was turned into values")
+		}
+		return nil
+	})
 }

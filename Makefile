@@ -102,11 +102,13 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API
 	$(call rbac,manager-role,config/ipam-in-cluster/role.generated.yaml,./internal/controllers/ipam)
 
 .PHONY: verify
-verify: generate ## Check that generated code is current, code is formatted, vetted and go.mod tidy.
+verify: generate ## Check that generated code is current, code is formatted and vetted, DESIGN's import rules hold and go.mod is tidy and pinned.
 	@git diff --exit-code -- $(GENERATED) || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- $(GENERATED) | grep '^??')" || { echo "untracked generated files: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); exit 1; }
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$bad" || { echo "not gofmt-formatted (run gofmt -w):"; echo "$$bad"; exit 1; }
 	go vet ./...
+	hack/verify-imports.sh
+	hack/verify-stack.sh
 	@for m in . hack/images/cluster-api hack/images/local-path-provisioner hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/images/cloud-provider-vsphere-v1.26 hack/images/cloud-provider-vsphere-v1.27 hack/images/coredns-v1.12.4 hack/images/coredns-v1.12.1 hack/images/kapp-controller hack/images/carvel hack/images/cert-manager hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
 		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
 	done

@@ -10,7 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/conversion"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"

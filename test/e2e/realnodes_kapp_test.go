@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/images"
 )
 

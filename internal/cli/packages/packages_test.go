@@ -10,9 +10,9 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/cli/packages"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/test/clitest"

@@ -16,6 +16,7 @@ import (
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // NewCommand returns `slipway vsphere`.
@@ -189,6 +190,6 @@ func status(out io.Writer, d simulator.Daemon) error {
 	for _, v := range e.Variables() {
 		fmt.Fprintf(out, "%s: %q\n", v[0], v[1])
 	}
-	fmt.Fprintf(out, "# and for each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", simulator.ExampleEndpoint)
+	fmt.Fprintf(out, "# and for each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", vcenter.SimulatorEndpoint)
 	return nil
 }

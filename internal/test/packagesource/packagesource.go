@@ -9,8 +9,8 @@ import (
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	bundlepkg "github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
+	bundlepkg "github.com/slipway-dev/slipway/internal/carvel/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/template"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 

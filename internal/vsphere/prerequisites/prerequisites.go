@@ -29,7 +29,6 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
@@ -169,9 +168,9 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 	}
 
 	if env.ControlPlaneEndpoint != "" {
-		if ip := net.ParseIP(env.ControlPlaneEndpoint); strings.Contains(about.FullName, simulator.Mark) && (ip == nil || !ip.IsLoopback()) {
+		if ip := net.ParseIP(env.ControlPlaneEndpoint); vcenter.Simulated(about.FullName) && (ip == nil || !ip.IsLoopback()) {
 			return nil, fmt.Errorf("%s %s is not a loopback address: the VMs of slipway's vCenter simulator boot as nodes on this host, which serves their control-plane endpoint: set %s to an unused address such as %s",
-				varEndpoint, env.ControlPlaneEndpoint, varEndpoint, simulator.ExampleEndpoint)
+				varEndpoint, env.ControlPlaneEndpoint, varEndpoint, vcenter.SimulatorEndpoint)
 		}
 		infof("Checking if %s %s is already in use", varEndpoint, env.ControlPlaneEndpoint)
 		holder := env.UsedEndpoints[env.ControlPlaneEndpoint]

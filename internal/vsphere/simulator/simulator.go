@@ -54,18 +54,11 @@ const DefaultUsername = "administrator@vsphere.local"
 // hosts is how many ESXi hosts cluster0 has.
 const hosts = 2
 
-// Mark ends the full name the simulator reports, which tells it from a real vCenter.
-const Mark = "(simulated by slipway)"
-
-// ExampleEndpoint is a control-plane endpoint for a cluster on the simulator: one unused
-// loopback address per cluster, outside the local runtime's blocks (127.1-254.0.0/16).
-const ExampleEndpoint = "127.0.100.1"
-
 // Version is the vCenter release the simulator reports: 7.0, the seeds' ("vSphere 7.0
 // Environment Detected").
 var Version = types.AboutInfo{
 	Name:                  "VMware vCenter Server",
-	FullName:              "VMware vCenter Server 7.0.3 build-20150588 " + Mark,
+	FullName:              "VMware vCenter Server 7.0.3 build-20150588 " + vcenter.SimulatorMark,
 	Vendor:                "VMware, Inc.",
 	Version:               "7.0.3",
 	Build:                 "20150588",

@@ -21,6 +21,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// SimulatorMark ends the full name slipway's vCenter simulator reports, which tells it from a
+// real vCenter. It lives here, not in the simulator, so that what reads a vCenter does not build
+// the simulator.
+const SimulatorMark = "(simulated by slipway)"
+
+// SimulatorEndpoint is a control-plane endpoint for a cluster on the simulator, whose VMs boot as
+// nodes on this host: one unused loopback address per cluster, outside the local runtime's blocks
+// (127.1-254.0.0/16).
+const SimulatorEndpoint = "127.0.100.1"
+
+// Simulated says whether the vCenter whose full name (AboutInfo.FullName) is given is slipway's
+// simulator.
+func Simulated(fullName string) bool { return strings.Contains(fullName, SimulatorMark) }
+
 // The vApp properties a Kubernetes node OVA carries, in the category image-builder writes.
 const (
 	PropertyCategory      = "Cluster API Provider (CAPI)"

@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/template"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/status"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 )
 
 // Finalizer is kapp-controller's: the App's objects are deleted before the App.

@@ -22,11 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/template"
 	stagestatus "github.com/slipway-dev/slipway/internal/controllers/packaging/status"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
 )
 
 // Names kapp-controller gives.

@@ -17,7 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 )
 
 // LabelTKRPackage marks the Packages of a TKR package repository that carry a release.
@@ -64,7 +64,7 @@ func (f *Fetcher) Start(ctx context.Context) error {
 	interval := f.InitialInterval
 	for {
 		if err := f.FetchAll(ctx); err != nil {
-			log.Error(err, "failed to fetch the TKR catalogue; retrying", "after", interval)
+			log.Error(err, "Failed to fetch the TKR catalogue; retrying", "after", interval)
 		} else {
 			interval = f.Interval
 		}

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/template"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 )
 
@@ -60,7 +60,7 @@ func (r *PackageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.install(ctx, pkg); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", pkg.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)
+	ctrl.LoggerFrom(ctx).Info("Installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)
 	patch := client.MergeFrom(pkg.DeepCopy())
 	if pkg.Annotations == nil {
 		pkg.Annotations = map[string]string{}

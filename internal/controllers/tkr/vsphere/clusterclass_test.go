@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/vsphere"
 	"github.com/slipway-dev/slipway/internal/test/envtest"

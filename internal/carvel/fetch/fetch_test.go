@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/registrytrust"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/fetch"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )

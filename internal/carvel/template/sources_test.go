@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	bundlepkg "github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/deploy"
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/template"
+	bundlepkg "github.com/slipway-dev/slipway/internal/carvel/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/deploy"
+	"github.com/slipway-dev/slipway/internal/carvel/template"
 	"github.com/slipway-dev/slipway/internal/controllers/propagation"
 	"github.com/slipway-dev/slipway/internal/test/packagesource"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"

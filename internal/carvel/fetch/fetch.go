@@ -1,4 +1,4 @@
-// Package fetch is the first stage of an App: it writes what the App's fetch steps name (inline
+// Package fetch is the first stage of an App (see internal/controllers/packaging): it writes what the App's fetch steps name (inline
 // files and files from Secrets and ConfigMaps, an OCI image, an imgpkg bundle) into a directory.
 package fetch
 
@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 )
 
 // Fetch writes every fetch step into dir: a single step at its root, several each in the

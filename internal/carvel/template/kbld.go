@@ -11,7 +11,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/controllers/packaging/bundle"
+	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 )
 
 // kbld replaces every "image" value found in images.yml with its locked reference. The paths

@@ -71,7 +71,7 @@ func (w *webhookCerts) Start(ctx context.Context, c client.Client) {
 		for _, name := range w.configurations {
 			if err := w.inject(ctx, c, name); err != nil {
 				all = false
-				log.Info("webhook configuration not updated yet", "name", name, "reason", err.Error())
+				log.Info("Webhook configuration not updated yet", "name", name, "reason", err.Error())
 			}
 		}
 		if all {

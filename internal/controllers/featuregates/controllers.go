@@ -83,7 +83,7 @@ func all(c client.Client, newList func() client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, _ client.Object) []reconcile.Request {
 		list := newList()
 		if err := c.List(ctx, list); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "failed to list", "kind", fmt.Sprintf("%T", list))
+			ctrl.LoggerFrom(ctx).Error(err, "Failed to list", "kind", fmt.Sprintf("%T", list))
 			return nil
 		}
 		objs, err := meta.ExtractList(list)

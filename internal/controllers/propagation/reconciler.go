@@ -80,12 +80,12 @@ func (r *Reconciler) propagateAll(ctx context.Context) error {
 	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		requests, err := r.sources(ctx)
 		if err != nil {
-			ctrl.LoggerFrom(ctx).Info("listing the sources failed, retrying", "kind", r.config.gvk.Kind, "reason", err.Error())
+			ctrl.LoggerFrom(ctx).Info("Listing the sources failed, retrying", "kind", r.config.gvk.Kind, "reason", err.Error())
 			return false, nil
 		}
 		for _, req := range requests {
 			if _, err := r.Reconcile(ctx, req); err != nil {
-				ctrl.LoggerFrom(ctx).Info("first propagation failed, retrying", "kind", r.config.gvk.Kind, "reason", err.Error())
+				ctrl.LoggerFrom(ctx).Info("First propagation failed, retrying", "kind", r.config.gvk.Kind, "reason", err.Error())
 				return false, nil
 			}
 		}
@@ -129,7 +129,7 @@ func (r *Reconciler) allSources(ctx context.Context, ns client.Object) []reconci
 	}
 	requests, err := r.sources(ctx)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list the sources", "kind", r.config.gvk.Kind)
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the sources", "kind", r.config.gvk.Kind)
 	}
 	return requests
 }

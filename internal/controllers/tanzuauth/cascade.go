@@ -75,7 +75,7 @@ func isPinnipedValues(s *corev1.Secret) bool {
 func (r *CascadeReconciler) allSecrets(ctx context.Context, _ client.Object) []ctrl.Request {
 	secrets := &corev1.SecretList{}
 	if err := r.Client.List(ctx, secrets, client.HasLabels{addons.LabelPackageName}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list pinniped values Secrets")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list pinniped values Secrets")
 		return nil
 	}
 	var reqs []ctrl.Request
@@ -97,7 +97,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	clusterName := clusterOf(secret)
 	if clusterName == "" {
-		ctrl.LoggerFrom(ctx).Info("pinniped values Secret names no Cluster (owner reference or label " + addons.LabelClusterName + "); left alone")
+		ctrl.LoggerFrom(ctx).Info("Pinniped values Secret names no Cluster (owner reference or label " + addons.LabelClusterName + "); left alone")
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1.Cluster{}
@@ -136,7 +136,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Patch(ctx, secret, patch); err != nil {
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("pinniped values written", "cluster", cluster.Name, "identityManagement", identityType(info))
+	ctrl.LoggerFrom(ctx).Info("Pinniped values written", "cluster", cluster.Name, "identityManagement", identityType(info))
 	return ctrl.Result{}, nil
 }
 

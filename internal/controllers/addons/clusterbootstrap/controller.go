@@ -161,7 +161,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) clustersOfTKR(ctx context.Context, o client.Object) []ctrl.Request {
 	clusters := &clusterv1.ClusterList{}
 	if err := r.Client.List(ctx, clusters, client.MatchingLabels{runv1alpha3.LabelTKR: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list Clusters")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Clusters")
 		return nil
 	}
 	out := make([]ctrl.Request, len(clusters.Items))
@@ -275,7 +275,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	remote, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(s.cluster))
 	if errors.Is(err, clustercache.ErrClusterNotConnected) {
 		// The cluster cache's source brings the Cluster back when it connects.
-		ctrl.LoggerFrom(ctx).V(2).Info("waiting for the cluster cache to connect to the workload cluster")
+		ctrl.LoggerFrom(ctx).V(2).Info("Waiting for the cluster cache to connect to the workload cluster")
 		return ctrl.Result{RequeueAfter: r.StatusPeriod}, nil
 	}
 	if err != nil {
@@ -398,6 +398,6 @@ func (r *Reconciler) reconcileUnpause(ctx context.Context, s *scope) error {
 		return fmt.Errorf("failed to unpause cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
 	}
 	r.Recorder.Eventf(cluster, s.cb, corev1.EventTypeNormal, ReasonUnpaused, "Unpause", "Unpaused: the cluster's packages follow release %s", want)
-	ctrl.LoggerFrom(ctx).Info("unpaused the cluster: its packages follow the new release", "tkr", want)
+	ctrl.LoggerFrom(ctx).Info("Unpaused the cluster: its packages follow the new release", "tkr", want)
 	return nil
 }

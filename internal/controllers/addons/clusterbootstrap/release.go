@@ -241,7 +241,7 @@ func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
 		return nil
 	}
 	from := s.cb.Status.ResolvedTKR
-	ctrl.LoggerFrom(ctx).Info("upgrading ClusterBootstrap", "from", from, "to", s.tkrName)
+	ctrl.LoggerFrom(ctx).Info("Upgrading ClusterBootstrap", "from", from, "to", s.tkrName)
 	var cloned []client.Object
 	for _, p := range added {
 		objs, err := r.cloneReferences(ctx, s.cluster, p, cbt.Namespace)

@@ -120,7 +120,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 		if err != nil && r.machinesGone(ctx, cluster) {
 			// Cluster API has already deleted every machine (it deletes them alongside this
 			// wait): the packages went with the nodes, and nothing is left to reach.
-			ctrl.LoggerFrom(ctx).Info("the workload cluster's machines are gone; releasing the cluster", "reason", err.Error())
+			ctrl.LoggerFrom(ctx).Info("The workload cluster's machines are gone; releasing the cluster", "reason", err.Error())
 			err, remaining = nil, nil
 		}
 		if err != nil || len(remaining) > 0 {
@@ -136,7 +136,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 			message := fmt.Sprintf("gave up after %s: %s; the packages may remain on the workload cluster", r.DeleteTimeout, why)
 			r.setDeleteCondition(ctx, cb, ReasonDeletionTimedOut, message)
 			r.Recorder.Eventf(cb, cluster, corev1.EventTypeWarning, ReasonDeletionTimedOut, "Delete", "%s", message)
-			ctrl.LoggerFrom(ctx).Info("deletion timed out; releasing the cluster", "timeout", r.DeleteTimeout, "reason", why)
+			ctrl.LoggerFrom(ctx).Info("Deletion timed out; releasing the cluster", "timeout", r.DeleteTimeout, "reason", why)
 		}
 	}
 	// Only what exists is released: a typed nil in the list would pass a nil check.
@@ -199,7 +199,7 @@ func (r *Reconciler) setDeleteCondition(ctx context.Context, cb *runv1alpha3.Clu
 	patch := client.MergeFrom(cb.DeepCopy())
 	cb.Status.Conditions.MarkFalse(ConditionAdditionalPackagesRemoved, reason, runv1alpha3.ConditionSeverityWarning, message)
 	if err := r.Client.Status().Patch(ctx, cb, patch); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to record why the deletion waits")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to record why the deletion waits")
 	}
 }
 

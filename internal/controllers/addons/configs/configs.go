@@ -58,12 +58,12 @@ func (r *Config[T]) configs(ctx context.Context, namespace string, match func(cl
 	list := &metav1.PartialObjectMetadataList{}
 	gvk, err := r.Client.GroupVersionKindFor(r.New())
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "unknown config kind")
+		ctrl.LoggerFrom(ctx).Error(err, "Unknown config kind")
 		return nil
 	}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list configs")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list configs")
 		return nil
 	}
 	for _, item := range list.Items {

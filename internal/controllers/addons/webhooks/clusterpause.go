@@ -61,6 +61,6 @@ func (w *ClusterPause) Default(ctx context.Context, cluster *clusterv1.Cluster) 
 		cluster.Annotations = map[string]string{}
 	}
 	cluster.Annotations[addons.AnnotationPaused] = tkr
-	ctrl.LoggerFrom(ctx).Info("pausing the cluster until its packages follow the new release", "cluster", client.ObjectKeyFromObject(cluster), "tkr", tkr)
+	ctrl.LoggerFrom(ctx).Info("Pausing the cluster until its packages follow the new release", "cluster", client.ObjectKeyFromObject(cluster), "tkr", tkr)
 	return nil
 }

@@ -151,7 +151,7 @@ func (c *Compatibility) additional(ctx context.Context) (sets.Set[string], error
 		var versions []string
 		if err := yaml.Unmarshal([]byte(cm.Data[AdditionalTKRsKey]), &versions); err != nil {
 			// One bad ConfigMap does not hide the others; its author finds the error in the log.
-			ctrl.LoggerFrom(ctx).Error(err, "ignoring ConfigMap: data.tkrVersions must be a YAML list of TKR versions", "ConfigMap", cm.Namespace+"/"+cm.Name)
+			ctrl.LoggerFrom(ctx).Error(err, "Ignoring ConfigMap: data.tkrVersions must be a YAML list of TKR versions", "ConfigMap", cm.Namespace+"/"+cm.Name)
 			continue
 		}
 		out.Insert(versions...)
@@ -191,7 +191,7 @@ func (r *CompatibilityReconciler) allTKRs(ctx context.Context, _ client.Object) 
 func AllTKRs(ctx context.Context, c client.Reader) []ctrl.Request {
 	tkrs := &runv1alpha3.TanzuKubernetesReleaseList{}
 	if err := c.List(ctx, tkrs); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list TanzuKubernetesReleases")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list TanzuKubernetesReleases")
 		return nil
 	}
 	out := make([]ctrl.Request, len(tkrs.Items))

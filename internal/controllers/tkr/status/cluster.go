@@ -61,7 +61,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *ClusterReconciler) resolvedClusters(ctx context.Context, _ client.Object) []ctrl.Request {
 	clusters := &clusterv1.ClusterList{}
 	if err := r.Client.List(ctx, clusters, client.HasLabels{runv1alpha3.LabelTKR}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list Clusters")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Clusters")
 		return nil
 	}
 	out := make([]ctrl.Request, len(clusters.Items))

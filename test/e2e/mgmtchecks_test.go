@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 )
 
@@ -316,7 +316,7 @@ func publishedMetadata(ctx context.Context, c client.Client, name, typ, tkgVersi
 	if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: bomName}, cm); err != nil {
 		return fmt.Errorf("the BOM ConfigMap tkg-metadata names: %w", err)
 	}
-	bom := &initregion.BOM{}
+	bom := &managementcluster.BOM{}
 	if err := yaml.Unmarshal([]byte(cm.Data[clustermetadata.BOMKey]), bom); err != nil || bom.Release.Version != tkgVersion || len(bom.Components["tkg.tanzu.vmware.com"]) == 0 {
 		return fmt.Errorf("%s's bom.yaml (%v):\n%s", cm.Name, err, cm.Data[clustermetadata.BOMKey])
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
@@ -223,7 +222,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.onVSphere7, "deploy-tkg-on-vSphere7", false, "on vSphere 7, deploy a management cluster without asking about vSphere with Tanzu (DEPLOY_TKG_ON_VSPHERE7; slipway never asks)")
 	cmd.Flags().DurationVarP(&f.timeout, "timeout", "t", 30*time.Minute, "how long each wait may take")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig the management cluster's context is merged into (default $KUBECONFIG or ~/.kube/config); with -e, the bootstrap cluster's")
-	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it; default: slipway-repo:v0.1.0 in TKG_CUSTOM_IMAGE_REPOSITORY when the configuration sets it)")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", managementcluster.DefaultPackageRepository, "the management package repository's imgpkg bundle ('make packages' pushes it; default: slipway-repo:v0.1.0 in TKG_CUSTOM_IMAGE_REPOSITORY when the configuration sets it)")
 	cmd.Flags().BoolVarP(&f.ui, "ui", "u", false, "serve the installer UI, a wizard in the browser, instead of reading a configuration file")
 	cmd.Flags().StringVarP(&f.bind, "bind", "b", "127.0.0.1:8080", "with --ui: the address the installer serves on (a loopback address, unless --bind-remote)")
 	cmd.Flags().BoolVar(&f.bindRemote, "bind-remote", false, "with --ui: let --bind be an address beyond this host, where the printed token is the installer's only guard")

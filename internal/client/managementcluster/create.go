@@ -1,6 +1,3 @@
-// Package managementcluster holds the flows of `slipway management-cluster`: create (TKG's
-// InitRegion: a bootstrap cluster, the payload, the management Cluster, the payload again on
-// it, the pivot with clusterctl move), get and delete.
 package managementcluster
 
 import (
@@ -11,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,14 +25,11 @@ import (
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
-	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
-	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 )
 
 // CreateOptions are what Create takes.
@@ -92,7 +85,7 @@ type flow struct {
 	vars *config.Variables
 	cfg  *config.Cluster
 	// repo is the management package repository, read before anything starts.
-	repo *initregion.Repository
+	repo *Repository
 	// bootName, bootKubeconfig reach the bootstrap cluster; boot is its client.
 	bootName, bootKubeconfig string
 	boot                     client.Client
@@ -219,127 +212,6 @@ func (f *flow) kubeconfigPath() string {
 	return kubeconfig.DefaultPath()
 }
 
-// validate reads and completes the configuration and checks what the run needs before
-// anything starts: the assets, the provider and package repositories, the release, the name.
-func (f *flow) validate(ctx context.Context) error {
-	v, err := config.Read(f.o.File, f.o.Environ)
-	if err != nil {
-		return err
-	}
-	for name, value := range f.o.Set {
-		v.Set(name, value)
-	}
-	for _, n := range v.Unknown() {
-		f.p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
-	}
-	f.cfg, err = config.Complete(v, config.Management, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: f.o.Now()}, f.p.Infof)
-	if err != nil {
-		return err
-	}
-	for _, n := range f.cfg.Notes {
-		f.p.Infof("Warning: %s", n)
-	}
-	f.vars = v
-	if !f.o.DryRun && f.o.Home != "" {
-		if err := f.p.Audit(cluster.AuditLog(f.o.Home, f.cfg.Name)); err != nil {
-			return err
-		}
-	}
-	if _, err := clusterctl.Repository(); err != nil {
-		return err
-	}
-	// The local runtime runs its own Kubernetes versions; then each cluster the flow starts needs
-	// the node image of its runtime: the node agent's binaries, or a real node's images (checked
-	// against the registry, so not on a dry run).
-	version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
-	if f.cfg.InfrastructureProvider == "local" && !slices.Contains(assets.KubernetesVersions, version) {
-		return fmt.Errorf("invalid %s %q for the local infrastructure provider: the local runtime runs %s",
-			config.KubernetesVersion, f.cfg.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
-	}
-	if f.o.UseExistingBootstrap == "" {
-		switch {
-		case !f.realBootstrap():
-			if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
-				return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
-			}
-		case !f.o.DryRun:
-			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
-				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w", err)
-			}
-		}
-	}
-	if f.cfg.InfrastructureProvider == "local" {
-		switch {
-		case !f.cfg.RealNodes:
-			if err := localcluster.EnsureNodeImage(version); err != nil {
-				return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
-			}
-		case !f.o.DryRun:
-			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
-				return fmt.Errorf("invalid %s real: %w", config.LocalNodeRuntime, err)
-			}
-		}
-		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
-			return fmt.Errorf("cluster name %s matches a local cluster that exists: choose another %s, or delete it with `slipway local cluster delete %s`",
-				f.cfg.Name, config.ClusterName, f.cfg.Name)
-		}
-	}
-	// The nodes this host starts: the bootstrap cluster's, and the management cluster's on the
-	// local provider, which run together until the bootstrap cluster is deleted; real nodes are
-	// counted by what a real node takes.
-	nodes := map[bool][2]int{}
-	if f.o.UseExistingBootstrap == "" {
-		nodes[f.realBootstrap()] = [2]int{1, 0}
-	}
-	if f.cfg.InfrastructureProvider == "local" {
-		n := nodes[f.cfg.RealNodes]
-		nodes[f.cfg.RealNodes] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
-	}
-	for _, real := range []bool{false, true} {
-		if n, ok := nodes[real]; ok && !f.o.DryRun {
-			if err := f.o.Store.CheckHostLimits(real, n[0], n[1], func(msg string) { f.p.Infof("%s", msg) }); err != nil {
-				return err
-			}
-		}
-	}
-	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
-		if _, ok := cfg.Contexts[ContextName(f.cfg.Name)]; ok {
-			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
-				f.cfg.Name, ContextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
-		}
-	}
-	custom, _ := v.Get(config.CustomImageRepository)
-	if f.o.PackageRepository, err = initregion.PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
-		return err
-	}
-	if f.repo, err = initregion.ReadRepository(ctx, f.o.PackageRepository, f.cfg.Nodes.RegistryTrust()); err != nil {
-		return err
-	}
-	releases := f.repo.Releases()
-	i := slices.IndexFunc(releases, func(r string) bool { return config.ReleaseOf(r, f.cfg.KubernetesVersion) })
-	if i < 0 {
-		return fmt.Errorf("invalid %s %q: the package repository %s has no Kubernetes release of it: use one of %s",
-			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))
-	}
-	// A release's name is its version with '+' spelt "---", as TKG names them.
-	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
-	if f.cfg.VSphere != nil {
-		// No cluster holds the release yet: its node image is named as the catalogue names it.
-		image, err := clientvsphere.ReleaseImage(releases[i], f.cfg)
-		if err != nil {
-			return err
-		}
-		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], []prerequisites.Image{image}, nil, f.o.AcceptThumbprint, f.p.Infof); err != nil {
-			return err
-		}
-		// A thumbprint accepted where TKG prompts is saved with the configuration.
-		if tp := f.cfg.VSphere.TLSThumbprint; tp != "" {
-			f.vars.Set(config.VSphereTLSThumbprint, tp)
-		}
-	}
-	return nil
-}
-
 // dryRun prints the management Cluster and its ClusterBootstrap.
 func (f *flow) dryRun() error {
 	data, err := cluster.Manifests(f.cfg.Objects(f.tkrName)...)
@@ -361,7 +233,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		if f.boot, err = slipwayclient.New(f.bootKubeconfig, ""); err != nil {
 			return err
 		}
-		_, err = initregion.Run(ctx, initregion.Options{
+		_, err = Run(ctx, Options{
 			Kubeconfig: f.bootKubeconfig, WorkDir: filepath.Join(f.o.Home, "tmp", "existing-bootstrap"), Repository: f.repo,
 			InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: f.cfg.VSphere.ProviderVariables(), Timeout: f.o.Timeout, Progress: f.p,
 		})
@@ -370,7 +242,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	f.bootName = "tkg-kind-" + rand.String(12)
 	f.bootKubeconfig = filepath.Join(f.o.Home, "tmp", "config_"+f.bootName)
 	f.p.Infof("Setting up bootstrapper...")
-	err := initregion.Bootstrap(ctx, f.o.Store, initregion.BootstrapOptions{
+	err := Bootstrap(ctx, f.o.Store, BootstrapOptions{
 		Cluster: localcluster.CreateOptions{
 			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
 			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), RealNodes: f.realBootstrap(),
@@ -581,7 +453,7 @@ func (f *flow) saveKubeconfig(ctx context.Context) error {
 // installPayload installs kapp-controller, the providers and tkg-pkg on the management cluster.
 func (f *flow) installPayload(ctx context.Context) error {
 	var err error
-	f.tkgVersion, err = initregion.Run(ctx, initregion.Options{
+	f.tkgVersion, err = Run(ctx, Options{
 		Kubeconfig: f.mgmtKubeconfig, Context: ContextName(f.cfg.Name), WorkDir: filepath.Join(f.o.Home, "management", f.cfg.Name),
 		Repository: f.repo, InfrastructureProvider: f.cfg.InfrastructureProvider, ProviderVariables: f.cfg.VSphere.ProviderVariables(), Timeout: f.o.Timeout, Progress: f.p, Management: true,
 	})
@@ -698,86 +570,4 @@ func (f *flow) deleteBootstrap(context.Context) error {
 		return err
 	}
 	return os.Remove(f.bootKubeconfig)
-}
-
-// SavedKubeconfig is where slipway's home keeps the admin kubeconfig of a management cluster it
-// made.
-func SavedKubeconfig(home, name string) string {
-	return filepath.Join(home, "management", name+".kubeconfig")
-}
-
-// Names returns the management clusters created from this home whose kubeconfig is kept,
-// sorted.
-func Names(home string) ([]string, error) {
-	matches, err := filepath.Glob(filepath.Join(home, "management", "*.kubeconfig"))
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, m := range matches {
-		names = append(names, strings.TrimSuffix(filepath.Base(m), ".kubeconfig"))
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
-// Current returns the management cluster commands act on when none is named, as the tanzu CLI's
-// current server: the one created from this home; of several, the one whose admin context is
-// the current context of the kubeconfig at kubeconfigPath (kubectl's file when empty), else
-// the one created last, which guessed says. It returns "" when this home created none.
-func Current(home, kubeconfigPath string) (name string, guessed bool, err error) {
-	names, err := Names(home)
-	if err != nil || len(names) <= 1 {
-		if len(names) == 1 {
-			return names[0], false, err
-		}
-		return "", false, err
-	}
-	if kubeconfigPath == "" {
-		kubeconfigPath = kubeconfig.DefaultPath()
-	}
-	if cfg, err := clientcmd.LoadFromFile(kubeconfigPath); err == nil {
-		for _, n := range names {
-			if cfg.CurrentContext == ContextName(n) {
-				return n, false, nil
-			}
-		}
-	}
-	last, lastTime := "", time.Time{}
-	for _, n := range names {
-		info, err := os.Stat(SavedKubeconfig(home, n))
-		if err != nil {
-			return "", false, err
-		}
-		if info.ModTime().After(lastTime) {
-			last, lastTime = n, info.ModTime()
-		}
-	}
-	return last, true, nil
-}
-
-// GuessedError refuses to act on a guessed management cluster where acting cannot be undone.
-func GuessedError(home, verb string) error {
-	names, _ := Names(home)
-	return fmt.Errorf("several management clusters were created from this host (%s) and the kubeconfig's current context is none of theirs: name the one to %s, or switch to its context NAME-admin@NAME",
-		strings.Join(names, ", "), verb)
-}
-
-// ExportKubeconfig merges the admin kubeconfig of a management cluster this home made into
-// exportFile, or kubectl's kubeconfig when it is empty, without switching context. It returns
-// the file written.
-func ExportKubeconfig(home, name, exportFile string) (string, error) {
-	saved := SavedKubeconfig(home, name)
-	cfg, err := clientcmd.LoadFromFile(saved)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("no management cluster %s was created from this host (%s is missing)", name, saved)
-	}
-	if err != nil {
-		return "", err
-	}
-	path := exportFile
-	if path == "" {
-		path = kubeconfig.DefaultPath()
-	}
-	return path, kubeconfig.Merge(path, cfg, "")
 }

@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/assets"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 	"github.com/slipway-dev/slipway/internal/progress"
 )
@@ -15,7 +14,7 @@ import (
 // Metadata is what PublishMetadata writes of a management cluster.
 type Metadata struct {
 	Name, Plan, InfrastructureProvider string
-	BOM                                *initregion.BOM
+	BOM                                *BOM
 }
 
 // PublishMetadata writes, as TKG does at the end of a management cluster's create and upgrade
@@ -41,7 +40,7 @@ func PublishMetadata(ctx context.Context, c client.Client, m Metadata) error {
 
 // publishMetadata publishes the management cluster's metadata as TKG does at the end of a create
 // or an upgrade (done says which): a failure is a warning, since the cluster itself is done.
-func publishMetadata(ctx context.Context, p *progress.Printer, c client.Client, repo *initregion.Repository, name, plan, infrastructure, done string) {
+func publishMetadata(ctx context.Context, p *progress.Printer, c client.Client, repo *Repository, name, plan, infrastructure, done string) {
 	p.Infof("Creating tkg-bom versioned ConfigMaps...")
 	bom, err := repo.BOM(assets.DefaultKubernetesVersion())
 	if err == nil {

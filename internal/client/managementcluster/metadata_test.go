@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clustermetadata"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -21,7 +20,7 @@ func TestPublishMetadata(t *testing.T) {
 	ctx := t.Context()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
 	for _, version := range []string{"v2.5.2", "v2.6.0"} {
-		bom := &initregion.BOM{}
+		bom := &BOM{}
 		bom.Release.Version = version
 		if err := PublishMetadata(ctx, c, Metadata{Name: "mgmt", Plan: "dev", InfrastructureProvider: "local", BOM: bom}); err != nil {
 			t.Fatal(err)
@@ -41,7 +40,7 @@ func TestPublishMetadata(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: clustermetadata.Namespace, Name: md.BOM.ConfigMapRef.Name}, cm); err != nil {
 			t.Fatalf("%s: the BOM ConfigMap: %v", version, err)
 		}
-		got := &initregion.BOM{}
+		got := &BOM{}
 		if err := yaml.Unmarshal([]byte(cm.Data["bom.yaml"]), got); err != nil || got.Release.Version != version {
 			t.Errorf("%s: bom.yaml (%v)\n%s", version, err, cm.Data["bom.yaml"])
 		}

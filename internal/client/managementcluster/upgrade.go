@@ -14,7 +14,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -25,7 +24,7 @@ import (
 type Upgrade struct {
 	cluster.Upgrade
 	TKGVersion string
-	Repository *initregion.Repository
+	Repository *Repository
 	// Infrastructure is the clusterctl name of the infrastructure provider installed: local or
 	// vsphere.
 	Infrastructure string
@@ -61,11 +60,11 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 	ref := o.PackageRepository
 	if ref == "" {
 		repo := &pkgingv1alpha1.PackageRepository{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: initregion.ManagementRepository}, repo); err != nil {
-			return nil, fmt.Errorf("failed to read the management cluster's package repository %s/%s (or give --package-repository): %w", tkg.SystemNamespace, initregion.ManagementRepository, err)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: ManagementRepository}, repo); err != nil {
+			return nil, fmt.Errorf("failed to read the management cluster's package repository %s/%s (or give --package-repository): %w", tkg.SystemNamespace, ManagementRepository, err)
 		}
 		if repo.Spec.Fetch == nil || repo.Spec.Fetch.ImgpkgBundle == nil || repo.Spec.Fetch.ImgpkgBundle.Image == "" {
-			return nil, fmt.Errorf("package repository %s/%s names no imgpkg bundle: give --package-repository", tkg.SystemNamespace, initregion.ManagementRepository)
+			return nil, fmt.Errorf("package repository %s/%s names no imgpkg bundle: give --package-repository", tkg.SystemNamespace, ManagementRepository)
 		}
 		ref = repo.Spec.Fetch.ImgpkgBundle.Image
 	}
@@ -74,7 +73,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 	if err != nil {
 		return nil, err
 	}
-	repository, err := initregion.ReadRepository(ctx, ref, trust)
+	repository, err := ReadRepository(ctx, ref, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +143,11 @@ func RunUpgrade(ctx context.Context, name string, u *Upgrade, o RunOptions) erro
 	}
 	p.Infof("Management cluster providers upgraded successfully...")
 	p.Infof("Upgrading kapp-controller...")
-	if err := initregion.InstallKappController(ctx, o.Client, u.Repository, o.Timeout, p); err != nil {
+	if err := InstallKappController(ctx, o.Client, u.Repository, o.Timeout, p); err != nil {
 		return fmt.Errorf("unable to upgrade kapp-controller: %w", err)
 	}
 	p.Infof("Upgrading management components...")
-	version, err := initregion.InstallManagementPackages(ctx, o.Client, initregion.Options{Repository: u.Repository,
+	version, err := InstallManagementPackages(ctx, o.Client, Options{Repository: u.Repository,
 		InfrastructureProvider: u.Infrastructure, Timeout: o.Timeout, Progress: p, Management: true})
 	if err != nil {
 		return fmt.Errorf("unable to upgrade management components: %w", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
-	"github.com/slipway-dev/slipway/internal/client/initregion"
+	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
@@ -99,7 +99,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					asked = f.packageRepository
 				}
 				var repository string
-				if repository, err = initregion.PackageRepositoryOf(asked, os.Getenv(config.CustomImageRepository)); err != nil {
+				if repository, err = managementcluster.PackageRepositoryOf(asked, os.Getenv(config.CustomImageRepository)); err != nil {
 					return err
 				}
 				var env *config.Variables
@@ -110,7 +110,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				if trust, err = config.ReadRegistryTrust(env); err != nil {
 					return err
 				}
-				bo := initregion.BootstrapOptions{Cluster: opts, PackageRepository: repository, Trust: trust, Timeout: f.timeout, InfrastructureProvider: f.infrastructure}
+				bo := managementcluster.BootstrapOptions{Cluster: opts, PackageRepository: repository, Trust: trust, Timeout: f.timeout, InfrastructureProvider: f.infrastructure}
 				switch f.infrastructure {
 				case "local":
 				case "vsphere":
@@ -123,7 +123,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				default:
 					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
 				}
-				err = initregion.Bootstrap(cmd.Context(), store, bo)
+				err = managementcluster.Bootstrap(cmd.Context(), store, bo)
 			} else {
 				err = store.Create(cmd.Context(), opts)
 			}
@@ -138,8 +138,8 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.retain, "retain", false, "keep the cluster's processes and state when creation fails, for inspection")
 	cmd.Flags().BoolVar(&f.bootstrap, "bootstrap", false, "make it a TKG bootstrap cluster: install kapp-controller, cert-manager and the cluster-api, kubeadm, in-cluster IPAM and infrastructure providers (clusterctl init), the management package repository and tkg-pkg, as TKG does on its kind cluster")
 	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
-	cmd.Flags().StringVar(&f.packageRepository, "package-repository", initregion.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", initregion.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
+	cmd.Flags().StringVar(&f.packageRepository, "package-repository", managementcluster.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", managementcluster.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
 	cmd.Flags().BoolVar(&f.realNodes, "real-nodes", false, "make real nodes: containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry (needs root and `make images`); the nodes run any image. Not yet the default")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)

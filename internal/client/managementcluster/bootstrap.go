@@ -1,4 +1,4 @@
-package initregion
+package managementcluster
 
 import (
 	"context"

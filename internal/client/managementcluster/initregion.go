@@ -1,9 +1,4 @@
-// Package initregion installs TKG's bootstrap payload on a cluster, as tanzu-framework's
-// InitRegion does on its kind cluster (seeds/000): kapp-controller (slipway's package
-// controller) rendered from the management package repository, the Cluster API providers with
-// clusterctl init, then the management package repository and the tkg-pkg meta-package, waiting
-// until every one of its children has reconciled.
-package initregion
+package managementcluster
 
 import (
 	"cmp"

@@ -1,0 +1,139 @@
+package managementcluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/cluster"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
+	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
+)
+
+// validate reads and completes the configuration and checks what the run needs before
+// anything starts: the assets, the provider and package repositories, the release, the name.
+func (f *flow) validate(ctx context.Context) error {
+	v, err := config.Read(f.o.File, f.o.Environ)
+	if err != nil {
+		return err
+	}
+	for name, value := range f.o.Set {
+		v.Set(name, value)
+	}
+	for _, n := range v.Unknown() {
+		f.p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
+	}
+	f.cfg, err = config.Complete(v, config.Management, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: f.o.Now()}, f.p.Infof)
+	if err != nil {
+		return err
+	}
+	for _, n := range f.cfg.Notes {
+		f.p.Infof("Warning: %s", n)
+	}
+	f.vars = v
+	if !f.o.DryRun && f.o.Home != "" {
+		if err := f.p.Audit(cluster.AuditLog(f.o.Home, f.cfg.Name)); err != nil {
+			return err
+		}
+	}
+	if _, err := clusterctl.Repository(); err != nil {
+		return err
+	}
+	// The local runtime runs its own Kubernetes versions; then each cluster the flow starts needs
+	// the node image of its runtime: the node agent's binaries, or a real node's images (checked
+	// against the registry, so not on a dry run).
+	version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
+	if f.cfg.InfrastructureProvider == "local" && !slices.Contains(assets.KubernetesVersions, version) {
+		return fmt.Errorf("invalid %s %q for the local infrastructure provider: the local runtime runs %s",
+			config.KubernetesVersion, f.cfg.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
+	}
+	if f.o.UseExistingBootstrap == "" {
+		switch {
+		case !f.realBootstrap():
+			if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
+				return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
+			}
+		case !f.o.DryRun:
+			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
+				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w", err)
+			}
+		}
+	}
+	if f.cfg.InfrastructureProvider == "local" {
+		switch {
+		case !f.cfg.RealNodes:
+			if err := localcluster.EnsureNodeImage(version); err != nil {
+				return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
+			}
+		case !f.o.DryRun:
+			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
+				return fmt.Errorf("invalid %s real: %w", config.LocalNodeRuntime, err)
+			}
+		}
+		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
+			return fmt.Errorf("cluster name %s matches a local cluster that exists: choose another %s, or delete it with `slipway local cluster delete %s`",
+				f.cfg.Name, config.ClusterName, f.cfg.Name)
+		}
+	}
+	// The nodes this host starts: the bootstrap cluster's, and the management cluster's on the
+	// local provider, which run together until the bootstrap cluster is deleted; real nodes are
+	// counted by what a real node takes.
+	nodes := map[bool][2]int{}
+	if f.o.UseExistingBootstrap == "" {
+		nodes[f.realBootstrap()] = [2]int{1, 0}
+	}
+	if f.cfg.InfrastructureProvider == "local" {
+		n := nodes[f.cfg.RealNodes]
+		nodes[f.cfg.RealNodes] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
+	}
+	for _, real := range []bool{false, true} {
+		if n, ok := nodes[real]; ok && !f.o.DryRun {
+			if err := f.o.Store.CheckHostLimits(real, n[0], n[1], func(msg string) { f.p.Infof("%s", msg) }); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
+		if _, ok := cfg.Contexts[ContextName(f.cfg.Name)]; ok {
+			return fmt.Errorf("cluster name %s matches another management cluster: its context %s is in %s; choose another %s, or remove the context",
+				f.cfg.Name, ContextName(f.cfg.Name), f.kubeconfigPath(), config.ClusterName)
+		}
+	}
+	custom, _ := v.Get(config.CustomImageRepository)
+	if f.o.PackageRepository, err = PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
+		return err
+	}
+	if f.repo, err = ReadRepository(ctx, f.o.PackageRepository, f.cfg.Nodes.RegistryTrust()); err != nil {
+		return err
+	}
+	releases := f.repo.Releases()
+	i := slices.IndexFunc(releases, func(r string) bool { return config.ReleaseOf(r, f.cfg.KubernetesVersion) })
+	if i < 0 {
+		return fmt.Errorf("invalid %s %q: the package repository %s has no Kubernetes release of it: use one of %s",
+			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))
+	}
+	// A release's name is its version with '+' spelt "---", as TKG names them.
+	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
+	if f.cfg.VSphere != nil {
+		// No cluster holds the release yet: its node image is named as the catalogue names it.
+		image, err := clientvsphere.ReleaseImage(releases[i], f.cfg)
+		if err != nil {
+			return err
+		}
+		if err := cluster.CheckVSphere(ctx, f.cfg, true, releases[i], []prerequisites.Image{image}, nil, f.o.AcceptThumbprint, f.p.Infof); err != nil {
+			return err
+		}
+		// A thumbprint accepted where TKG prompts is saved with the configuration.
+		if tp := f.cfg.VSphere.TLSThumbprint; tp != "" {
+			f.vars.Set(config.VSphereTLSThumbprint, tp)
+		}
+	}
+	return nil
+}

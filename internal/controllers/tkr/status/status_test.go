@@ -75,7 +75,7 @@ func TestUpdatesAvailable(t *testing.T) {
 	release(t, "v1.34.3+vmware.1-tkg.1")
 	newer := release(t, "v1.34.3+vmware.1-tkg.2")
 	next := release(t, "v1.35.4+vmware.1-tkg.1")
-	release(t, "v1.36.0+vmware.1-tkg.1") // two minors ahead: not an update
+	ahead := release(t, "v1.36.0+vmware.1-tkg.1") // two minors ahead: not an update
 
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wl",
 		Labels:      map[string]string{runv1alpha3.LabelTKR: "v1.34.3---vmware.1-tkg.1"},
@@ -86,6 +86,14 @@ func TestUpdatesAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, cluster, "True UpdatesAvailable [v1.34.3+vmware.1-tkg.2 v1.35.4+vmware.1-tkg.1]")
+	// Converged, the Cluster's condition is written no more while the controller looks again:
+	// a change to a release that is no update brings every Cluster back to it.
+	patch := client.MergeFrom(ahead.DeepCopy())
+	ahead.Annotations = map[string]string{"example.com/touched": "yes"}
+	if err := env.Client.Patch(ctx, ahead, patch); err != nil {
+		t.Fatal(err)
+	}
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, cluster.DeepCopy()))
 
 	t.Run("deactivated releases are not updates", func(t *testing.T) {
 		for _, tkr := range []*runv1alpha3.TanzuKubernetesRelease{newer, next} {

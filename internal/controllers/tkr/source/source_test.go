@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -252,6 +253,19 @@ func TestCatalogue(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: n135}, &runv1alpha3.TanzuKubernetesRelease{}); err == nil {
 			t.Fatalf("%s installed although incompatible", n135)
 		}
+		// Converged, nothing the source wrote is written again while the fetcher reads the
+		// catalogue every 500ms.
+		still := []client.Object{&runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: n134}},
+			&runv1alpha3.OSImage{ObjectMeta: metav1.ObjectMeta{Name: "ubuntu-" + n134}},
+			&runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n134}}, cm}
+		packages := &datapkgingv1alpha1.PackageList{}
+		if err := env.Client.List(ctx, packages, client.InNamespace(ns)); err != nil || len(packages.Items) == 0 {
+			t.Fatalf("the TKR Packages: %d (%v)", len(packages.Items), err)
+		}
+		for i := range packages.Items {
+			still = append(still, &packages.Items[i])
+		}
+		envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, still...))
 	})
 
 	t.Run("a new compatibility tag brings a new release", func(t *testing.T) {

@@ -134,6 +134,14 @@ func TestQueriesRunWithTheServiceAccountsPermissions(t *testing.T) {
 			t.Errorf("%s: %s, want %s…", name, have, want)
 		}
 	}
+	// Answered, the Capability's status is written no more when the controller looks again (an
+	// annotation brings it back) and finds the same answers.
+	patch := client.MergeFrom(capability.DeepCopy())
+	capability.Annotations = map[string]string{"example.com/touched": "yes"}
+	if err := env.Client.Patch(ctx, capability, patch); err != nil {
+		t.Fatal(err)
+	}
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, capability.DeepCopy()))
 }
 
 // TestMissingServiceAccount gives every question the reason, naming the field.

@@ -113,6 +113,14 @@ func TestClaimsGetAddressesFromPools(t *testing.T) {
 		}
 		return nil
 	})
+	// Converged, the pool, the claims and their addresses are written no more when the pool's
+	// controller looks again (an annotation brings it back).
+	touched := pool.DeepCopy()
+	touched.Annotations = map[string]string{"example.com/touched": "yes"}
+	if err := env.Client.Patch(ctx, touched, client.MergeFrom(pool)); err != nil {
+		t.Fatal(err)
+	}
+	envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client, touched, first.DeepCopy(), second.DeepCopy(), a.DeepCopy(), b.DeepCopy()))
 
 	// The pool is full: the third claim says so, and gets an address when one is released.
 	if err := env.Client.Create(ctx, third); err != nil {

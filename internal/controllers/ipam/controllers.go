@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
@@ -74,10 +77,15 @@ type ClaimReconciler struct {
 	Client client.Client
 	// APIReader reads the addresses in use without a cache.
 	APIReader client.Reader
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller with one worker: claims are served one at a time.
 func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("ipam-controller")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ipamv1.IPAddressClaim{}).
 		Owns(&ipamv1.IPAddress{}).
@@ -149,8 +157,9 @@ func (r *ClaimReconciler) paused(ctx context.Context, claim *ipamv1.IPAddressCla
 	return ptr.Deref(cluster.Spec.Paused, false), nil
 }
 
-// Reconcile gives a claim an address, named as the claim, or says why it cannot.
-func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile gives a claim an address, named as the claim, or says why it cannot. The claim's
+// status is written once, when the pass ends, and a change of its Ready condition is an Event.
+func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	claim := &ipamv1.IPAddressClaim{}
 	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -162,13 +171,21 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if paused, err := r.paused(ctx, claim); err != nil || paused {
 		return ctrl.Result{}, err
 	}
+	before := claim.DeepCopy()
+	var ip string
+	defer func() {
+		if err := r.writeStatus(ctx, before, claim, ip); err != nil && reterr == nil {
+			reterr = err
+		}
+	}()
 	address := &ipamv1.IPAddress{}
 	err := r.APIReader.Get(ctx, req.NamespacedName, address)
 	switch {
 	case apierrors.IsNotFound(err):
 		spec, opts, err := poolOf(ctx, r.APIReader, claim.Namespace, ref)
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, r.ready(ctx, claim, "", ReasonPoolNotFound, fmt.Sprintf("%s %s does not exist: create it, or name an existing pool in spec.poolRef", ref.Kind, ref.Name))
+			setReady(claim, "", ReasonPoolNotFound, fmt.Sprintf("%s %s does not exist: create it, or name an existing pool in spec.poolRef", ref.Kind, ref.Name))
+			return ctrl.Result{}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -179,16 +196,19 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.ready(ctx, claim, address.Name, ReasonAllocated, "")
+	ip = address.Spec.Address
+	setReady(claim, address.Name, ReasonAllocated, "")
+	return ctrl.Result{}, nil
 }
 
-// allocate creates the claim's IPAddress from the pool; it returns nil, having said why on the
-// claim, when the pool is invalid or full.
+// allocate creates the claim's IPAddress from the pool; it returns nil, having set why on the
+// claim's Ready condition, when the pool is invalid or full.
 func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamv1.IPAddressClaim, spec ipamv1alpha2.InClusterIPPoolSpec, opts []client.ListOption) (*ipamv1.IPAddress, error) {
 	ref := claim.Spec.PoolRef
 	p, err := parsePool(spec)
 	if err != nil {
-		return nil, r.ready(ctx, claim, "", ReasonPoolInvalid, fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err))
+		setReady(claim, "", ReasonPoolInvalid, fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err))
+		return nil, nil
 	}
 	assigned, err := addressesOf(ctx, r.APIReader, ref, opts)
 	if err != nil {
@@ -202,7 +222,8 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamv1.IPAddressC
 	}
 	addr, ok := p.next(used)
 	if !ok {
-		return nil, r.ready(ctx, claim, "", ReasonPoolFull, fmt.Sprintf("%s %s has no free address (%d assigned): add addresses to the pool or release a claim", ref.Kind, ref.Name, len(assigned)))
+		setReady(claim, "", ReasonPoolFull, fmt.Sprintf("%s %s has no free address (%d assigned): add addresses to the pool or release a claim", ref.Kind, ref.Name, len(assigned)))
+		return nil, nil
 	}
 	address := &ipamv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: claim.Name},
@@ -226,9 +247,8 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamv1.IPAddressC
 	return address, nil
 }
 
-// ready sets the claim's addressRef and Ready condition.
-func (r *ClaimReconciler) ready(ctx context.Context, claim *ipamv1.IPAddressClaim, address, reason, message string) error {
-	patch := client.MergeFrom(claim.DeepCopy())
+// setReady sets the claim's addressRef and Ready condition.
+func setReady(claim *ipamv1.IPAddressClaim, address, reason, message string) {
 	claim.Status.AddressRef.Name = address
 	status := metav1.ConditionTrue
 	if address == "" {
@@ -237,5 +257,25 @@ func (r *ClaimReconciler) ready(ctx context.Context, claim *ipamv1.IPAddressClai
 	meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{
 		Type: "Ready", Status: status, Reason: reason, Message: message, ObservedGeneration: claim.Generation,
 	})
-	return r.Client.Status().Patch(ctx, claim, patch)
+}
+
+// writeStatus patches the claim's status when the pass changed it, and records an Event when its
+// Ready condition took a new reason: Normal for the address ip, Warning for why there is none.
+func (r *ClaimReconciler) writeStatus(ctx context.Context, before, claim *ipamv1.IPAddressClaim, ip string) error {
+	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	was, now := meta.FindStatusCondition(before.Status.Conditions, "Ready"), meta.FindStatusCondition(claim.Status.Conditions, "Ready")
+	switch {
+	case now == nil || was != nil && was.Reason == now.Reason && was.Message == now.Message:
+	case now.Status == metav1.ConditionTrue:
+		r.Recorder.Eventf(claim, nil, corev1.EventTypeNormal, now.Reason, "Allocate", "Address %s assigned from %s %s (IPAddress %s)",
+			ip, claim.Spec.PoolRef.Kind, claim.Spec.PoolRef.Name, claim.Status.AddressRef.Name)
+	default:
+		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, now.Reason, "Allocate", "%s", now.Message)
+	}
+	return nil
 }

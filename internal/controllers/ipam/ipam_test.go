@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,27 @@ func claim(ns, name, kind, pool string) *ipamv1.IPAddressClaim {
 		Spec: ipamv1.IPAddressClaimSpec{ClusterName: "wc", PoolRef: ipamv1.IPPoolReference{
 			APIGroup: ipamv1alpha2.GroupVersion.Group, Kind: kind, Name: pool}},
 	}
+}
+
+// expectEvent waits for the one events.k8s.io Event of a reason about a claim, with the note.
+func expectEvent(t *testing.T, c *ipamv1.IPAddressClaim, typ, reason, note string) {
+	t.Helper()
+	envtest.Eventually(t, 10*time.Second, c.Name+" Event "+reason, func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(t.Context(), list, client.InNamespace(c.Namespace)); err != nil {
+			return err
+		}
+		var found []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "IPAddressClaim" && e.Regarding.Name == c.Name && e.Reason == reason {
+				found = append(found, e.Type+": "+e.Note)
+			}
+		}
+		if len(found) != 1 || !strings.HasPrefix(found[0], typ+": "+note) {
+			return fmt.Errorf("Events %q, want one %s: %s…", found, typ, note)
+		}
+		return nil
+	})
 }
 
 // readyCondition waits for a claim's Ready condition to have the reason and returns it.
@@ -129,6 +151,9 @@ func TestClaimsGetAddressesFromPools(t *testing.T) {
 	if cond := readyCondition(t, third, ipam.ReasonPoolFull); !strings.Contains(cond.Message, "InClusterIPPool nodes has no free address (2 assigned)") {
 		t.Errorf("full pool message: %q", cond.Message)
 	}
+	// Each claim's Ready reason is an Event, once: the address given, or why there is none.
+	expectEvent(t, first, corev1.EventTypeNormal, ipam.ReasonAllocated, "Address "+a.Spec.Address+" assigned from InClusterIPPool nodes")
+	expectEvent(t, third, corev1.EventTypeWarning, ipam.ReasonPoolFull, "InClusterIPPool nodes has no free address")
 	// envtest runs no garbage collector: delete the claim's address after it, as it would.
 	if err := env.Client.Delete(ctx, second); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
@@ -20,14 +19,12 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 )
 
-// AnnotationInstalledGeneration on a TKR Package records the generation whose content is
-// installed, so that a restart does not install it again.
-const AnnotationInstalledGeneration = "run.tanzu.vmware.com/tkr-package-installed-generation"
-
 // PackageReconciler installs TKR Packages: it fetches and templates the Package's bundle as an
 // App would, and applies what it holds. TanzuKubernetesReleases and OSImages are cluster-scoped;
 // everything else (ClusterBootstrapTemplate, the bootstrap Packages, *Config templates) goes to
-// the Package's namespace. Objects a newer version of the package drops are pruned.
+// the Package's namespace. Objects a newer version of the package drops are pruned. A Package is
+// installed when it appears (at each start too) and when its spec changes; installing what is
+// already there changes nothing and records no change, so no mark of an earlier pass is kept.
 type PackageReconciler struct {
 	Client    client.Client
 	Namespace string
@@ -53,20 +50,14 @@ func (r *PackageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Get(ctx, req.NamespacedName, pkg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	generation := strconv.FormatInt(pkg.Generation, 10)
-	if !pkg.DeletionTimestamp.IsZero() || pkg.Annotations[AnnotationInstalledGeneration] == generation {
+	if !pkg.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	if err := r.install(ctx, pkg); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", pkg.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)
-	patch := client.MergeFrom(pkg.DeepCopy())
-	if pkg.Annotations == nil {
-		pkg.Annotations = map[string]string{}
-	}
-	pkg.Annotations[AnnotationInstalledGeneration] = generation
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pkg, patch))
+	return ctrl.Result{}, nil
 }
 
 func (r *PackageReconciler) install(ctx context.Context, pkg *datapkgingv1alpha1.Package) error {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -163,11 +164,22 @@ func (c *Compatibility) additional(ctx context.Context) (sets.Set[string], error
 type CompatibilityReconciler struct {
 	Client        client.Client
 	Compatibility *Compatibility
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
+
+// Reasons of the Events the compatibility reconciler records on releases.
+const (
+	ReasonCompatible   = "Compatible"
+	ReasonIncompatible = "Incompatible"
+)
 
 // SetupWithManager registers the reconciler: releases, the compatibility ConfigMaps and the
 // management Cluster's annotations all change the result.
 func (r *CompatibilityReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("tkr-compatibility-controller")
+	}
 	ns := r.Compatibility.Namespace
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("tkr_compatibility").
@@ -212,11 +224,28 @@ func (r *CompatibilityReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, err
 	}
 	patch := client.MergeFromWithOptions(tkr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	var was corev1.ConditionStatus // empty: never looked at
+	if c := tkr.Status.Conditions.Get(runv1alpha3.ConditionCompatible); c != nil {
+		was = c.Status
+	}
 	if compatible.Has(tkr.Spec.Version) {
 		tkr.Status.Conditions.MarkTrue(runv1alpha3.ConditionCompatible)
 	} else {
 		tkr.Status.Conditions.MarkFalse(runv1alpha3.ConditionCompatible, ReasonNotInCompatibilityMetadata, runv1alpha3.ConditionSeverityWarning,
 			fmt.Sprintf("TKR %s is not compatible with this management cluster: %s", tkr.Spec.Version, why))
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, tkr, patch))
+	if err := r.Client.Status().Patch(ctx, tkr, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// A release that comes or goes for this management cluster is worth an Event; the first look
+	// at a compatible release is not (it was installed because it is).
+	now := tkr.Status.Conditions.Get(runv1alpha3.ConditionCompatible)
+	switch {
+	case was == now.Status:
+	case now.Status == corev1.ConditionTrue && was != "":
+		r.Recorder.Eventf(tkr, nil, corev1.EventTypeNormal, ReasonCompatible, "Check", "TKR %s is compatible with this management cluster again", tkr.Spec.Version)
+	case now.Status != corev1.ConditionTrue:
+		r.Recorder.Eventf(tkr, nil, corev1.EventTypeWarning, ReasonIncompatible, "Check", "%s", now.Message)
+	}
+	return ctrl.Result{}, nil
 }

@@ -6,3 +6,4 @@ package source
 // +kubebuilder:rbac:groups=data.packaging.carvel.dev,resources=packages,verbs=*
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=*
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -215,6 +216,28 @@ func expectState(t *testing.T, name, want string) {
 	})
 }
 
+// expectEvent waits for an events.k8s.io Event of the reason about the release whose note holds
+// the text.
+func expectEvent(t *testing.T, release, typ, reason, text string) {
+	t.Helper()
+	eventually(t, release+" Event "+reason, func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(t.Context(), list); err != nil {
+			return err
+		}
+		var found []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "TanzuKubernetesRelease" && e.Regarding.Name == release && e.Reason == reason {
+				if e.Type == typ && strings.Contains(e.Note, text) {
+					return nil
+				}
+				found = append(found, e.Type+": "+e.Note)
+			}
+		}
+		return fmt.Errorf("Events %q, want %s: …%s…", found, typ, text)
+	})
+}
+
 func TestCatalogue(t *testing.T) {
 	ctx := t.Context()
 	const (
@@ -287,6 +310,7 @@ func TestCatalogue(t *testing.T) {
 		if msg := got.Status.Conditions.Get(runv1alpha3.ConditionCompatible).Message; !strings.Contains(msg, "no entry for TKG v2.6.0") {
 			t.Fatalf("Compatible message %q does not say why", msg)
 		}
+		expectEvent(t, n134, corev1.EventTypeWarning, source.ReasonIncompatible, "no entry for TKG v2.6.0")
 	})
 
 	t.Run("additional-compatible-tkrs ConfigMaps add releases", func(t *testing.T) {
@@ -297,6 +321,7 @@ func TestCatalogue(t *testing.T) {
 		}
 		expectState(t, n134, "Compatible=True Valid=True Ready=True label:v1 label:"+n134)
 		expectState(t, n135, "Compatible=False Valid=True Ready=False label:incompatible label:v1 label:"+n135)
+		expectEvent(t, n134, corev1.EventTypeNormal, source.ReasonCompatible, "compatible with this management cluster again")
 		if err := env.Client.Delete(ctx, cm); err != nil {
 			t.Fatal(err)
 		}

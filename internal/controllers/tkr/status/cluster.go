@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
@@ -33,6 +35,8 @@ const (
 // as TKG does, "[v1.35.4+vmware.1-tkg.1]"), else False with reason AlreadyUpToDate.
 type ClusterReconciler struct {
 	Client client.Client
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler; any release or OSImage change recomputes every
@@ -40,6 +44,9 @@ type ClusterReconciler struct {
 // a reconcile that read the Cluster from a cache not yet holding its own last write computes no
 // difference and patches nothing, and the next look must put the right value back.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("tkr-status-controller")
+	}
 	hasTKR := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[runv1alpha3.LabelTKR]
 		return ok
@@ -85,9 +92,22 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var was metav1.Condition
+	if c := conditions.Get(cluster, runv1alpha3.ConditionUpdatesAvailable); c != nil {
+		was = *c
+	}
 	defer func() {
-		if err := helper.Patch(ctx, cluster, patch.WithOwnedConditions{Conditions: []string{runv1alpha3.ConditionUpdatesAvailable}}); err != nil && reterr == nil {
-			reterr = client.IgnoreNotFound(err)
+		if err := helper.Patch(ctx, cluster, patch.WithOwnedConditions{Conditions: []string{runv1alpha3.ConditionUpdatesAvailable}}); err != nil {
+			if reterr == nil {
+				reterr = client.IgnoreNotFound(err)
+			}
+			return
+		}
+		// New releases to upgrade to are worth an Event; none left is not.
+		if now := conditions.Get(cluster, runv1alpha3.ConditionUpdatesAvailable); now != nil && now.Status == metav1.ConditionTrue &&
+			(was.Status != metav1.ConditionTrue || was.Message != now.Message) {
+			r.Recorder.Eventf(cluster, nil, corev1.EventTypeNormal, ReasonUpdatesAvailable, "Check",
+				"Kubernetes releases to upgrade to: %s", now.Message)
 		}
 	}()
 	current, err := version.ParseSemantic(tkr.VersionFromLabel(name))

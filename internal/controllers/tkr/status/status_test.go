@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -86,6 +88,22 @@ func TestUpdatesAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, cluster, "True UpdatesAvailable [v1.34.3+vmware.1-tkg.2 v1.35.4+vmware.1-tkg.1]")
+	envtest.Eventually(t, 10*time.Second, "the UpdatesAvailable Event", func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, list, client.InNamespace("default")); err != nil {
+			return err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "Cluster" && e.Regarding.Name == "wl" && e.Reason == status.ReasonUpdatesAvailable {
+				notes = append(notes, e.Note)
+			}
+		}
+		if want := "Kubernetes releases to upgrade to: [v1.34.3+vmware.1-tkg.2 v1.35.4+vmware.1-tkg.1]"; !slices.Contains(notes, want) {
+			return fmt.Errorf("Events %q, want %q", notes, want)
+		}
+		return nil
+	})
 	// Converged, the Cluster's condition is written no more while the controller looks again:
 	// a change to a release that is no update brings every Cluster back to it.
 	patch := client.MergeFrom(ahead.DeepCopy())

@@ -2,13 +2,9 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
@@ -24,64 +20,33 @@ type Daemon struct {
 	Executable string
 }
 
-func (d Daemon) data() string    { return filepath.Join(d.Dir, "data") }
-func (d Daemon) pidPath() string { return filepath.Join(d.Dir, "registry.pid") }
+func (d Daemon) data() string { return filepath.Join(d.Dir, "data") }
+
+func (d Daemon) process() proc.Daemon {
+	return proc.Daemon{Dir: d.Dir, Name: "registry", What: "the registry", RunArgs: RunArgs, Executable: d.Executable}
+}
 
 // LogPath is the registry process's log.
-func (d Daemon) LogPath() string { return filepath.Join(d.Dir, "registry.log") }
+func (d Daemon) LogPath() string { return d.process().LogPath() }
 
 // Running returns the pid of the registry's process, when it runs.
-func (d Daemon) Running() (int, bool) {
-	if !proc.Alive(d.pidPath(), RunArgs) {
-		return 0, false
-	}
-	return proc.ReadPID(d.pidPath()), true
-}
+func (d Daemon) Running() (int, bool) { return d.process().Running() }
 
 // Start starts the registry on address unless it runs already, and waits until it answers.
 // It says whether it started one.
 func (d Daemon) Start(ctx context.Context, address string) (bool, error) {
-	if _, ok := d.Running(); ok {
-		return false, nil
-	}
-	if err := os.MkdirAll(d.Dir, 0o700); err != nil {
-		return false, err
-	}
-	exe := d.Executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return false, err
-		}
-	}
-	if _, err := proc.SpawnDetached([]string{exe, "local", "registry", "run", "--address", address, "--dir", d.data()}, d.LogPath(), d.pidPath()); err != nil {
-		return false, err
-	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	return d.process().Start(ctx, []string{"--address", address, "--dir", d.data()}, 100*time.Millisecond, 10*time.Second, func(context.Context) bool {
 		resp, err := http.Get("http://" + address + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			return true, nil
+		if err != nil {
+			return false
 		}
-		if _, ok := d.Running(); !ok {
-			return false, fmt.Errorf("it exited")
-		}
-		return false, nil
+		resp.Body.Close()
+		return true
 	})
-	if err != nil {
-		return true, fmt.Errorf("the registry did not start (%v): see %s", err, d.LogPath())
-	}
-	return true, nil
 }
 
 // Stop stops the registry; pushed bundles are kept. It says whether one was running.
-func (d Daemon) Stop() (bool, error) {
-	pid, ok := d.Running()
-	if !ok {
-		return false, nil
-	}
-	return true, proc.Terminate([]int{pid}, 10*time.Second)
-}
+func (d Daemon) Stop() (bool, error) { return d.process().Stop(10 * time.Second) }
 
 // Address returns the loopback address the running registry listens on, read from its
 // arguments.

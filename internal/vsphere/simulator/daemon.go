@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/find"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -39,19 +38,17 @@ type Endpoint struct {
 	Thumbprint string `json:"-"`
 }
 
-func (d Daemon) pidPath() string      { return filepath.Join(d.Dir, "simulator.pid") }
 func (d Daemon) endpointPath() string { return filepath.Join(d.Dir, "endpoint.json") }
 
+func (d Daemon) process() proc.Daemon {
+	return proc.Daemon{Dir: d.Dir, Name: "simulator", What: "the vCenter simulator", RunArgs: RunArgs, Executable: d.Executable}
+}
+
 // LogPath is the simulator process's log.
-func (d Daemon) LogPath() string { return filepath.Join(d.Dir, "simulator.log") }
+func (d Daemon) LogPath() string { return d.process().LogPath() }
 
 // Running returns the pid of the simulator's process, when it runs.
-func (d Daemon) Running() (int, bool) {
-	if !proc.Alive(d.pidPath(), RunArgs) {
-		return 0, false
-	}
-	return proc.ReadPID(d.pidPath()), true
-}
+func (d Daemon) Running() (int, bool) { return d.process().Running() }
 
 // Endpoint reads where the simulator serves (or last served) and its credentials.
 func (d Daemon) Endpoint() (Endpoint, error) {
@@ -95,25 +92,7 @@ func (d Daemon) Start(ctx context.Context, address string) (bool, error) {
 	if err := os.WriteFile(d.endpointPath(), raw, 0o600); err != nil {
 		return false, err
 	}
-	exe := d.Executable
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return false, err
-		}
-	}
-	if _, err := proc.SpawnDetached([]string{exe, "vsphere", "simulator", "run", "--dir", d.Dir}, d.LogPath(), d.pidPath()); err != nil {
-		return false, err
-	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if _, ok := d.Running(); !ok {
-			return false, errors.New("it exited")
-		}
-		return d.ready(ctx), nil
-	})
-	if err != nil {
-		return true, fmt.Errorf("the vCenter simulator did not start (%v): see %s", err, d.LogPath())
-	}
-	return true, nil
+	return d.process().Start(ctx, []string{"--dir", d.Dir}, 200*time.Millisecond, 30*time.Second, d.ready)
 }
 
 // ready says whether the simulator lets its user in and has its datacenter.
@@ -187,12 +166,8 @@ func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervis
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was
 // running.
 func (d Daemon) Stop() (bool, error) {
-	pid, ok := d.Running()
-	if !ok {
-		return false, nil
-	}
 	// It stops the nodes of its VMs first.
-	return true, proc.Terminate([]int{pid}, 90*time.Second)
+	return d.process().Stop(90 * time.Second)
 }
 
 // Variables are the configuration variables that point a cluster at the simulator, in TKG's

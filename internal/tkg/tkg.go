@@ -1,6 +1,7 @@
 // Package tkg holds the names TKG gives that more than one side of slipway uses: the namespaces
-// of the management packages and the label of the management cluster's own Cluster. It is a
-// leaf: the flows, the controllers and the components import it, and it imports nothing.
+// of the management packages, the label of the management cluster's own Cluster, and the
+// TKGOperationInfo annotations the CLI's flows write. It is a leaf: the flows, the controllers
+// and the components import it, and it imports nothing of slipway's.
 package tkg
 
 const (

@@ -23,6 +23,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	tkrclient "github.com/slipway-dev/slipway/internal/client/tkr"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // TKG's refusals of a ClusterClass input file whose Cluster has no class.
@@ -176,10 +177,7 @@ func createFromObjects(ctx context.Context, o CreateOptions, objs []*unstructure
 		p.Infof("Warning: Pinniped configuration not found; Authentication via Pinniped will not be set up in this cluster. " +
 			"If you wish to set up Pinniped after the cluster is created, please refer to the documentation.")
 	}
-	annotations, err := operationAnnotations(operationCreate, o.Now(), o.Timeout)
-	if err != nil {
-		return err
-	}
+	annotations := tkg.OperationAnnotations(tkg.OperationCreate, o.Now(), o.Timeout)
 	all := cluster.GetAnnotations()
 	if all == nil {
 		all = map[string]string{}

@@ -5,7 +5,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -69,12 +68,12 @@ func Summarize(c *clusterv1.Cluster, now time.Time) Summary {
 	case !c.DeletionTimestamp.IsZero():
 		s.Status = "deleting"
 	case creationIncomplete(c):
-		s.Status = stalledAs(c, now, operationCreate, "creating", "createStalled")
+		s.Status = stalledAs(c, now, tkg.OperationCreate, "creating", "createStalled")
 	case conditions.IsTrue(c, clusterv1.AvailableCondition) && !conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition) &&
 		!conditions.IsTrue(c, clusterv1.ClusterScalingUpCondition) && !conditions.IsTrue(c, clusterv1.ClusterScalingDownCondition):
 		s.Status = "running"
 	case conditions.IsTrue(c, clusterv1.ClusterRollingOutCondition):
-		s.Status = stalledAs(c, now, operationUpgrade, "updating", "updateStalled")
+		s.Status = stalledAs(c, now, tkg.OperationUpgrade, "updating", "updateStalled")
 	default:
 		s.Status = "updating"
 	}
@@ -94,38 +93,14 @@ func creationIncomplete(c *clusterv1.Cluster) bool {
 	return w != nil && ptr.Deref(w.DesiredReplicas, 0) > 0 && ptr.Deref(w.ReadyReplicas, 0) == 0
 }
 
-// The operations TKGOperationInfo records.
-const (
-	operationCreate  = "Create"
-	operationUpgrade = "Upgrade"
-)
-
-// operationInfo is TKG's TKGOperationInfo annotation: the operation the CLI started, when, and
-// how long it may take.
-type operationInfo struct {
-	Operation               string
-	OperationStartTimestamp string
-	OperationTimeout        int
-}
-
-// operationAnnotations are the annotations of an operation started at now that may take
-// timeout: TKGOperationInfo, and TKGOperationLastObservedTimestamp at its start.
-func operationAnnotations(operation string, now time.Time, timeout time.Duration) (map[string]string, error) {
-	info, err := json.Marshal(operationInfo{Operation: operation, OperationStartTimestamp: now.UTC().Format(timestampLayout), OperationTimeout: int(timeout.Seconds())})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{tkg.AnnotationOperationInfo: string(info), tkg.AnnotationOperationLastObservedTimestamp: now.UTC().Format(timestampLayout)}, nil
-}
-
 // stalledAs is stalled when the cluster's TKGOperationInfo is of the operation and its last
 // observed time is older than the operation's timeout, as TKG decides, else inProgress.
 func stalledAs(c *clusterv1.Cluster, now time.Time, operation, inProgress, stalled string) string {
-	var info operationInfo
-	if err := json.Unmarshal([]byte(c.Annotations[tkg.AnnotationOperationInfo]), &info); err != nil || info.Operation != operation || info.OperationTimeout <= 0 {
+	info, ok := tkg.ReadOperation(c.Annotations)
+	if !ok || info.Operation != operation || info.OperationTimeout <= 0 {
 		return inProgress
 	}
-	observed, err := time.Parse(timestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	observed, err := time.Parse(tkg.TimestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
 	if err != nil {
 		return inProgress
 	}

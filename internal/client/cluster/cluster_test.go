@@ -64,10 +64,7 @@ func TestSummarize(t *testing.T) {
 func TestStalled(t *testing.T) {
 	start := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	record := func(c *clusterv1.Cluster, operation string) *clusterv1.Cluster {
-		annotations, err := operationAnnotations(operation, start, 30*time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
+		annotations := tkg.OperationAnnotations(operation, start, 30*time.Minute)
 		maps.Copy(c.Annotations, annotations)
 		return c
 	}
@@ -81,14 +78,14 @@ func TestStalled(t *testing.T) {
 	}
 	isTrue := func(t string) metav1.Condition { return metav1.Condition{Type: t, Status: metav1.ConditionTrue} }
 	isFalse := func(t string) metav1.Condition { return metav1.Condition{Type: t, Status: metav1.ConditionFalse} }
-	creating := record(topologyCluster(1), operationCreate)
-	updating := created(record(topologyCluster(1), operationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterRollingOutCondition))
-	upgradedLongAgo := record(topologyCluster(1), operationUpgrade)
+	creating := record(topologyCluster(1), tkg.OperationCreate)
+	updating := created(record(topologyCluster(1), tkg.OperationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterRollingOutCondition))
+	upgradedLongAgo := record(topologyCluster(1), tkg.OperationUpgrade)
 	// A scale long after an upgrade: machines are added, none rolls out to another version.
-	scaledAfterUpgrade := created(record(topologyCluster(1), operationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterScalingUpCondition))
+	scaledAfterUpgrade := created(record(topologyCluster(1), tkg.OperationUpgrade), isTrue(clusterv1.AvailableCondition), isTrue(clusterv1.ClusterScalingUpCondition))
 	// An old cluster that lost a worker: its creation is complete.
-	oldNotAvailable := created(record(topologyCluster(1), operationCreate), isFalse(clusterv1.AvailableCondition))
-	noWorkerReady := created(record(topologyCluster(1), operationCreate), isTrue(clusterv1.AvailableCondition))
+	oldNotAvailable := created(record(topologyCluster(1), tkg.OperationCreate), isFalse(clusterv1.AvailableCondition))
+	noWorkerReady := created(record(topologyCluster(1), tkg.OperationCreate), isTrue(clusterv1.AvailableCondition))
 	noWorkerReady.Status.Workers.ReadyReplicas = ptr.To[int32](0)
 	for _, tc := range []struct {
 		name    string
@@ -257,10 +254,7 @@ func TestNotInstalled(t *testing.T) {
 func TestWaitsRefreshTheObservedTime(t *testing.T) {
 	start := time.Now().Add(-time.Hour).UTC()
 	c := topologyCluster(1)
-	annotations, err := operationAnnotations(operationUpgrade, start, 30*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	annotations := tkg.OperationAnnotations(tkg.OperationUpgrade, start, 30*time.Minute)
 	maps.Copy(c.Annotations, annotations)
 	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionFalse,
 		LastTransitionTime: metav1.NewTime(start.Add(-time.Minute))}}
@@ -283,14 +277,14 @@ func TestWaitsRefreshTheObservedTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.observed(t.Context(), get())
-	observed, err := time.Parse(timestampLayout, get().Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	observed, err := time.Parse(tkg.TimestampLayout, get().Annotations[tkg.AnnotationOperationLastObservedTimestamp])
 	if err != nil || time.Since(observed) > time.Minute {
 		t.Errorf("the Available change was not observed: %v, %v", observed, err)
 	}
-	if err := clearOperation(t.Context(), fc, w.key, operationCreate); err != nil || get().Annotations[tkg.AnnotationOperationInfo] == "" {
+	if err := clearOperation(t.Context(), fc, w.key, tkg.OperationCreate); err != nil || get().Annotations[tkg.AnnotationOperationInfo] == "" {
 		t.Errorf("another operation's record was removed: %v", err)
 	}
-	if err := clearOperation(t.Context(), fc, w.key, operationUpgrade); err != nil || get().Annotations[tkg.AnnotationOperationInfo] != "" {
+	if err := clearOperation(t.Context(), fc, w.key, tkg.OperationUpgrade); err != nil || get().Annotations[tkg.AnnotationOperationInfo] != "" {
 		t.Errorf("the finished upgrade's record is still there: %v", err)
 	}
 }

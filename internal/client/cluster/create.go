@@ -176,10 +176,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 	p.Infof("")
 	p.Infof("Using this new Cluster configuration '%s' to create the cluster.", path)
 	p.Infof("")
-	annotations, err := operationAnnotations(operationCreate, o.Now(), o.Timeout)
-	if err != nil {
-		return err
-	}
+	annotations := tkg.OperationAnnotations(tkg.OperationCreate, o.Now(), o.Timeout)
 	maps.Copy(c.Annotations, annotations)
 	return createAndWait(ctx, o, key, objs)
 }
@@ -210,7 +207,7 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 		return err
 	}
 	// Created: a later loss of every worker is not a creation that stalled.
-	if err := clearOperation(ctx, o.Client, key, operationCreate); err != nil {
+	if err := clearOperation(ctx, o.Client, key, tkg.OperationCreate); err != nil {
 		return err
 	}
 	p.Infof("")
@@ -218,9 +215,6 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 	p.Infof("")
 	return nil
 }
-
-// timestampLayout is TKG's layout of its operation timestamps.
-const timestampLayout = "2006-01-02 15:04:05.999999999 -0700 MST"
 
 // release returns the Ready release of a Kubernetes version on the management cluster.
 func release(ctx context.Context, c client.Client, version string) (*runv1alpha3.TanzuKubernetesRelease, error) {
@@ -311,12 +305,12 @@ func (w waiter) observed(ctx context.Context, c *clusterv1.Cluster) {
 	if available == nil || c.Annotations[tkg.AnnotationOperationInfo] == "" {
 		return
 	}
-	last, err := time.Parse(timestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
+	last, err := time.Parse(tkg.TimestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
 	if err == nil && !available.LastTransitionTime.After(last) {
 		return
 	}
 	before := c.DeepCopy()
-	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = time.Now().UTC().Format(timestampLayout)
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = tkg.Timestamp(time.Now())
 	// A refresh that fails is tried again at the next poll.
 	_ = w.c.Patch(ctx, c, client.MergeFrom(before))
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -135,10 +134,7 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	}
 	// Unlike TKG's ClusterClass upgrades, the upgrade is recorded, so that `cluster list` can
 	// say updateStalled when nothing waits on it any more.
-	annotations, err := operationAnnotations(operationUpgrade, time.Now(), timeout)
-	if err != nil {
-		return err
-	}
+	annotations := tkg.OperationAnnotations(tkg.OperationUpgrade, time.Now(), timeout)
 	if cl.Annotations == nil {
 		cl.Annotations = map[string]string{}
 	}
@@ -161,7 +157,7 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 	if err := w.corePackages(ctx); err != nil {
 		return err
 	}
-	return clearOperation(ctx, c, key, operationUpgrade)
+	return clearOperation(ctx, c, key, tkg.OperationUpgrade)
 }
 
 // selectOSImage points the control plane and every machine deployment of a cluster whose
@@ -190,8 +186,7 @@ func clearOperation(ctx context.Context, c client.Client, key client.ObjectKey, 
 	if err := c.Get(ctx, key, cl); err != nil {
 		return err
 	}
-	var info operationInfo
-	if json.Unmarshal([]byte(cl.Annotations[tkg.AnnotationOperationInfo]), &info) != nil || info.Operation != operation {
+	if info, ok := tkg.ReadOperation(cl.Annotations); !ok || info.Operation != operation {
 		return nil
 	}
 	before := cl.DeepCopy()

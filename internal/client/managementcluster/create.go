@@ -2,10 +2,10 @@ package managementcluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,13 +319,6 @@ func (f *flow) checkRelease(ctx context.Context) error {
 	return nil
 }
 
-// operationInfo is TKG's TKGOperationInfo annotation.
-type operationInfo struct {
-	Operation               string `json:"Operation"`
-	OperationStartTimestamp string `json:"OperationStartTimestamp"`
-	OperationTimeout        int    `json:"OperationTimeout"`
-}
-
 // createCluster applies the management Cluster on the bootstrap cluster, after the vSphere
 // credentials Secret its ClusterClass names (and tkr-vsphere-resolver reads).
 func (f *flow) createCluster(ctx context.Context) error {
@@ -336,15 +329,8 @@ func (f *flow) createCluster(ctx context.Context) error {
 		}
 	}
 	c := f.cfg.Object()
-	now := f.o.Now().UTC()
-	info, err := json.Marshal(operationInfo{Operation: "Create", OperationStartTimestamp: now.Format("2006-01-02 15:04:05.999999999 -0700 MST"),
-		OperationTimeout: int(f.o.Timeout.Seconds())})
-	if err != nil {
-		return err
-	}
-	c.Annotations[tkg.AnnotationOperationInfo] = string(info)
-	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = now.Format("2006-01-02 15:04:05.999999999 -0700 MST")
-	err = f.boot.Create(ctx, c)
+	maps.Copy(c.Annotations, tkg.OperationAnnotations(tkg.OperationCreate, f.o.Now(), f.o.Timeout))
+	err := f.boot.Create(ctx, c)
 	if apierrors.IsAlreadyExists(err) && f.o.UseExistingBootstrap != "" {
 		f.p.Infof("Cluster %s/%s exists on the bootstrap cluster: resuming", c.Namespace, c.Name)
 		return nil
@@ -550,7 +536,7 @@ func (f *flow) patch(ctx context.Context) error {
 	c.Annotations[tkg.AnnotationTKGVersion] = f.tkgVersion
 	c.Annotations[tkg.AnnotationEdition] = "tkg"
 	delete(c.Annotations, tkg.AnnotationOperationInfo)
-	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = f.o.Now().UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")
+	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = tkg.Timestamp(f.o.Now())
 	if err := f.mgmt.Patch(ctx, c, client.MergeFrom(before)); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
@@ -165,33 +166,63 @@ func writeNodeConfig(dir string, spec Spec) error {
 
 // kubeletArgs are the kubelet's arguments as kubeadm's systemd drop-in gives them, once kubeadm
 // has written the kubelet's configuration; before, the kubelet does not start (on a VM it
-// crash-loops until then). The last flags are this host's: no systemd (cgroupfs), cgroup v1,
-// and the node's own cgroup; no eviction or image garbage collection for disk, as kind's nodes
-// have none (every node's file systems are the host's one disk, whose free share says nothing of
-// one node: with 24 GiB of 252 GiB free, the kubelet's default imagefs.available<15% put every
-// node under DiskPressure); then the providerID its machine was given, as a cloud provider gives
-// a VM's.
+// crash-loops until then). What this host needs beyond kubeadm's configuration is a drop-in of
+// the kubelet's own (--config-dir), which it merges over config.yaml: see hostKubeletConfig.
 func kubeletArgs(dir string, spec Spec) []string {
 	if _, err := os.Stat("/var/lib/kubelet/config.yaml"); err != nil {
+		return nil
+	}
+	dropIn, err := hostKubeletConfig(dir, spec)
+	if err == nil {
+		err = os.MkdirAll(kubeletConfigDir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(kubeletConfigDir, "90-slipway-host.conf"), dropIn, 0o644)
+	}
+	if err != nil {
+		// The kubelet would run with the wrong cgroups: not at all, until this can be written.
 		return nil
 	}
 	args := []string{filepath.Join(spec.BinDir, "kubelet"),
 		"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
 		"--kubeconfig=/etc/kubernetes/kubelet.conf",
 		"--config=/var/lib/kubelet/config.yaml",
+		"--config-dir=" + kubeletConfigDir,
 	}
-	args = append(args, kubeadmFlags("/var/lib/kubelet/kubeadm-flags.env")...)
-	args = append(args, "--cgroup-driver=cgroupfs", "--fail-cgroupv1=false", "--cgroup-root="+CgroupRoot(dir),
-		"--eviction-hard="+hostEvictionHard, "--image-gc-high-threshold=100")
-	if spec.ProviderID != "" {
-		args = append(args, "--provider-id="+spec.ProviderID)
-	}
-	return args
+	return append(args, kubeadmFlags("/var/lib/kubelet/kubeadm-flags.env")...)
 }
 
-// hostEvictionHard keeps the kubelet's default memory threshold and turns off those of disk and
-// inodes.
-const hostEvictionHard = "memory.available<100Mi,nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
+// kubeletConfigDir holds the kubelet's configuration drop-ins.
+const kubeletConfigDir = "/etc/kubernetes/kubelet.conf.d"
+
+// hostKubeletConfig is the KubeletConfiguration drop-in this host needs: no systemd (cgroupfs),
+// cgroup v1, and the node's own cgroup; no eviction or image garbage collection for disk, as
+// kind's nodes have none (every node's file systems are the host's one disk, whose free share
+// says nothing of one node: with 24 GiB of 252 GiB free, the kubelet's default
+// imagefs.available<15% put every node under DiskPressure), the memory threshold kept; then the
+// providerID its machine was given, as a cloud provider gives a VM's. The kubelet merges a
+// drop-in's maps key by key, so each default disk threshold is named to turn it off.
+func hostKubeletConfig(dir string, spec Spec) ([]byte, error) {
+	config := map[string]any{
+		"apiVersion":   "kubelet.config.k8s.io/v1beta1",
+		"kind":         "KubeletConfiguration",
+		"cgroupDriver": "cgroupfs",
+		"failCgroupV1": false,
+		"cgroupRoot":   CgroupRoot(dir),
+		"evictionHard": map[string]string{
+			"memory.available":   "100Mi",
+			"nodefs.available":   "0%",
+			"nodefs.inodesFree":  "0%",
+			"imagefs.available":  "0%",
+			"imagefs.inodesFree": "0%",
+		},
+		"imageGCHighThresholdPercent": 100,
+	}
+	if spec.ProviderID != "" {
+		config["providerID"] = spec.ProviderID
+	}
+	return yaml.Marshal(config)
+}
 
 // kubeadmFlags reads KUBELET_KUBEADM_ARGS from the environment file kubeadm writes.
 func kubeadmFlags(path string) []string {

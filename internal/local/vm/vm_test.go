@@ -335,13 +335,19 @@ func checkNoDiskEviction(t *testing.T, client kubernetes.Interface, nodes ...tes
 			KubeletConfig struct {
 				EvictionHard                map[string]string `json:"evictionHard"`
 				ImageGCHighThresholdPercent int               `json:"imageGCHighThresholdPercent"`
+				CgroupDriver                string            `json:"cgroupDriver"`
+				CgroupRoot                  string            `json:"cgroupRoot"`
 			} `json:"kubeletconfig"`
 		}
 		if err := json.Unmarshal(raw, &configz); err != nil {
 			t.Fatalf("configz of %s: %v", n.name, err)
 		}
 		c := configz.KubeletConfig
-		for _, signal := range []string{"nodefs.available", "nodefs.inodesFree", "imagefs.available"} {
+		if c.CgroupDriver != "cgroupfs" || c.CgroupRoot != CgroupRoot(n.dir) || c.EvictionHard["memory.available"] != "100Mi" {
+			t.Errorf("kubelet of %s: cgroupDriver %q, cgroupRoot %q, memory.available<%q; want cgroupfs, %s, 100Mi (the host's drop-in)",
+				n.name, c.CgroupDriver, c.CgroupRoot, c.EvictionHard["memory.available"], CgroupRoot(n.dir))
+		}
+		for _, signal := range []string{"nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree"} {
 			if c.EvictionHard[signal] != "0%" {
 				t.Errorf("kubelet of %s evicts at %s<%q, want 0%%", n.name, signal, c.EvictionHard[signal])
 			}

@@ -14,21 +14,27 @@ import (
 	"time"
 )
 
-// apiServer is a TLS server that answers /readyz with 200 when ready, 500 otherwise, and
-// anything else with its name.
-func apiServer(t *testing.T, name string, ready *atomic.Bool) string {
-	return slowAPIServer(t, name, ready, &atomic.Bool{})
+// backend is a TLS server standing in for an API server: /readyz answers 200 while ready, 500
+// otherwise, and only after the check's timeout while slow; anything else is answered with its
+// name. It counts the checks it answered, so that a test waits for the load balancer's checks
+// rather than for time.
+type backend struct {
+	addr        string
+	ready, slow atomic.Bool
+	checks      atomic.Int64
+	name        string
 }
 
-// slowAPIServer is an apiServer whose /readyz answers only after the check's timeout while slow.
-func slowAPIServer(t *testing.T, name string, ready, slow *atomic.Bool) string {
+func newBackend(t *testing.T, name string) *backend {
 	t.Helper()
+	b := &backend{name: name}
 	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/readyz" {
-			if slow.Load() {
+			defer b.checks.Add(1)
+			if b.slow.Load() {
 				time.Sleep(checkTimeout + 500*time.Millisecond)
 			}
-			if !ready.Load() {
+			if !b.ready.Load() {
 				w.WriteHeader(http.StatusInternalServerError)
 			}
 			return
@@ -36,7 +42,24 @@ func slowAPIServer(t *testing.T, name string, ready, slow *atomic.Bool) string {
 		_, _ = io.WriteString(w, name)
 	}))
 	t.Cleanup(s.Close)
-	return strings.TrimPrefix(s.URL, "https://")
+	b.addr = strings.TrimPrefix(s.URL, "https://")
+	return b
+}
+
+// checked waits until the backend has answered n checks that began after mark was taken
+// (b.checks.Load(), just before the test changed the backend's state) and one more, so that the
+// load balancer has taken in at least n answers given in the new state: the check under way at
+// mark may have answered in the old one.
+func (b *backend) checked(t *testing.T, mark int64, n int64) {
+	t.Helper()
+	limit := time.Duration(n+3) * (CheckInterval + checkTimeout)
+	deadline := time.Now().Add(limit)
+	for b.checks.Load() < mark+n+2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %s answered %d checks in %s, want %d", b.name, b.checks.Load()-mark, limit, n+2)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // runLB runs a load balancer over backends on a free loopback port until the test ends, and
@@ -65,9 +88,8 @@ func runLB(t *testing.T, backends ...string) string {
 // forwards to a backend once its /readyz answered 200 rise times in a row, prefers the ready ones once a
 // backend failed twice, and still forwards to backends that were ready once when none is now.
 func TestOnlyReadyBackends(t *testing.T) {
-	var aReady, bReady atomic.Bool
-	a, b := apiServer(t, "a", &aReady), apiServer(t, "b", &bReady)
-	listen := runLB(t, a, b)
+	a, b := newBackend(t, "a"), newBackend(t, "b")
+	listen := runLB(t, a.addr, b.addr)
 	// A new connection per request, so that each is balanced anew.
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}} //nolint:gosec // test server
@@ -80,35 +102,44 @@ func TestOnlyReadyBackends(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return string(body)
 	}
-	// Give the checks time to run: a backend that listens but is not ready takes nothing.
-	time.Sleep(3 * CheckInterval)
+	// A backend that listens but has failed its checks takes nothing.
+	a.checked(t, 0, 2)
+	b.checked(t, 0, 2)
 	if got := get(); got != "" {
 		t.Fatalf("with no backend ready, a request was answered by %q", got)
 	}
-	aReady.Store(true)
-	deadline := time.Now().Add((rise + 2) * CheckInterval)
-	for get() != "a" {
-		if time.Now().After(deadline) {
-			t.Fatalf("backend a, ready, takes no connection after %s", (rise+2)*CheckInterval)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	mark := a.checks.Load()
+	a.ready.Store(true)
+	a.checked(t, mark, rise)
 	for range 4 {
 		if got := get(); got != "a" {
-			t.Fatalf("a request went to %q while only a is ready", got)
+			t.Fatalf("a request went to %q after a passed %d checks, while only a is ready", got, rise)
 		}
 	}
-	bReady.Store(true)
-	aReady.Store(false)
-	time.Sleep((fall + 2) * CheckInterval)
+	// Both ready: requests are shared.
+	markB := b.checks.Load()
+	b.ready.Store(true)
+	b.checked(t, markB, rise)
+	seen := map[string]bool{}
+	for range 4 {
+		seen[get()] = true
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Fatalf("with a and b ready, 4 requests went to %v, want both", seen)
+	}
+	// a fails fall checks: it takes no more requests.
+	markA := a.checks.Load()
+	a.ready.Store(false)
+	a.checked(t, markA, fall)
 	for range 4 {
 		if got := get(); got != "b" {
-			t.Fatalf("a request went to %q once a failed its checks and b passed them", got)
+			t.Fatalf("a request went to %q once a failed %d checks while b passed them", got, fall)
 		}
 	}
 	// A backend that was ready once still serves when it is the only one that accepts.
-	bReady.Store(false)
-	time.Sleep((fall + 1) * CheckInterval)
+	markB = b.checks.Load()
+	b.ready.Store(false)
+	b.checked(t, markB, fall)
 	if got := get(); got != "a" && got != "b" {
 		t.Fatalf("with both backends failing their checks, a request was answered by %q", got)
 	}
@@ -117,14 +148,14 @@ func TestOnlyReadyBackends(t *testing.T) {
 // sessionTest is a load balancer over backends a (which can be made slow) and b, with a
 // connection forwarded to a, the only ready one.
 type sessionTest struct {
-	aReady, aSlow, bReady atomic.Bool
-	conn                  net.Conn
+	a, b *backend
+	conn net.Conn
 }
 
 func newSessionTest(t *testing.T) *sessionTest {
-	st := &sessionTest{}
-	listen := runLB(t, slowAPIServer(t, "a", &st.aReady, &st.aSlow), apiServer(t, "b", &st.bReady))
-	st.aReady.Store(true)
+	st := &sessionTest{a: newBackend(t, "a"), b: newBackend(t, "b")}
+	listen := runLB(t, st.a.addr, st.b.addr)
+	st.a.ready.Store(true)
 	st.conn = dialReady(t, listen)
 	return st
 }
@@ -142,21 +173,22 @@ func (st *sessionTest) stillOpen(wait time.Duration) bool {
 // that it is not ready and another backend is ready.
 func TestShutdownSessions(t *testing.T) {
 	st := newSessionTest(t)
-	st.aReady.Store(false)
+	st.a.ready.Store(false)
 	if !st.stillOpen((fall + 1) * CheckInterval) {
 		t.Fatal("the connection to a was closed while a failed its checks and no other backend was ready")
 	}
 	// Ready again, then slow to answer while b becomes ready.
-	st.aReady.Store(true)
-	time.Sleep((rise + 1) * CheckInterval)
-	st.aSlow.Store(true)
-	st.bReady.Store(true)
+	mark := st.a.checks.Load()
+	st.a.ready.Store(true)
+	st.a.checked(t, mark, rise)
+	st.a.slow.Store(true)
+	st.b.ready.Store(true)
 	// b is ready after rise checks, while a misses fewer than closeAfter (each takes checkTimeout).
 	if !st.stillOpen(rise*CheckInterval + 2*checkTimeout) {
 		t.Fatal("the connection to a was closed while a was slow to answer for only a few checks")
 	}
-	st.aSlow.Store(false)
-	st.aReady.Store(false)
+	st.a.slow.Store(false)
+	st.a.ready.Store(false)
 	// Its checks answer 500 now: closed within a few checks (generous: a loaded host).
 	if st.stillOpen(4 * (fall + 1) * CheckInterval) {
 		t.Fatalf("the connection to a, which answers that it is not ready, is still open %s after b became ready", 4*(fall+1)*CheckInterval)
@@ -168,8 +200,8 @@ func TestShutdownSessions(t *testing.T) {
 // connections once it missed closeAfter checks and another backend is ready.
 func TestShutdownSessionsOfASilentBackend(t *testing.T) {
 	st := newSessionTest(t)
-	st.aSlow.Store(true)
-	st.bReady.Store(true)
+	st.a.slow.Store(true)
+	st.b.ready.Store(true)
 	if bound := 2 * closeAfter * (checkTimeout + CheckInterval); st.stillOpen(bound) {
 		t.Fatalf("the connection to a, which stopped answering its checks, is still open after %s", bound)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/klog/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ func readRecord(ctx context.Context, t Target, name Name, rename bool) (*record,
 			LabelKey: LabelApp, LabelValue: strconv.FormatInt(time.Now().UTC().UnixNano(), 10), UsedGKs: &[]schema.GroupKind{},
 		}}, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("failed to read the kapp record %s/%s: %w", cm.Namespace, cm.Name, err)
+		return nil, fmt.Errorf("failed to read the kapp record %s: %w", klog.KObj(cm), err)
 	}
 	var m appMeta
 	if err := json.Unmarshal([]byte(cm.Data[recordKey]), &m); err != nil {
@@ -122,10 +123,10 @@ func readRecord(ctx context.Context, t Target, name Name, rename bool) (*record,
 	if rename && cm.Name != name.App {
 		moved := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: name.App, Labels: cm.Labels, Annotations: cm.Annotations}, Data: cm.Data}
 		if err := t.Client.Create(ctx, moved); err != nil {
-			return nil, fmt.Errorf("failed to move the kapp record %s/%s to %s: %w", cm.Namespace, cm.Name, name.App, err)
+			return nil, fmt.Errorf("failed to move the kapp record %s to %s: %w", klog.KObj(cm), name.App, err)
 		}
 		if err := t.Client.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("failed to delete the kapp record %s/%s after moving it to %s: %w", cm.Namespace, cm.Name, name.App, err)
+			return nil, fmt.Errorf("failed to delete the kapp record %s after moving it to %s: %w", klog.KObj(cm), name.App, err)
 		}
 		cm = moved
 	}
@@ -167,7 +168,7 @@ func (r *record) write(ctx context.Context, t Target) error {
 		cm.Annotations = map[string]string{annotationChangesUseAppLabel: ""}
 		cm.Data = map[string]string{recordKey: string(data)}
 		if err := t.Client.Create(ctx, cm); err != nil {
-			return fmt.Errorf("failed to create the kapp record %s/%s: %w", cm.Namespace, cm.Name, err)
+			return fmt.Errorf("failed to create the kapp record %s: %w", klog.KObj(cm), err)
 		}
 		r.exists = true
 		return nil
@@ -180,7 +181,7 @@ func (r *record) write(ctx context.Context, t Target) error {
 	}
 	cm.Data[recordKey] = string(data)
 	if err := t.Client.Update(ctx, cm); err != nil {
-		return fmt.Errorf("failed to update the kapp record %s/%s: %w", cm.Namespace, cm.Name, err)
+		return fmt.Errorf("failed to update the kapp record %s: %w", klog.KObj(cm), err)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.O
 	}
 	cl := &clusterv1.Cluster{}
 	if err := c.Get(ctx, key, cl); err != nil {
-		return fmt.Errorf("failed to get cluster %s/%s: %w", key.Namespace, key.Name, err)
+		return fmt.Errorf("failed to get cluster %s: %w", key, err)
 	}
 	if kind := cl.Spec.InfrastructureRef.Kind; kind != "VSphereCluster" {
 		return fmt.Errorf("cluster %s runs on %s, which has no credentials to update: only vSphere clusters have", key.Name, kind)

@@ -215,7 +215,7 @@ func changeHealthChecks(ctx context.Context, c client.Client, key client.ObjectK
 		}
 	}
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
-		return nil, fmt.Errorf("failed to change the machine health checks of cluster %s/%s: %w", key.Namespace, key.Name, err)
+		return nil, fmt.Errorf("failed to change the machine health checks of cluster %s: %w", key, err)
 	}
 	return pools, nil
 }

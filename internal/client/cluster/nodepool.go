@@ -201,7 +201,7 @@ func topologyOf(ctx context.Context, c client.Client, key client.ObjectKey) (*cl
 		return nil, err
 	}
 	if !cl.Spec.Topology.IsDefined() || len(cl.Spec.Topology.Workers.MachineDeployments) == 0 {
-		return nil, fmt.Errorf("cluster %s/%s has no topology workers: node pools are the machine deployments of a ClusterClass cluster", key.Namespace, key.Name)
+		return nil, fmt.Errorf("cluster %s has no topology workers: node pools are the machine deployments of a ClusterClass cluster", key)
 	}
 	return cl, nil
 }

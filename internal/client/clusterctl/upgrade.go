@@ -3,6 +3,7 @@ package clusterctl
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -117,7 +118,7 @@ func providerUpgrades(installed []clusterctlv1.Provider, repository []Provider) 
 			}
 			have, err := semver.ParseTolerant(p.Version)
 			if err != nil {
-				return nil, fmt.Errorf("provider %s/%s: installed version %q is not a semantic version (clusterctl records the version it installed; reinstall the provider with clusterctl): %w", p.Namespace, p.Name, p.Version, err)
+				return nil, fmt.Errorf("provider %s: installed version %q is not a semantic version (clusterctl records the version it installed; reinstall the provider with clusterctl): %w", klog.KObj(&p), p.Version, err)
 			}
 			want, err := semver.ParseTolerant(r.Version)
 			if err != nil {

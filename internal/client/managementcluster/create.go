@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/klog/v2"
 	"maps"
 	"os"
 	"path/filepath"
@@ -325,7 +326,7 @@ func (f *flow) createCluster(ctx context.Context) error {
 	f.p.Infof("Start creating management cluster...")
 	if s := f.cfg.Secret(); s != nil {
 		if err := f.boot.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("the vSphere credentials Secret %s/%s: %w", s.Namespace, s.Name, err)
+			return fmt.Errorf("the vSphere credentials Secret %s: %w", klog.KObj(s), err)
 		}
 	}
 	c := f.cfg.Object()

@@ -409,7 +409,7 @@ func (r *CertificateReconciler) writeSecret(ctx context.Context, s *certificateS
 		secret.Data = map[string][]byte{corev1.TLSCertKey: kp.CertPEM(), corev1.TLSPrivateKeyKey: keyPEM, KeyCA: caPEM}
 		return controllerutil.SetControllerReference(s.cert, secret, r.Client.Scheme())
 	}); err != nil {
-		return fmt.Errorf("failed to write Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+		return fmt.Errorf("failed to write Secret %s: %w", klog.KObj(secret), err)
 	}
 	return nil
 }

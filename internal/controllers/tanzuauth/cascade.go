@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 	"strings"
 	"time"
 
@@ -123,7 +124,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	values, err := workloadValues(secret.Data[addons.ValuesKey], cluster, info)
 	if err != nil {
 		// Only an edit of the Secret, which brings it back, can mend its values.
-		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("pinniped values Secret %s/%s: %w", secret.Namespace, secret.Name, err))
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("pinniped values Secret %s: %w", klog.KObj(secret), err))
 	}
 	if bytes.Equal(values, secret.Data[addons.ValuesKey]) {
 		return ctrl.Result{}, nil

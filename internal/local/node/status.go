@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -99,7 +100,7 @@ func (a *Agent) patchPodStatus(ctx context.Context, pod *corev1.Pod, status core
 	orig := pod.DeepCopy()
 	pod.Status = status
 	if err := a.client.Status().Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("failed to update status of Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return fmt.Errorf("failed to update status of Pod %s: %w", klog.KObj(pod), err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/klog/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,7 @@ func (w *podWorker) token(ctx context.Context, src *corev1.ServiceAccountTokenPr
 		req.Spec.Audiences = []string{src.Audience}
 	}
 	if err := w.agent.client.SubResource("token").Create(ctx, sa, req); err != nil {
-		return nil, fmt.Errorf("failed to request a token for ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+		return nil, fmt.Errorf("failed to request a token for ServiceAccount %s: %w", klog.KObj(sa), err)
 	}
 	w.tokenIssued, w.tokenExpiry = time.Now(), req.Status.ExpirationTimestamp.Time
 	return []byte(req.Status.Token), nil

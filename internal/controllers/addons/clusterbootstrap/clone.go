@@ -3,6 +3,7 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -251,7 +252,7 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 		patch := client.MergeFrom(secret.DeepCopy())
 		secret.OwnerReferences = util.EnsureOwnerRef(util.EnsureOwnerRef(secret.OwnerReferences, cluster), cb)
 		if err := r.Client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("failed to give Secret %s/%s back its owners, Cluster and ClusterBootstrap %s: %w", secret.Namespace, secret.Name, s.cluster.Name, err)
+			return fmt.Errorf("failed to give Secret %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(secret), s.cluster.Name, err)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/klog/v2"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -245,7 +246,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	defer func() {
 		if err := helper.Patch(ctx, cb); err != nil {
-			reterr = kerrors.NewAggregate([]error{reterr, fmt.Errorf("failed to patch ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)})
+			reterr = kerrors.NewAggregate([]error{reterr, fmt.Errorf("failed to patch ClusterBootstrap %s: %w", klog.KObj(cb), err)})
 		}
 	}()
 	if cb.Status.ResolvedTKR != followed {
@@ -327,7 +328,7 @@ func (r *Reconciler) reconcileKappController(ctx context.Context, s *scope) erro
 // reconcileRemote installs the CNI, CPI, CSI and additional packages on the workload cluster.
 func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
 	if err := r.prepareRemote(ctx, s.remote); err != nil {
-		return fmt.Errorf("cluster %s/%s: %w", s.cluster.Namespace, s.cluster.Name, err)
+		return fmt.Errorf("cluster %s: %w", klog.KObj(s.cluster), err)
 	}
 	for _, pkg := range s.packagesOnRemote() {
 		if err := r.installRemote(ctx, s.cluster, pkg, s.remote); err != nil {
@@ -395,7 +396,7 @@ func (r *Reconciler) reconcileUnpause(ctx context.Context, s *scope) error {
 	delete(cluster.Annotations, addons.AnnotationPaused)
 	cluster.Spec.Paused = ptr.To(false)
 	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
-		return fmt.Errorf("failed to unpause cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+		return fmt.Errorf("failed to unpause cluster %s: %w", klog.KObj(cluster), err)
 	}
 	r.Recorder.Eventf(cluster, s.cb, corev1.EventTypeNormal, ReasonUnpaused, "Unpause", "Unpaused: the cluster's packages follow release %s", want)
 	ctrl.LoggerFrom(ctx).Info("Unpaused the cluster: its packages follow the new release", "tkr", want)

@@ -3,6 +3,7 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -75,7 +76,7 @@ func clusterAnnotations(pi *pkgingv1alpha1.PackageInstall, cluster *clusterv1.Cl
 // noopDelete leaves kapp-controller running when the PackageInstall goes.
 func (r *Reconciler) installKappController(ctx context.Context, cluster *clusterv1.Cluster, cb *runv1alpha3.ClusterBootstrap) error {
 	if cb.Spec.Kapp == nil {
-		return fmt.Errorf("ClusterBootstrap %s/%s has no kapp package", cb.Namespace, cb.Name)
+		return fmt.Errorf("ClusterBootstrap %s has no kapp package", klog.KObj(cb))
 	}
 	p, err := r.lookupPackage(ctx, cluster.Namespace, cb.Spec.Kapp.RefName)
 	if err != nil {
@@ -101,7 +102,7 @@ func (r *Reconciler) installKappController(ctx context.Context, cluster *cluster
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("failed to write PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
+		return fmt.Errorf("failed to write PackageInstall %s: %w", klog.KObj(pi), err)
 	}
 	return nil
 }

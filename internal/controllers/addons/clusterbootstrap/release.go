@@ -3,6 +3,7 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,7 +114,7 @@ func (r *Reconciler) createFromTemplate(ctx context.Context, cluster *clusterv1.
 		cloned = append(cloned, objs...)
 	}
 	if err := r.Client.Create(ctx, cb); err != nil {
-		return nil, fmt.Errorf("failed to create ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
+		return nil, fmt.Errorf("failed to create ClusterBootstrap %s: %w", klog.KObj(cb), err)
 	}
 	if err := r.ownByClusterBootstrap(ctx, cb, cloned); err != nil {
 		return nil, err
@@ -200,7 +201,7 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 	}
 	cb.OwnerReferences = util.EnsureOwnerRef(cb.OwnerReferences, clusterController(cluster))
 	if err := r.Client.Patch(ctx, cb, client.MergeFrom(before)); err != nil {
-		return "", fmt.Errorf("failed to adopt ClusterBootstrap %s/%s: %w", cb.Namespace, cb.Name, err)
+		return "", fmt.Errorf("failed to adopt ClusterBootstrap %s: %w", klog.KObj(cb), err)
 	}
 	r.Recorder.Eventf(cb, cluster, corev1.EventTypeNormal, ReasonAdopted, "Adopt", "Adopted for cluster %s, following release %s", cluster.Name, tkrName)
 	return tkrName, nil
@@ -254,7 +255,7 @@ func (r *Reconciler) moveToRelease(ctx context.Context, s *scope) error {
 		return err
 	}
 	if err := r.Client.Patch(ctx, s.cb, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("failed to move ClusterBootstrap %s/%s to release %s: %w", s.cb.Namespace, s.cb.Name, s.tkrName, err)
+		return fmt.Errorf("failed to move ClusterBootstrap %s to release %s: %w", klog.KObj(s.cb), s.tkrName, err)
 	}
 	if from == "" {
 		from = "an unrecorded release"

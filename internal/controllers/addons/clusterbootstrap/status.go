@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/klog/v2"
 	"strings"
 	"time"
 
@@ -184,7 +185,7 @@ func (r *Reconciler) removeAdditional(ctx context.Context, cluster *clusterv1.Cl
 			if apierrors.IsNotFound(err) {
 				continue
 			}
-			return remaining, fmt.Errorf("failed to delete PackageInstall %s/%s on the workload cluster: %w", pi.Namespace, pi.Name, err)
+			return remaining, fmt.Errorf("failed to delete PackageInstall %s on the workload cluster: %w", klog.KObj(pi), err)
 		}
 		if err := remote.Get(ctx, client.ObjectKeyFromObject(pi), pi); err == nil {
 			remaining = append(remaining, pi.Name)

@@ -9,6 +9,7 @@ package configs
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,7 +140,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		s.Data = map[string][]byte{addons.ValuesKey: data}
 		return controllerutil.SetOwnerReference(obj, s, r.Client.Scheme())
 	}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to write Secret %s/%s: %w", s.Namespace, s.Name, err)
+		return ctrl.Result{}, fmt.Errorf("failed to write Secret %s: %w", klog.KObj(s), err)
 	}
 	if r.SecretRef(obj) != s.Name {
 		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/klog/v2"
 	"reflect"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -70,7 +71,7 @@ func (r *Reconciler) serviceAccountConfig(ctx context.Context, app *kappctrlv1al
 	}
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
 	if err := r.Client.SubResource("token").Create(ctx, sa, req); err != nil {
-		return nil, fmt.Errorf("failed to get a token of ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+		return nil, fmt.Errorf("failed to get a token of ServiceAccount %s: %w", klog.KObj(sa), err)
 	}
 	cfg := rest.AnonymousClientConfig(r.Config)
 	cfg.BearerToken = req.Status.Token

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/klog/v2"
 	"slices"
 	"strings"
 
@@ -193,7 +194,7 @@ func (r *TemplateResolver) endpoint(ctx context.Context, cluster *clusterv1.Clus
 	}
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: cluster.Name}, secret); err != nil {
-		return vcenter.Endpoint{}, fmt.Errorf("vCenter credentials of cluster %s: Secret %s/%s: %w (it needs keys username and password)", cluster.Name, cluster.Namespace, cluster.Name, err)
+		return vcenter.Endpoint{}, fmt.Errorf("vCenter credentials of cluster %s: Secret %s: %w (it needs keys username and password)", cluster.Name, klog.KObj(cluster), err)
 	}
 	return vcenter.Endpoint{Server: vc.Server, Datacenter: vc.DataCenter, Thumbprint: vc.TLSThumbprint,
 		Username: string(secret.Data["username"]), Password: string(secret.Data["password"])}, nil

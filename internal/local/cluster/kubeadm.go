@@ -58,7 +58,7 @@ func randomToken(n int) (string, error) {
 
 // nodeRegistration is kubeadm's nodeRegistration of every node of a cluster of real nodes.
 // kubeadm v1.35's SystemVerification refuses this host's cgroup v1 unless it is skipped by name;
-// the node's kubelet runs with --fail-cgroupv1=false. Every other preflight check runs.
+// the node's kubelet runs with failCgroupV1: false. Every other preflight check runs.
 func nodeRegistration(taints bool) string {
 	s := `nodeRegistration:
   name: '{{ ds.meta_data.local_hostname }}'

@@ -142,10 +142,16 @@ func mountNode(dir string, spec Spec) error {
 
 // writeNodeConfig writes what a node image carries: its hosts file, its resolver (the host's,
 // which no node reaches, is replaced by one that answers nothing: DNS inside clusters is
-// CoreDNS's), containerd's configuration and its registry mirrors.
+// CoreDNS's), containerd's configuration and its registry mirrors, and the kubelet's drop-in of
+// this host's settings.
 func writeNodeConfig(dir string, spec Spec) error {
 	hosts := fmt.Sprintf("127.0.0.1\tlocalhost\n::1\tlocalhost\n%s\t%s\n", spec.Address, spec.Name)
+	dropIn, err := hostKubeletConfig(dir, spec)
+	if err != nil {
+		return err
+	}
 	files := map[string]string{
+		filepath.Join(kubeletConfigDir, "90-slipway-host.conf"): string(dropIn),
 		"/etc/hosts":                  hosts,
 		"/etc/resolv.conf":            "# slipway's local runtime: nodes reach nothing off this host\nnameserver " + hostnet.HostAddress.String() + "\noptions timeout:1 attempts:1\n",
 		"/etc/containerd/config.toml": containerdConfig(spec.SandboxImage),
@@ -167,20 +173,10 @@ func writeNodeConfig(dir string, spec Spec) error {
 // kubeletArgs are the kubelet's arguments as kubeadm's systemd drop-in gives them, once kubeadm
 // has written the kubelet's configuration; before, the kubelet does not start (on a VM it
 // crash-loops until then). What this host needs beyond kubeadm's configuration is a drop-in of
-// the kubelet's own (--config-dir), which it merges over config.yaml: see hostKubeletConfig.
+// the kubelet's own (--config-dir), which writeNodeConfig writes at boot and the kubelet merges
+// over config.yaml: see hostKubeletConfig. A kubeletExtraArgs flag would still win over it.
 func kubeletArgs(dir string, spec Spec) []string {
 	if _, err := os.Stat("/var/lib/kubelet/config.yaml"); err != nil {
-		return nil
-	}
-	dropIn, err := hostKubeletConfig(dir, spec)
-	if err == nil {
-		err = os.MkdirAll(kubeletConfigDir, 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(kubeletConfigDir, "90-slipway-host.conf"), dropIn, 0o644)
-	}
-	if err != nil {
-		// The kubelet would run with the wrong cgroups: not at all, until this can be written.
 		return nil
 	}
 	args := []string{filepath.Join(spec.BinDir, "kubelet"),

@@ -54,7 +54,7 @@ write_files:
         name: '{{ ds.meta_data.local_hostname }}'
         criSocket: unix:///run/containerd/containerd.sock
         # This host has cgroup v1, which kubeadm v1.35's SystemVerification refuses unless it is
-        # skipped by name; the node's kubelet runs with --fail-cgroupv1=false.
+        # skipped by name; the node's kubelet runs with failCgroupV1: false.
         ignorePreflightErrors: [SystemVerification]
       ---
       apiVersion: kubeadm.k8s.io/v1beta4

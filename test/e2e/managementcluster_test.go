@@ -60,6 +60,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 
 	// Each phase after create needs what the ones before it made: a failed phase ends the test.
 	phase := func(name string, f func(t *testing.T)) {
@@ -71,7 +72,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
 		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
 
-	phase("refusals before anything starts", func(t *testing.T) {
+	// The refusals and failures before the create stand alone.
+	t.Run("refusals before anything starts", func(t *testing.T) {
 		// Bad configuration fails before anything starts, naming the variable.
 		for content, want := range map[string]string{
 			"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n":                        "invalid CONTROL_PLANE_MACHINE_COUNT 2",
@@ -111,7 +113,7 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("failed and interrupted creates clean up", func(t *testing.T) {
+	t.Run("failed and interrupted creates clean up", func(t *testing.T) {
 		// A step that fails says which, why, where the log is and the two ways out; the cleanup
 		// command it names removes what the run made.
 		out, err := runSlipwayTimeout(t, 5*time.Minute, "management-cluster", "create", "--name", "e2e-fail", "--package-repository", repo, "-t", "1s")
@@ -160,7 +162,6 @@ func TestManagementClusterCreate(t *testing.T) {
 	start := time.Now()
 	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
 	t.Logf("management-cluster create took %s:\n%s", time.Since(start).Round(time.Second), out)
-	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 	if err != nil {
 		t.Fatalf("management-cluster create failed: %v", err)
 	}
@@ -276,6 +277,12 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 	var wc *clusterv1.Cluster
 	var wcc client.Client
+	needWorkload := func(t *testing.T) {
+		t.Helper()
+		if wc == nil {
+			t.Fatal(`this phase needs the workload cluster of the phase "a workload cluster from a flat file": run that one too`)
+		}
+	}
 
 	phase("providers, releases and components", func(t *testing.T) {
 		// clusterctl's inventory on the management cluster lists every provider.
@@ -385,6 +392,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 
 	phase("killed processes are started again", func(t *testing.T) {
+		needWorkload(t)
 		// A node agent killed with SIGKILL is started again by the management cluster's own provider.
 		spec, err = store.Get("e2e-mgmt")
 		if err != nil {
@@ -452,6 +460,7 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 
 	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {
+		needWorkload(t)
 		// CNI: calico means calico, not the release's default antrea, on the workload cluster.
 		pis := &pkgingv1alpha1.PackageInstallList{}
 		if err := wcc.List(ctx, pis, client.InNamespace("tkg-system")); err != nil {

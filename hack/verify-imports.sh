@@ -41,9 +41,9 @@ forbid ./internal/carvel/... 'internal/(cli|client|controllers)' \
 	'the Carvel library (internal/carvel) imports no controllers and nothing of the CLI side'
 forbid './internal/vsphere/prerequisites ./internal/vsphere/vcenter' 'internal/vsphere/simulator' \
 	'validating a vCenter does not build the simulator'
-forbid ./internal/pki/... 'internal|cmd|test' \
+forbid ./internal/pki/... '.+' \
 	'internal/pki imports nothing of slipway'"'"'s'
-forbid ./api/... 'internal|cmd|test' \
+forbid ./api/... 'internal|cmd|test|config|hack' \
 	'api/ imports nothing of slipway'"'"'s but its own types'
 
 exit $broken

@@ -57,9 +57,11 @@ while read -r module want; do
 	fi
 done <<<"$pinned"
 
-if go mod edit -print | grep -q '^replace'; then
+# Read once: grep -q on a pipe may close it early, and pipefail would take go's SIGPIPE for "no".
+mod=$(go mod edit -print)
+if grep -q '^replace' <<<"$mod"; then
 	echo "go.mod has replace lines: the product module must not use replace, so that go install works:"
-	go mod edit -print | sed -n '/^replace/,$p'
+	sed -n '/^replace/,$p' <<<"$mod"
 	broken=1
 fi
 

@@ -3,5 +3,6 @@
 // directory (fetch), ytt and kbld's rendering (template), and kapp's apply, record, wait and
 // delete (deploy). The package controller (internal/controllers/packaging) runs them as an App's
 // three stages; the CLI pushes bundles, the TKR source and the management-cluster flows render and
-// apply packages, and the node pulls images with them. Nothing here imports a controller.
+// apply packages, and the node pulls images with them. No package here imports a controller (a
+// test of template reads the propagation controller's configuration).
 package carvel

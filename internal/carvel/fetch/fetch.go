@@ -1,5 +1,6 @@
-// Package fetch is the first stage of an App (see internal/controllers/packaging): it writes what the App's fetch steps name (inline
-// files and files from Secrets and ConfigMaps, an OCI image, an imgpkg bundle) into a directory.
+// Package fetch is the first stage of an App (see internal/controllers/packaging): it writes
+// what the App's fetch steps name (inline files and files from Secrets and ConfigMaps, an OCI
+// image, an imgpkg bundle) into a directory.
 package fetch
 
 import (

@@ -3,13 +3,13 @@ package clusterctl
 import (
 	"context"
 	"fmt"
-	"k8s.io/klog/v2"
 	"time"
 
 	"github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +30,7 @@ func InstalledProviders(ctx context.Context, c client.Client) ([]clusterctlv1.Pr
 	providers := make([]clusterctlv1.Provider, len(list.Items))
 	for i, u := range list.Items {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &providers[i]); err != nil {
-			return nil, fmt.Errorf("failed to read Provider %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+			return nil, fmt.Errorf("failed to read Provider %s: %w", klog.KObj(&u), err)
 		}
 	}
 	return providers, nil

@@ -260,7 +260,8 @@ func setReady(claim *ipamv1.IPAddressClaim, address, reason, message string) {
 }
 
 // writeStatus patches the claim's status when the pass changed it, and records an Event when its
-// Ready condition took a new reason: Normal for the address ip, Warning for why there is none.
+// Ready condition took a new reason or message: Normal for the address ip, Warning for why there
+// is none.
 func (r *ClaimReconciler) writeStatus(ctx context.Context, before, claim *ipamv1.IPAddressClaim, ip string) error {
 	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
 		return nil

@@ -45,6 +45,9 @@ func (d Daemon) Running() (int, bool) {
 // and polls ready every interval, up to timeout, until it says the daemon serves. It fails at
 // once when the process exits, naming the log. It says whether it started one.
 func (d Daemon) Start(ctx context.Context, args []string, interval, timeout time.Duration, ready func(context.Context) bool) (bool, error) {
+	if len(d.RunArgs) == 0 {
+		return false, fmt.Errorf("%s has no RunArgs: its command line cannot be told from another's", d.What)
+	}
 	if _, ok := d.Running(); ok {
 		return false, nil
 	}

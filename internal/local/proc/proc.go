@@ -1,5 +1,6 @@
 // Package proc starts and finds the processes of the local runtime: detached node agents and
-// load balancers that outlive the CLI, and the supervised children of a node agent.
+// load balancers that outlive the CLI, the supervised children of a node agent, and slipway's
+// background daemons (Daemon: the local registry, the vCenter simulator).
 package proc
 
 import (

@@ -36,7 +36,7 @@ func (d Daemon) Running() (int, bool) { return d.process().Running() }
 // It says whether it started one.
 func (d Daemon) Start(ctx context.Context, address string) (bool, error) {
 	return d.process().Start(ctx, []string{"--address", address, "--dir", d.data()}, 100*time.Millisecond, 10*time.Second, func(context.Context) bool {
-		resp, err := http.Get("http://" + address + "/v2/")
+		resp, err := (&http.Client{Timeout: time.Second}).Get("http://" + address + "/v2/")
 		if err != nil {
 			return false
 		}

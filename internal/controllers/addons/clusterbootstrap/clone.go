@@ -3,7 +3,6 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
-	"k8s.io/klog/v2"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -102,13 +102,13 @@ func packageLabels(cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrap
 // Cluster's: labelled and owned by it. An object another Cluster owns is refused.
 func (r *Reconciler) adopt(ctx context.Context, cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage, o client.Object) error {
 	if other := ownedByOtherCluster(o, cluster); other != "" {
-		return fmt.Errorf("%s/%s, named by package %s, belongs to cluster %s", o.GetNamespace(), o.GetName(), pkg.RefName, other)
+		return fmt.Errorf("%s, named by package %s, belongs to cluster %s", klog.KObj(o), pkg.RefName, other)
 	}
 	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
 	o.SetLabels(mergeLabels(o.GetLabels(), packageLabels(cluster, pkg)))
 	o.SetOwnerReferences(util.EnsureOwnerRef(o.GetOwnerReferences(), clusterOwner(cluster)))
 	if err := r.Client.Patch(ctx, o, patch); err != nil {
-		return fmt.Errorf("failed to adopt %s/%s for cluster %s: %w", o.GetNamespace(), o.GetName(), cluster.Name, err)
+		return fmt.Errorf("failed to adopt %s for cluster %s: %w", klog.KObj(o), cluster.Name, err)
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.C
 	for _, name := range names {
 		src := &corev1.Secret{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: provider.GetNamespace(), Name: name}, src); err != nil {
-			return made, fmt.Errorf("%s %s/%s names Secret %s: %w", provider.GetKind(), provider.GetNamespace(), provider.GetName(), name, err)
+			return made, fmt.Errorf("%s %s names Secret %s: %w", provider.GetKind(), klog.KObj(provider), name, err)
 		}
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {

@@ -15,12 +15,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/klog/v2"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -224,8 +224,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return r.retry(ctx, cb, err)
 	}
 	if cb.Spec == nil {
-		return r.retry(ctx, cb, reconcile.TerminalError(fmt.Errorf("ClusterBootstrap %s/%s has no spec: give it one, or delete it to have it cloned from release %s",
-			cb.Namespace, cb.Name, s.tkrName)))
+		return r.retry(ctx, cb, reconcile.TerminalError(fmt.Errorf("ClusterBootstrap %s has no spec: give it one, or delete it to have it cloned from release %s",
+			klog.KObj(cb), s.tkrName)))
 	}
 	if cb.Spec.Paused {
 		return ctrl.Result{}, nil

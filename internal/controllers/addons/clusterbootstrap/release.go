@@ -3,13 +3,13 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
-	"k8s.io/klog/v2"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -35,8 +35,8 @@ func (r *Reconciler) getOrCreate(ctx context.Context, s *scope) (*runv1alpha3.Cl
 	if _, custom := s.cluster.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap]; custom {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the user's ClusterBootstrap", "annotation", runv1alpha3.AnnotationCustomClusterBootstrap)
 		r.Recorder.Eventf(s.cluster, nil, corev1.EventTypeNormal, ReasonWaitingForUsers, "Wait",
-			"Waiting for a ClusterBootstrap %s/%s: the Cluster is annotated %s, so none is cloned from release %s",
-			s.cluster.Namespace, s.cluster.Name, runv1alpha3.AnnotationCustomClusterBootstrap, s.tkrName)
+			"Waiting for a ClusterBootstrap %s: the Cluster is annotated %s, so none is cloned from release %s",
+			klog.KObj(s.cluster), runv1alpha3.AnnotationCustomClusterBootstrap, s.tkrName)
 		return nil, nil
 	}
 	return r.createFromTemplate(ctx, s.cluster, s.tkrName)

@@ -151,8 +151,20 @@ func TestConfigValues(t *testing.T) {
 			return nil
 		})
 	}
-	// The controller has served every sibling of the template AntreaConfig, created in the same
-	// batch, twice over: it has seen the template too, and must leave it without values.
+	// An AntreaConfig of another cluster, created after the template, gets its values: the
+	// AntreaConfig controller has looked at the template too, and must leave it without values.
+	other := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "an"}}
+	other.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	other.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
+	for _, o := range []client.Object{other, &cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "an-antrea-package",
+		Labels: map[string]string{addons.LabelClusterName: "an"}}}} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envtest.Eventually(t, 20*time.Second, "an-antrea-data-values", func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "an-antrea-data-values"}, &corev1.Secret{})
+	})
 	envtest.Consistently(t, 2*time.Second, "the template-config AntreaConfig", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-antrea-data-values"}, &corev1.Secret{}); err == nil {
 			return fmt.Errorf("a template-config AntreaConfig was turned into values")

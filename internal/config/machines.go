@@ -108,6 +108,21 @@ func spread(total, n int) []int {
 	return counts
 }
 
+// NodeSize is one of TKG's node sizes and its machine.
+type NodeSize struct {
+	Name string `json:"name"`
+	Machine
+}
+
+// NodeSizes are TKG's node sizes, smallest first, and the control plane's and the workers'
+// machines when no size or vSphere variable is set.
+func NodeSizes() (sizes []NodeSize, controlPlane, workers Machine) {
+	for _, n := range sizeNames {
+		sizes = append(sizes, NodeSize{Name: n, Machine: nodeSizes[n]})
+	}
+	return sizes, controlPlaneRole.defaults, workerRole.defaults
+}
+
 // machineRole names the variables of one node role's machine.
 type machineRole struct {
 	what string

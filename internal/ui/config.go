@@ -103,8 +103,11 @@ func (s *Server) options(w http.ResponseWriter, _ *http.Request) {
 	if s.o.Workload != nil {
 		mode = "workload"
 	}
+	sizes, controlPlane, workers := config.NodeSizes()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"mode":              mode,
+		"sizes":             sizes,
+		"defaultMachines":   map[string]config.Machine{"CONTROLPLANE_SIZE": controlPlane, "WORKER_SIZE": workers},
 		"providers":         []string{"local", "vsphere"},
 		"plans":             []string{"dev", "prod"},
 		"kubernetesVersion": assets.DefaultKubernetesVersion(),

@@ -90,9 +90,9 @@ func serveUI(t *testing.T, ctx context.Context, args ...string) string {
 }
 
 // runBrowser runs the browser script test/ui/SCRIPT with the installer's URL, the screenshots'
-// directory and args, in Debian's Chromium, headless, with playwright-core. Screenshots go to
-// SLIPWAY_UI_SHOTS, or a temporary directory.
-func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...string) {
+// directory and args, in Debian's Chromium, headless, with playwright-core, and returns what it
+// printed. Screenshots go to SLIPWAY_UI_SHOTS, or a temporary directory.
+func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...string) string {
 	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -119,6 +119,7 @@ func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...s
 	if err != nil {
 		t.Fatalf("%s failed: %v", script, err)
 	}
+	return string(out)
 }
 
 // TestManagementClusterFromTheInstaller creates a local management cluster entirely through the

@@ -66,6 +66,8 @@ type Cluster struct {
 	RealNodes bool
 	// ControlPlaneMachine and WorkerMachine are the nodes' sizes (vSphere).
 	ControlPlaneMachine, WorkerMachine Machine
+	// Identity is a management cluster's identity management; nil for none.
+	Identity *Identity
 	// VSphere is where and as whom the cluster's VMs are made; nil on other providers.
 	VSphere *VSphere
 	// Notes are what the flows should tell the user about the configuration that is not an
@@ -91,6 +93,7 @@ func Complete(v *Variables, role Role, d Defaults, notify func(format string, ar
 	k.machineCounts()
 	k.healthChecks()
 	k.proxy()
+	k.identity()
 	k.nodes()
 	k.autoscaler()
 	k.controlPlaneNodeLabels()
@@ -183,6 +186,14 @@ func (k *completer) unused(why string, names ...string) {
 		k.note("%s is not used by the %s infrastructure provider: %s", set[0], k.c.InfrastructureProvider, why)
 	default:
 		k.note("%s are not used by the %s infrastructure provider: %s", strings.Join(set, ", "), k.c.InfrastructureProvider, why)
+	}
+}
+
+// unusedBy notes the variables among names that are set but not used, and why.
+func (k *completer) unusedBy(why string, names ...string) {
+	set := k.set(names...)
+	if len(set) > 0 {
+		k.note("%s not used: %s", isOrAre(set), why)
 	}
 }
 

@@ -196,7 +196,7 @@ func TestPrecedenceOfEveryFamily(t *testing.T) {
 }
 
 // TestMarshalEncodesThePassword checks the saved configuration never holds the vCenter password
-// in clear, as TKG saves it, and reads back the same.
+// or the identity provider's secrets in clear, as TKG saves them, and reads back the same.
 func TestMarshalEncodesThePassword(t *testing.T) {
 	v := mustRead(t, vsphere(VSpherePassword, "Admin!23"), nil)
 	data, err := v.Marshal()
@@ -208,6 +208,20 @@ func TestMarshalEncodesThePassword(t *testing.T) {
 	}
 	c, err := Complete(mustRead(t, string(data), nil), Workload, defaults, func(string, ...any) {})
 	if err != nil || c.VSphere.Password != "Admin!23" {
+		t.Errorf("read back: %v, %+v", err, c)
+	}
+
+	// The identity provider's secrets too.
+	v = mustRead(t, local(IdentityManagementType, "oidc", OIDCIssuerURL, "https://login.example.com", OIDCClientID, "id", OIDCClientSecret, "s3cret",
+		LDAPBindPassword, "b1nd"), nil)
+	if data, err = v.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "s3cret") || strings.Contains(string(data), "b1nd") ||
+		!strings.Contains(string(data), "OIDC_IDENTITY_PROVIDER_CLIENT_SECRET: <encoded:czNjcmV0>") || !strings.Contains(string(data), "LDAP_BIND_PASSWORD: <encoded:YjFuZA==>") {
+		t.Errorf("saved:\n%s", data)
+	}
+	if c, err = Complete(mustRead(t, string(data), nil), Management, defaults, func(string, ...any) {}); err != nil || c.Identity.OIDC.ClientSecret != "s3cret" {
 		t.Errorf("read back: %v, %+v", err, c)
 	}
 }

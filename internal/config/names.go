@@ -113,7 +113,7 @@ var knownVariables = append([]string{
 	CustomImageRepositorySkipTLSVerify, CustomImageRepositoryCACertificate, ProxyCACert, NodeSystemWideProxy,
 	EnableAutoscaler, AutoscalerMaxNodesTotal, AutoscalerScaleDownDelayAfterAdd, AutoscalerScaleDownDelayAfterDelete,
 	AutoscalerScaleDownDelayAfterFailure, AutoscalerScaleDownUnneededTime, AutoscalerMaxNodeProvisionTime,
-}, autoscalerSizes...)
+}, append(autoscalerSizes, identityVariables...)...)
 
 func known(name string) bool { return slices.Contains(knownVariables, name) }
 

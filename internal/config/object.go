@@ -210,7 +210,7 @@ func (c *Cluster) Secret() *corev1.Secret {
 
 // Objects returns what is applied to create the cluster, in order: the vSphere credentials
 // Secret (vSphere), the Cluster, then its ClusterBootstrap: for a management cluster the one
-// TKG's CLI writes, for a workload cluster one only when its CNI is not the release's default
+// TKG's CLI writes, after its pinniped values Secret, for a workload cluster one only when its CNI is not the release's default
 // (antrea), the Cluster annotated that it brings its own.
 func (c *Cluster) Objects(tkrName string) []client.Object {
 	var objs []client.Object
@@ -221,7 +221,7 @@ func (c *Cluster) Objects(tkrName string) []client.Object {
 	objs = append(objs, cl)
 	switch {
 	case c.Role == Management:
-		objs = append(objs, c.ClusterBootstrap(tkrName))
+		objs = append(objs, c.PinnipedValues(), c.ClusterBootstrap(tkrName))
 	case c.CNI != "antrea":
 		cl.Annotations[runv1alpha3.AnnotationCustomClusterBootstrap] = ""
 		objs = append(objs, c.WorkloadClusterBootstrap(tkrName))
@@ -231,12 +231,14 @@ func (c *Cluster) Objects(tkrName string) []client.Object {
 
 // ClusterBootstrap returns the ClusterBootstrap TKG's CLI writes for a management cluster
 // (seeds/000): wildcard refNames that the release's template completes, through the
-// add-missing-fields-from-tkr annotation, with the CNI, CPI and CSI.
+// add-missing-fields-from-tkr annotation, with the CNI, CPI and CSI. Pinniped's values are the
+// Secret PinnipedValues, which the addons manager adopts for the cluster.
 func (c *Cluster) ClusterBootstrap(tkrName string) *runv1alpha3.ClusterBootstrap {
 	return c.clusterBootstrap(tkrName, &runv1alpha3.ClusterBootstrapTemplateSpec{
 		Kapp: &runv1alpha3.ClusterBootstrapPackage{RefName: "kapp-controller*"},
 		AdditionalPackages: []*runv1alpha3.ClusterBootstrapPackage{
-			{RefName: "metrics-server*"}, {RefName: "secretgen-controller*"}, {RefName: "pinniped*"},
+			{RefName: "metrics-server*"}, {RefName: "secretgen-controller*"},
+			{RefName: "pinniped*", ValuesFrom: &runv1alpha3.ValuesFrom{SecretRef: c.PinnipedValuesName()}},
 		},
 	})
 }

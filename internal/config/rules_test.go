@@ -132,6 +132,17 @@ func TestRulesRefuse(t *testing.T) {
 		{"every node's disk", vsphere(VSphereDiskGiB, "10"), Workload, VSphereDiskGiB, "10",
 			"(for VSPHERE_WORKER_DISK_GIB) \"10\": the minimum requirement of VSPHERE_WORKER_DISK_GIB is 20"},
 		{"OS name", vsphere(OSName, "centos"), Workload, OSName, "centos", "use ubuntu or photon"},
+		{"identity type", local(IdentityManagementType, "saml"), Management, IdentityManagementType, "saml", "use none, oidc or ldap"},
+		{"OIDC issuer", local(IdentityManagementType, "oidc", OIDCClientID, "id", OIDCClientSecret, "s"), Management, OIDCIssuerURL, "",
+			"OIDC_IDENTITY_PROVIDER_ISSUER_URL is not set but IDENTITY_MANAGEMENT_TYPE is oidc: set it, or set IDENTITY_MANAGEMENT_TYPE to none"},
+		{"OIDC issuer scheme", local(IdentityManagementType, "oidc", OIDCIssuerURL, "http://login.example.com", OIDCClientID, "id", OIDCClientSecret, "s"), Management,
+			OIDCIssuerURL, "http://login.example.com", "use the provider's https URL"},
+		{"OIDC client secret", local(IdentityManagementType, "oidc", OIDCIssuerURL, "https://login.example.com", OIDCClientID, "id"), Management,
+			OIDCClientSecret, "", "is not set but IDENTITY_MANAGEMENT_TYPE is oidc"},
+		{"LDAP host", local(IdentityManagementType, "ldap", LDAPHost, "ldaps://ldap.example.com"), Management, LDAPHost, "ldaps://ldap.example.com",
+			"use the directory's host[:port], as ldaps.example.com:636, without a scheme"},
+		{"LDAP root CA", local(IdentityManagementType, "ldap", LDAPHost, "ldap.example.com:636", LDAPRootCAData, "not base64!"), Management,
+			LDAPRootCAData, "", "it is not base64"},
 		{"OS version", vsphere(OSVersion, "22.04"), Workload, OSVersion, "22.04", "for OS_NAME ubuntu: use 20.04"},
 		{"OS arch", vsphere(OSArch, "arm64"), Workload, OSArch, "arm64", "use amd64"},
 		{"API server port", vsphere(ClusterAPIServerPort, "70000"), Workload, ClusterAPIServerPort, "70000", "use a port number from 1 to 65535"},
@@ -256,6 +267,21 @@ func TestRulesAccept(t *testing.T) {
 				return c.ControlPlaneMachine == Machine{NumCPUs: 4, MemoryMiB: 16384, DiskGiB: 40} && c.WorkerMachine == Machine{NumCPUs: 4, MemoryMiB: 6144, DiskGiB: 40}
 			}, nil},
 		{"photon", vsphere(OSName, "photon"), Workload, func(c *Cluster) bool { return c.OSVersion == "3" }, nil},
+		{"no identity", local(), Management, func(c *Cluster) bool { return c.Identity == nil }, nil},
+		{"OIDC", local(IdentityManagementType, "oidc", OIDCIssuerURL, "https://login.example.com/oauth2", OIDCClientID, "slipway",
+			OIDCClientSecret, "<encoded:c2VjcmV0>", OIDCUsernameClaim, "email", LDAPHost, "ldap.example.com"), Management,
+			func(c *Cluster) bool {
+				o := c.Identity.OIDC
+				return c.Identity.Type == "oidc" && o.IssuerURL == "https://login.example.com/oauth2" && o.ClientSecret == "secret" &&
+					slices.Equal(o.Scopes, []string{"email", "profile", "groups"}) && o.UsernameClaim == "email"
+			}, []string{"LDAP_HOST is not used: IDENTITY_MANAGEMENT_TYPE is oidc"}},
+		{"LDAP", local(IdentityManagementType, "ldap", LDAPHost, "ldap.example.com:636", LDAPBindPassword, "pw"), Management,
+			func(c *Cluster) bool {
+				l := c.Identity.LDAP
+				return c.Identity.Type == "ldap" && l.Host == "ldap.example.com:636" && l.BindPassword == "pw" && l.GroupSearchNameAttr == "cn"
+			}, nil},
+		{"identity of a workload cluster", local(IdentityManagementType, "oidc"), Workload, func(c *Cluster) bool { return c.Identity == nil },
+			[]string{"IDENTITY_MANAGEMENT_TYPE is not used: a workload cluster's identity management is its management cluster's"}},
 		{"API server port", vsphere(ClusterAPIServerPort, "8443"), Workload, func(c *Cluster) bool { return c.APIServerPort == 8443 }, nil},
 
 		{"dual stack", vsphere(IPFamily, "ipv6,ipv4", ClusterCIDR, "fd00:100:96::/48,100.96.0.0/11", ServiceCIDR, "fd00:100:64::/108,100.64.0.0/13"), Workload,

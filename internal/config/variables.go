@@ -120,13 +120,13 @@ func (v *Variables) Unknown() []string {
 	return unknown
 }
 
-// Marshal returns the variables as a flat configuration file, sorted by name. A password is
-// written <encoded:BASE64>, as TKG saves it.
+// Marshal returns the variables as a flat configuration file, sorted by name. A password or
+// client secret is written <encoded:BASE64>, as TKG saves it.
 func (v *Variables) Marshal() ([]byte, error) {
 	m := make(map[string]string, len(v.values))
 	for n, value := range v.values {
-		if n == VSpherePassword && value != "" && !strings.HasPrefix(value, encodedPrefix) {
-			value = encodedPrefix + base64.StdEncoding.EncodeToString([]byte(value)) + ">"
+		if slices.Contains(secretVariables, n) {
+			value = encodeSecret(value)
 		}
 		m[n] = value
 	}

@@ -535,4 +535,3 @@ func hasKey(m map[string]string, key string) bool {
 	_, ok := m[key]
 	return ok
 }
-

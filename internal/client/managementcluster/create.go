@@ -463,17 +463,24 @@ func (f *flow) waitReadyForMove(ctx context.Context) error {
 // Cluster arrives, as TKG's CLI does: the addons manager there adopts it.
 func (f *flow) applyClusterBootstrap(ctx context.Context) error {
 	f.p.Infof("Applying ClusterBootstrap and its associated resources on management cluster")
-	cb := f.cfg.ClusterBootstrap(f.tkrName)
-	data, err := cluster.Manifests(cb)
+	values, cb := f.cfg.PinnipedValues(), f.cfg.ClusterBootstrap(f.tkrName)
+	logged := []client.Object{values, cb}
+	if f.cfg.Identity != nil {
+		// The identity provider's client secret or bind password stays out of the log.
+		f.p.V(1).Infof("Applying Secret %s: pinniped's values for %s identity management (not logged: they hold its secret)", klog.KObj(values), f.cfg.Identity.Type)
+		logged = logged[1:]
+	}
+	data, err := cluster.Manifests(logged...)
 	if err != nil {
 		return err
 	}
 	f.p.V(1).Infof("Applying ClusterBootstrap: %s", data)
-	err = f.mgmt.Create(ctx, cb)
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+	for _, o := range []client.Object{values, cb} {
+		if err := f.mgmt.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // move moves every Cluster API object of the management cluster's namespace into it.

@@ -37,6 +37,10 @@ func (f *flow) validate(ctx context.Context) error {
 	for _, n := range f.cfg.Notes {
 		f.p.Infof("Warning: %s", n)
 	}
+	if f.cfg.Identity == nil {
+		// TKG's words (seeds/000), for IDENTITY_MANAGEMENT_TYPE none.
+		f.p.Infof("Identity Provider not configured. Some authentication features won't work.")
+	}
 	f.vars = v
 	if !f.o.DryRun && f.o.Home != "" {
 		if err := f.p.Audit(cluster.AuditLog(f.o.Home, f.cfg.Name)); err != nil {

@@ -42,6 +42,8 @@ function showProvider() {
   for (const el of document.querySelectorAll("[data-provider]")) el.hidden = el.dataset.provider !== p;
   const proxy = form.elements.TKG_HTTP_PROXY_ENABLED.value === "true";
   for (const el of document.querySelectorAll("[data-proxy]")) el.hidden = !proxy;
+  const identity = form.elements.IDENTITY_MANAGEMENT_TYPE.value;
+  for (const el of document.querySelectorAll("[data-identity]")) el.hidden = el.dataset.identity !== identity;
 }
 
 // showErrors puts each error at the field of the variable it names.
@@ -234,6 +236,28 @@ async function connect() {
       n("folders") + " folder(s), " + n("networks") + " network(s), " + n("osImages") + " OS image(s) in " + form.elements.VSPHERE_DATACENTER.value : "");
 }
 
+// machineText says what a node size's VM has.
+function machineText(m) {
+  return m.numCPUs + " CPUs, " + m.memoryMiB / 1024 + " GiB of memory, " + m.diskGiB + " GiB of disk";
+}
+
+// showSizes offers TKG's node sizes, as the server's configuration package names them, in
+// every size field, the first option being the role's default machine.
+function showSizes(sizes, defaults) {
+  for (const name of ["CONTROLPLANE_SIZE", "WORKER_SIZE"]) {
+    const select = form.elements[name];
+    const first = document.createElement("option");
+    first.value = "";
+    first.textContent = defaults[name] ? "default: " + machineText(defaults[name]) : "the default size";
+    select.replaceChildren(first, ...sizes.map((s) => {
+      const o = document.createElement("option");
+      o.value = s.name;
+      o.textContent = s.name + ": " + machineText(s);
+      return o;
+    }));
+  }
+}
+
 // osImages are the datacenter's node OVA templates, as the vCenter last listed them.
 let osImages = [];
 
@@ -307,7 +331,10 @@ async function showClusters() {
 // A page opened while a deploy runs, or after one, shows it.
 (async () => {
   const { data: options } = await api("GET", "/api/options");
+  showSizes(options.sizes || [], options.defaultMachines || {});
   if (options.mode === "workload") {
+    // A workload cluster's identity management is its management cluster's.
+    for (const el of document.querySelectorAll("[data-mode=management]")) el.hidden = true;
     document.getElementById("title").textContent = "slipway workload cluster installer";
     document.getElementById("same-as").textContent = "slipway cluster create -f FILE";
     document.getElementById("deploy-button").textContent = "Deploy workload cluster";

@@ -145,11 +145,15 @@ func (k *completer) note(format string, args ...any) {
 	k.c.Notes = append(k.c.Notes, fmt.Sprintf(format, args...))
 }
 
-// number parses a whole number of at least minimum.
+// number parses a whole number of at least minimum; a value that is no number is -1, so that no
+// later rule refuses it again.
 func (k *completer) number(name, value string, minimum int) int {
 	n, err := strconv.Atoi(value)
 	if err != nil || n < minimum {
 		k.bad("invalid %s %q: use a whole number of at least %d", name, value, minimum)
+	}
+	if err != nil {
+		return -1
 	}
 	return n
 }
@@ -247,7 +251,7 @@ func (c *Cluster) validate() []error {
 	if c.ControlPlaneMachineCount > 0 && c.ControlPlaneMachineCount%2 == 0 {
 		bad("invalid %s %d: the control plane needs an odd number of machines (1, 3, 5, …) for etcd to keep a quorum", ControlPlaneMachineCount, c.ControlPlaneMachineCount)
 	}
-	if c.Role == Management && c.WorkerMachineCount < 1 {
+	if c.Role == Management && c.WorkerMachineCount == 0 {
 		bad("invalid %s %d: a management cluster needs at least one worker for its controllers", WorkerMachineCount, c.WorkerMachineCount)
 	}
 	switch {

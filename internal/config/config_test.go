@@ -99,6 +99,15 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	}
 }
 
+// TestBadNumberRefusedOnce: a count that is no number is refused for what it is, not again by
+// the rules that read the count.
+func TestBadNumberRefusedOnce(t *testing.T) {
+	_, err := Complete(mustRead(t, "CLUSTER_NAME: ok\nWORKER_MACHINE_COUNT: three\n", nil), Management, defaults, func(string, ...any) {})
+	if err == nil || strings.Count(err.Error(), "WORKER_MACHINE_COUNT") != 1 || !strings.Contains(err.Error(), `invalid WORKER_MACHINE_COUNT "three": use a whole number`) {
+		t.Errorf("got %v, want one refusal of WORKER_MACHINE_COUNT", err)
+	}
+}
+
 func TestFilesThatAreNotFlatAreRefused(t *testing.T) {
 	for content, want := range map[string]string{
 		"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\n": "it is a Kubernetes object (kind Cluster)",

@@ -65,6 +65,9 @@ type deployment struct {
 	lines   []string
 	partial []byte
 	tee     io.Writer
+	// resumed is the kept bootstrap cluster a resume runs on: the flow, given it with -e, names
+	// no bootstrap cluster of its own when it fails again, and the ways out stay this one's.
+	resumed *failure
 	// changed is closed, and replaced, on every change.
 	changed chan struct{}
 }
@@ -146,6 +149,9 @@ func (d *deployment) finish(next []string, err error) {
 		if errors.As(err, &e) {
 			f.Step, f.Cause, f.Bootstrap, f.BootstrapName = e.Step, e.Err.Error(), e.Bootstrap, e.BootstrapName
 		}
+		if f.Bootstrap == "" && d.resumed != nil {
+			f.Bootstrap, f.BootstrapName = d.resumed.Bootstrap, d.resumed.BootstrapName
+		}
 		d.st.Failure = f
 	}
 	d.notify()
@@ -186,14 +192,15 @@ func (s *Server) busy() error {
 }
 
 // start runs the flow on a saved configuration file in the background (its content data, kept
-// for a resume); useExisting is the kubeconfig of a kept bootstrap cluster to resume on.
-func (s *Server) start(file string, data []byte, useExisting string) (*deployment, error) {
+// for a resume); resumed is the kept bootstrap cluster to resume on, or nil.
+func (s *Server) start(file string, data []byte, resumed *failure) (*deployment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.busy(); err != nil {
 		return nil, err
 	}
 	d := newDeployment(file, data, s.o.Log)
+	d.resumed = resumed
 	flow := "management-cluster-create-"
 	if s.o.Workload != nil {
 		flow = "cluster-create-"
@@ -208,6 +215,10 @@ func (s *Server) start(file string, data []byte, useExisting string) (*deploymen
 	go func() {
 		defer p.Close()
 		p.Infof("Logs of the command execution can also be found at: %s", p.LogPath())
+		useExisting := ""
+		if resumed != nil {
+			useExisting = resumed.Bootstrap
+		}
 		next, err := s.runFlow(file, useExisting, p)
 		if err != nil {
 			// As the command prints it when it exits.
@@ -255,7 +266,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, out)
 		return
 	}
-	if _, err := s.start(out.Path, []byte(out.File), ""); errors.Is(err, errConflict) {
+	if _, err := s.start(out.Path, []byte(out.File), nil); errors.Is(err, errConflict) {
 		apiError(w, http.StatusConflict, err)
 		return
 	} else if err != nil {
@@ -352,7 +363,7 @@ func (s *Server) resume(w http.ResponseWriter, _ *http.Request) {
 		apiError(w, http.StatusInternalServerError, fmt.Errorf("failed to write the run's configuration file again: %w", err))
 		return
 	}
-	if _, err := s.start(st.File, d.data, f.Bootstrap); err != nil {
+	if _, err := s.start(st.File, d.data, &failure{Bootstrap: f.Bootstrap, BootstrapName: f.BootstrapName}); err != nil {
 		apiError(w, http.StatusConflict, err)
 		return
 	}

@@ -275,9 +275,9 @@ func events(t *testing.T, in *installer, stop func(event, data string) bool) (li
 // shows its step and cause, and only one deploy runs at a time.
 func TestDeployLogReplays(t *testing.T) {
 	release := make(chan struct{})
-	var file string
+	var file, existing string
 	create := func(ctx context.Context, o managementcluster.CreateOptions) (*managementcluster.Result, error) {
-		file = o.File
+		file, existing = o.File, o.UseExistingBootstrap
 		// The bootstrap cluster's own steps (a Detail printer's) are parts of the first step: the
 		// page lists the flow's two.
 		if err := o.Progress.Step("bootstrap cluster", func() error {
@@ -291,7 +291,12 @@ func TestDeployLogReplays(t *testing.T) {
 			<-release
 			return errors.New("the API server went away")
 		})
-		return nil, &managementcluster.Error{Step: "move", Err: errors.Unwrap(err), Bootstrap: "/tmp/boot.kubeconfig", BootstrapName: "tkg-kind-x"}
+		e := &managementcluster.Error{Step: "move", Err: errors.Unwrap(err)}
+		if o.UseExistingBootstrap == "" {
+			// As the flow: a run on a given bootstrap cluster (-e) keeps none of its own.
+			e.Bootstrap, e.BootstrapName = "/tmp/boot.kubeconfig", "tkg-kind-x"
+		}
+		return nil, e
 	}
 	in := newInstaller(t, create)
 	var got reviewed
@@ -316,6 +321,16 @@ func TestDeployLogReplays(t *testing.T) {
 	if last.State != stateFailed || last.Failure == nil || last.Failure.Step != "move" || last.Failure.Cause != "the API server went away" ||
 		last.Failure.BootstrapName != "tkg-kind-x" || len(last.Steps) != 2 || last.Steps[0].State != "done" || last.Steps[1].State != stateFailed {
 		t.Errorf("the status after the failure: %+v (failure %+v)", last, last.Failure)
+	}
+	// Resume runs the flow again on the kept bootstrap cluster; failing again, it keeps the
+	// ways out on that cluster.
+	var resumed map[string]string
+	if status := in.call(t, http.MethodPost, "/api/deploy/resume", nil, &resumed); status != http.StatusAccepted || resumed["resumed"] != "tkg-kind-x" {
+		t.Fatalf("resume: %d %v", status, resumed)
+	}
+	_, last = events(t, in, nil)
+	if existing != "/tmp/boot.kubeconfig" || last.State != stateFailed || last.Failure == nil || last.Failure.BootstrapName != "tkg-kind-x" {
+		t.Errorf("the resumed run on %q ended %+v (failure %+v), want a failure keeping tkg-kind-x", existing, last, last.Failure)
 	}
 	// Clean-up names the cluster it could not find.
 	var cleanup map[string]string

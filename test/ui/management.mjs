@@ -1,9 +1,10 @@
 // Creates a management cluster entirely through the installer UI, in Debian's Chromium,
-// headless, as a user would: the wizard filled (the local provider, or vSphere on slipway's
-// vCenter simulator), the review's file and command, the deploy followed to its end (every
-// step done, "Management cluster created!" in the log, the next commands), and a reload after
-// it that shows the whole log again. The whole log is printed last, between "--- deploy log"
-// and "--- end of deploy log", for the test to read.
+// headless, as a user would: the wizard filled (the local provider with an OIDC identity
+// provider, or vSphere on slipway's vCenter simulator), the review's file and command, the
+// deploy followed to its end (a reload while it runs showing the log from its first line,
+// every step done, "Management cluster created!" in the log, the next commands), and a reload
+// after it that shows the whole log again. The whole log is printed last, between
+// "--- deploy log" and "--- end of deploy log", for the test to read.
 //
 // Usage: node management.mjs URL SCREENSHOT_DIR NAME [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD ENDPOINT]
 // It prints what it checked and exits 1 on the first check that fails.
@@ -26,6 +27,11 @@ try {
     await page.selectOption("#CONTROLPLANE_SIZE", "small");
   } else {
     await page.check("input[name=INFRASTRUCTURE_PROVIDER][value=local]");
+    // Identity management by an OIDC provider, which the management cluster's pinniped gets.
+    await page.selectOption("#IDENTITY_MANAGEMENT_TYPE", "oidc");
+    await page.fill("#OIDC_IDENTITY_PROVIDER_ISSUER_URL", "https://login.example.com/oauth2");
+    await page.fill("#OIDC_IDENTITY_PROVIDER_CLIENT_ID", "slipway");
+    await page.fill("#OIDC_IDENTITY_PROVIDER_CLIENT_SECRET", "s3cret");
   }
   await page.fill("#CLUSTER_NAME", name);
   await page.fill("#WORKER_MACHINE_COUNT", "1");
@@ -46,6 +52,12 @@ try {
   // A screenshot while it runs, once the first step is under way.
   await page.waitForFunction(() => document.querySelectorAll("#deploy-steps li").length > 0, null, { timeout: 60000 });
   await page.screenshot({ path: shots + "/" + prefix + "2-deploying.png", fullPage: true });
+  // A reload while it runs shows the whole log again, from its first line.
+  const seen = await page.textContent("#deploy-log");
+  await page.reload();
+  await page.waitForFunction((n) => document.querySelector("#deploy-log").textContent.length >= n, seen.length, { timeout: 20000 });
+  check((await page.textContent("#deploy-log")).startsWith(seen) && seen.startsWith("Logs of the command execution can also be found at: "),
+    "a reload during the deploy shows the whole log from its first line");
   await page.waitForFunction(() => !["Deploying…", "Not started"].includes(document.querySelector("#deploy-state").textContent), null,
     { timeout: 15 * 60 * 1000, polling: 1000 });
   const state = await page.textContent("#deploy-state");

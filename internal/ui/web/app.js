@@ -46,12 +46,18 @@ function showProvider() {
   for (const el of document.querySelectorAll("[data-identity]")) el.hidden = el.dataset.identity !== identity;
 }
 
-// showErrors puts each error at the field of the variable it names.
-function showErrors(checked) {
+// touched are the fields the user has left, or imported: the errors of the others wait for the
+// review, since a field not reached yet is no mistake.
+const touched = new Set();
+
+// showErrors puts each error at the field of the variable it names: every error with all, else
+// those of the fields touched, and the errors that name no field.
+function showErrors(checked, all) {
   for (const el of form.querySelectorAll(".error")) el.remove();
   for (const el of form.elements) { el.removeAttribute("aria-invalid"); el.removeAttribute("aria-describedby"); }
   let first = null;
   for (const [name, msgs] of Object.entries(checked.errors || {})) {
+    if (!all && !touched.has(name)) continue;
     const el = form.elements[name];
     const field = el && (el.closest ? el.closest(".field") : null);
     if (!field || field.closest("section[hidden], .field[hidden]")) {
@@ -92,7 +98,7 @@ let reviewedFile = "";
 async function review() {
   const { status, data } = await api("POST", "/api/review", { variables: variables() });
   if (status !== 200) {
-    const first = showErrors(data);
+    const first = showErrors(data, true);
     if (data.error) document.getElementById("general").textContent = data.error;
     if (first) first.focus();
     return;
@@ -136,6 +142,7 @@ async function importFile(ev) {
     } else {
       el.value = value;
     }
+    touched.add(name);
   }
   const notes = (data.general || []).concat(dropped.length ? ["Not taken, as this installer offers no such choice: " + dropped.join(", ")] : []);
   msgs.textContent = notes.join(" ") || "Imported " + file.name;
@@ -187,7 +194,7 @@ async function deploy() {
   const { status, data } = await api("POST", "/api/deploy", { variables: variables() });
   if (status !== 202) {
     show("wizard");
-    showErrors(data);
+    showErrors(data, true);
     if (data.error) document.getElementById("general").textContent = data.error;
     return;
   }
@@ -220,7 +227,7 @@ async function connect() {
     return;
   }
   if (!data.inventory) {
-    showErrors(data);
+    showErrors(data, true);
     status.textContent = "Not connected";
     return;
   }
@@ -286,6 +293,7 @@ function chooseOSImage() {
   form.elements.OS_NAME.value = img.osName;
   form.elements.OS_VERSION.value = img.osVersion;
   form.elements.OS_ARCH.value = img.osArch;
+  for (const name of ["OS_NAME", "OS_VERSION", "OS_ARCH"]) touched.add(name);
   validate();
 }
 
@@ -301,7 +309,11 @@ document.getElementById("accept-thumbprint").addEventListener("click", () => {
   box.hidden = true;
   connect();
 });
-form.addEventListener("focusout", (e) => { if (e.target.name) validate(); });
+form.addEventListener("focusout", (e) => {
+  if (!e.target.name) return;
+  touched.add(e.target.name);
+  validate();
+});
 document.getElementById("review-button").addEventListener("click", review);
 document.getElementById("edit-button").addEventListener("click", () => show("wizard"));
 document.getElementById("export-button").addEventListener("click", exportFile);

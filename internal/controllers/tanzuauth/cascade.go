@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,14 +51,23 @@ var infrastructureProviders = map[string]string{
 	"LocalCluster":   "local",
 }
 
+// ReasonPinnipedValuesWritten is the Event of a workload cluster's pinniped values written
+// from the management cluster's identity management.
+const ReasonPinnipedValuesWritten = "PinnipedValuesWritten"
+
 // CascadeReconciler writes the pinniped values of workload clusters: it reconciles the
 // clusterbootstrap Secrets whose package-name label names pinniped, and all of them again when
 // kube-public/pinniped-info changes.
 type CascadeReconciler struct {
 	Client client.Client
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 func (r *CascadeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("tanzu-auth-cascade")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("tanzu-auth-cascade").
 		For(&corev1.Secret{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -138,6 +148,8 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Pinniped values written", "cluster", cluster.Name, "identityManagement", identityType(info))
+	r.Recorder.Eventf(secret, cluster, corev1.EventTypeNormal, ReasonPinnipedValuesWritten, "Write",
+		"Pinniped values of cluster %s written from the management cluster: identity management %s", cluster.Name, identityType(info))
 	return ctrl.Result{}, nil
 }
 

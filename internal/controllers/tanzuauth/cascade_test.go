@@ -3,10 +3,12 @@ package tanzuauth_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -119,6 +121,20 @@ func TestCascade(t *testing.T) {
 		if p := values(t, "wl-pinniped-package")["pinniped"].(map[string]any); p["supervisor_ca_bundle_data"] != "Y2EK" {
 			t.Errorf("CA bundle: %v", p)
 		}
+		// The write is an Event on the values Secret, related to its Cluster.
+		envtest.Eventually(t, 10*time.Second, "the PinnipedValuesWritten Event of wl", func() error {
+			list := &eventsv1.EventList{}
+			if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, e := range list.Items {
+				if e.Reason == tanzuauth.ReasonPinnipedValuesWritten && e.Regarding.Name == "wl-pinniped-package" && e.Related != nil && e.Related.Name == "wl" &&
+					strings.Contains(e.Note, "identity management oidc") {
+					return nil
+				}
+			}
+			return fmt.Errorf("%d Events, none for wl's oidc values", len(list.Items))
+		})
 		// Converged, the values are written no more.
 		envtest.ExpectStill(t, 3*time.Second, envtest.On(env.Client,
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-pinniped-package"}},

@@ -9,6 +9,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,16 +24,25 @@ const Resync = time.Minute
 // tokenLifetime is how long the service account token of one evaluation lives.
 const tokenLifetime = 10 * time.Minute
 
+// ReasonQueriesNotAsked is a Capability whose queries could not be asked as its service
+// account: the Event says why.
+const ReasonQueriesNotAsked = "QueriesNotAsked"
+
 // Reconciler answers Capabilities.
 type Reconciler struct {
 	Client client.Client
 	// Config reaches the API server; queries use its address and CA with the service account's
 	// token instead of its credentials.
 	Config *rest.Config
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("capabilities-controller")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runv1alpha1.Capability{}).
 		Named("capability").
@@ -64,6 +74,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		ctrl.LoggerFrom(ctx).Info("Capability answered", "queries", len(results))
+		if err != nil {
+			r.Recorder.Eventf(capability, nil, corev1.EventTypeWarning, ReasonQueriesNotAsked, "Query", "%v", err)
+		}
 	}
 	return ctrl.Result{RequeueAfter: Resync}, nil
 }

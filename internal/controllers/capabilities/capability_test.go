@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -161,4 +162,18 @@ func TestMissingServiceAccount(t *testing.T) {
 	if r.Found || !r.Error || !strings.Contains(r.ErrorDetail, "spec.serviceAccountName") || !strings.Contains(r.ErrorDetail, "default/nobody") {
 		t.Errorf("result %+v, want an error naming spec.serviceAccountName and default/nobody", r)
 	}
+	// The reason is a Warning Event on the Capability too.
+	envtest.Eventually(t, 10*time.Second, "the QueriesNotAsked Event", func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, list, client.InNamespace("default")); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == capabilities.ReasonQueriesNotAsked && e.Regarding.Name == "no-sa" && e.Type == corev1.EventTypeWarning &&
+				strings.Contains(e.Note, "spec.serviceAccountName: service account default/nobody") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no QueriesNotAsked Event of no-sa among %d", len(list.Items))
+	})
 }

@@ -5,3 +5,6 @@ package capabilities
 
 // Queries run as the service account each Capability names, with a token requested for it.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
+
+// The Events users see.
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

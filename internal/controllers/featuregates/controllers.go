@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -15,14 +18,28 @@ import (
 	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 )
 
+// Reasons of the Events users see.
+const (
+	// ReasonActivated and ReasonDeactivated are a Feature's activation changing.
+	ReasonActivated   = "Activated"
+	ReasonDeactivated = "Deactivated"
+	// ReasonInvalidReference is a FeatureGate reference newly refused.
+	ReasonInvalidReference = "InvalidReference"
+)
+
 // FeatureReconciler sets each Feature's status.activated.
 type FeatureReconciler struct {
 	Client client.Client
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller; a FeatureGate change revisits every Feature, since
 // a reference may have been added or removed.
 func (r *FeatureReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("feature-controller")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&corev1alpha2.Feature{}).
 		Watches(&corev1alpha2.FeatureGate{}, handler.EnqueueRequestsFromMapFunc(all(r.Client, func() client.ObjectList { return &corev1alpha2.FeatureList{} }))).
@@ -40,36 +57,60 @@ func (r *FeatureReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.List(ctx, gates); err != nil {
 		return ctrl.Result{}, err
 	}
-	activated, _ := evaluate(feature, referenceTo(gates.Items, feature.Name))
+	ref, gate := referenceTo(gates.Items, feature.Name)
+	activated, _ := evaluate(feature, ref)
 	if feature.Status.Activated == activated {
 		return ctrl.Result{}, nil
 	}
 	feature.Status.Activated = activated
 	ctrl.LoggerFrom(ctx).Info("Feature activation changed", "activated", activated)
-	return ctrl.Result{}, r.Client.Status().Update(ctx, feature)
+	if err := r.Client.Status().Update(ctx, feature); err != nil {
+		return ctrl.Result{}, err
+	}
+	reason, by := ReasonDeactivated, "by its stability's default"
+	if activated {
+		reason = ReasonActivated
+	}
+	var related *corev1alpha2.FeatureGate
+	if ref != nil && ref.Activate == activated {
+		related, by = gate, "by FeatureGate "+gate.Name
+	}
+	if related != nil {
+		r.Recorder.Eventf(feature, related, corev1.EventTypeNormal, reason, "Toggle", "Feature %s %s %s", feature.Name, activation(activated), by)
+	} else {
+		r.Recorder.Eventf(feature, nil, corev1.EventTypeNormal, reason, "Toggle", "Feature %s %s %s", feature.Name, activation(activated), by)
+	}
+	return ctrl.Result{}, nil
 }
 
-// referenceTo returns the reference to a Feature in the first gate, by name, that has one. The
-// webhook lets one gate reference a Feature; the order settles what was made without it.
-func referenceTo(gates []corev1alpha2.FeatureGate, feature string) *corev1alpha2.FeatureReference {
+// referenceTo returns the reference to a Feature in the first gate, by name, that has one, and
+// that gate. The webhook lets one gate reference a Feature; the order settles what was made
+// without it.
+func referenceTo(gates []corev1alpha2.FeatureGate, feature string) (*corev1alpha2.FeatureReference, *corev1alpha2.FeatureGate) {
 	sort.Slice(gates, func(i, j int) bool { return gates[i].Name < gates[j].Name })
-	for _, g := range gates {
+	for gi := range gates {
+		g := &gates[gi]
 		for i := range g.Spec.Features {
 			if g.Spec.Features[i].Name == feature {
-				return &g.Spec.Features[i]
+				return &g.Spec.Features[i], g
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // FeatureGateReconciler reports the outcome of each of a FeatureGate's references.
 type FeatureGateReconciler struct {
 	Client client.Client
+	// Recorder records the Events users see; nil takes the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller; a Feature change revisits every FeatureGate.
 func (r *FeatureGateReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("featuregate-controller")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&corev1alpha2.FeatureGate{}).
 		Watches(&corev1alpha2.Feature{}, handler.EnqueueRequestsFromMapFunc(all(r.Client, func() client.ObjectList { return &corev1alpha2.FeatureGateList{} }))).
@@ -119,8 +160,26 @@ func (r *FeatureGateReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if reflect.DeepEqual(gate.Status.FeatureReferenceResults, results) {
 		return ctrl.Result{}, nil
 	}
+	before := map[string]corev1alpha2.FeatureReferenceResult{}
+	for _, res := range gate.Status.FeatureReferenceResults {
+		before[res.Name] = res
+	}
 	gate.Status.FeatureReferenceResults = results
-	return ctrl.Result{}, r.Client.Status().Update(ctx, gate)
+	if err := r.Client.Status().Update(ctx, gate); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The references newly refused are one Warning, once (Events of one object and reason are
+	// a series, which keeps the first note): the status says them as long as they last.
+	var refused []string
+	for _, res := range results {
+		if res.Status == corev1alpha2.InvalidReferenceStatus && before[res.Name] != res {
+			refused = append(refused, res.Name+": "+res.Message)
+		}
+	}
+	if len(refused) > 0 {
+		r.Recorder.Eventf(gate, nil, corev1.EventTypeWarning, ReasonInvalidReference, "Evaluate", "%s", strings.Join(refused, "; "))
+	}
+	return ctrl.Result{}, nil
 }
 
 func featuresByName(ctx context.Context, c client.Reader) (map[string]*corev1alpha2.Feature, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,6 +74,27 @@ func results(t *testing.T, gate string, want ...string) []corev1alpha2.FeatureRe
 	return got
 }
 
+// expectEvent waits for an Event of a reason about the object named regarding, with the note.
+func expectEvent(t *testing.T, reason, regarding, note string) {
+	t.Helper()
+	envtest.Eventually(t, 10*time.Second, regarding+" Event "+reason, func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(t.Context(), list); err != nil {
+			return err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Reason == reason && e.Regarding.Name == regarding {
+				if e.Note == note {
+					return nil
+				}
+				notes = append(notes, e.Note)
+			}
+		}
+		return fmt.Errorf("Events %q, want %q", notes, note)
+	})
+}
+
 // TestActivationFollowsPoliciesAndGates toggles Features of each stability through a gate.
 func TestActivationFollowsPoliciesAndGates(t *testing.T) {
 	ctx := t.Context()
@@ -118,6 +140,10 @@ func TestActivationFollowsPoliciesAndGates(t *testing.T) {
 	activated(t, "preview", true)
 	activated(t, "old", false)
 	activated(t, "stable", true)
+	// What changed, and what was refused, are Events.
+	expectEvent(t, featuregates.ReasonActivated, "preview", "Feature preview activated by FeatureGate tkg-system")
+	expectEvent(t, featuregates.ReasonDeactivated, "old", "Feature old deactivated by FeatureGate tkg-system")
+	expectEvent(t, featuregates.ReasonInvalidReference, "tkg-system", "stable: "+got[2].Message+"; experiment: "+got[3].Message+"; missing: Feature does not exist in cluster")
 	activated(t, "experiment", false)
 
 	// Voiding the warranty lets the experiment be activated; a Feature that appears is taken in.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,6 +102,10 @@ func TestPropagation(t *testing.T) {
 	absent(t, "prop-provider", "class")
 	absent(t, "kube-system", "class")
 	absent(t, "prop-a", "unlabelled")
+	// Both are Events on the source: the copies made, and the namespace where the name is taken.
+	expectEvent(t, propagation.ReasonPropagated, "Copied to namespace prop-b")
+	expectEvent(t, propagation.ReasonNameTaken,
+		"Not copied to namespace prop-taken: prop-taken/class there is not a copy of this one; rename or delete it to receive the copy")
 
 	// The source changes: the copies follow. A copy edited by hand is put back.
 	source.Data["other"] = "changed"
@@ -142,6 +147,27 @@ func TestPropagation(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "prop-taken", Name: "class"}, taken); err != nil || taken.Data["ref"] != "mine" {
 		t.Fatalf("an object that is not a copy was touched: %v %v", taken.Data, err)
 	}
+}
+
+// expectEvent waits for an Event of a reason about the source prop-source/class, with the note.
+func expectEvent(t *testing.T, reason, note string) {
+	t.Helper()
+	envtest.Eventually(t, 10*time.Second, "Event "+reason, func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(t.Context(), list, client.InNamespace("prop-source")); err != nil {
+			return err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Reason == reason && e.Regarding.Name == "class" {
+				if e.Note == note {
+					return nil
+				}
+				notes = append(notes, e.Note)
+			}
+		}
+		return fmt.Errorf("Events %q, want %q", notes, note)
+	})
 }
 
 func TestParseSaysWhatIsWrong(t *testing.T) {

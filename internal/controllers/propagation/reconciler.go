@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,9 +33,19 @@ const AnnotationSource = "propagation.slipway.dev/source"
 
 // Reconciler propagates the objects of one configuration entry.
 type Reconciler struct {
-	Client client.Client
-	config *config
+	Client   client.Client
+	Recorder events.EventRecorder
+	config   *config
 }
+
+// Reasons of the Events users see.
+const (
+	// ReasonPropagated is a copy made in a namespace, on its source.
+	ReasonPropagated = "Propagated"
+	// ReasonNameTaken is a namespace where an object of the source's name that is not its copy
+	// keeps the copy out, on the source.
+	ReasonNameTaken = "NameTaken"
+)
 
 // SetupWithManager registers one controller per entry, and a readiness check that passes once
 // every source has been propagated at least once, so that whoever waits for the controller to
@@ -45,7 +57,7 @@ func SetupWithManager(mgr ctrl.Manager, entries []Entry) error {
 		if err != nil {
 			return err
 		}
-		r := &Reconciler{Client: mgr.GetClient(), config: c}
+		r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("object-propagation-controller"), config: c}
 		if err := r.setup(mgr); err != nil {
 			return err
 		}
@@ -194,9 +206,17 @@ func (r *Reconciler) propagate(ctx context.Context, namespace string, key types.
 		return client.IgnoreNotFound(r.Client.Delete(ctx, current))
 	case !exists:
 		log.Info("Creating copy")
-		return client.IgnoreAlreadyExists(r.Client.Create(ctx, r.copyOf(source, namespace, nil)))
+		copied := r.copyOf(source, namespace, nil)
+		if err := r.Client.Create(ctx, copied); err != nil {
+			return client.IgnoreAlreadyExists(err)
+		}
+		// The copy is the Event's related object: one Event per namespace, not a series.
+		r.Recorder.Eventf(source, copied, corev1.EventTypeNormal, ReasonPropagated, "Copy", "Copied to namespace %s", namespace)
+		return nil
 	case !ours:
 		log.Info("Not propagating: an object of this name that is not a copy exists")
+		r.Recorder.Eventf(source, current, corev1.EventTypeWarning, ReasonNameTaken, "Copy",
+			"Not copied to namespace %s: %s there is not a copy of this one; rename or delete it to receive the copy", namespace, klog.KObj(current))
 		return nil
 	}
 	desired := r.copyOf(source, namespace, current)

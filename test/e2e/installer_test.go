@@ -207,4 +207,3 @@ func TestInstallerWaysOut(t *testing.T) {
 		t.Errorf("after the clean-up, %d local clusters (%v), %d before", len(after), err, len(before))
 	}
 }
-

@@ -6,6 +6,7 @@
 package progress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -262,6 +263,40 @@ func (p *Printer) Step(name string, run func() error) error {
 		return fmt.Errorf("step %q failed: %w", name, err)
 	}
 	p.V(1).Infof("Step %q done in %s", name, d.Round(time.Millisecond))
+	return nil
+}
+
+// A NamedStep is one part of a flow: its name, as a failure and the step times say it, and
+// what it does.
+type NamedStep struct {
+	Name string
+	Run  func(context.Context) error
+}
+
+// StepError is a flow that stopped at a step: which, and why.
+type StepError struct {
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %q failed: %v", e.Step, e.Err) }
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Run runs a flow's steps in order, each timed as Step times it, and stops at the first that
+// fails with a *StepError naming it. What the flow's user can do then (resume, clean up, look)
+// is the flow's to say, from the step.
+func (p *Printer) Run(ctx context.Context, steps ...NamedStep) error {
+	for _, s := range steps {
+		var failed error
+		_ = p.Step(s.Name, func() error {
+			failed = s.Run(ctx)
+			return failed
+		})
+		if failed != nil {
+			return &StepError{Step: s.Name, Err: failed}
+		}
+	}
 	return nil
 }
 

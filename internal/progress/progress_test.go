@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -87,6 +88,40 @@ func TestStepsAreTimedAndNamed(t *testing.T) {
 		t.Errorf("Steps() = %+v", steps)
 	}
 }
+
+// TestRunStopsAtTheFailedStep: a flow's steps run in order, each timed; the first that fails
+// stops it, named with its cause, and the later ones never run.
+func TestRunStopsAtTheFailedStep(t *testing.T) {
+	p := ForWriter(&strings.Builder{})
+	var ran []string
+	step := func(name string, err error) NamedStep {
+		return NamedStep{Name: name, Run: func(ctx context.Context) error {
+			if ctx.Value(ctxKey{}) != "flow" {
+				t.Errorf("step %s did not get the flow's context", name)
+			}
+			ran = append(ran, name)
+			return err
+		}}
+	}
+	cause := errors.New("the API server went away")
+	ctx := context.WithValue(t.Context(), ctxKey{}, "flow")
+	err := p.Run(ctx, step("one", nil), step("two", cause), step("three", nil))
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "two" || !errors.Is(err, cause) || err.Error() != `step "two" failed: the API server went away` {
+		t.Errorf("Run: %v, want step two's failure", err)
+	}
+	if strings.Join(ran, ",") != "one,two" {
+		t.Errorf("ran %v, want one and two only", ran)
+	}
+	if steps := p.Steps(); len(steps) != 2 || steps[0].Failed || !steps[1].Failed {
+		t.Errorf("step times %+v", steps)
+	}
+	if err := p.Run(ctx, step("four", nil)); err != nil {
+		t.Errorf("a flow of steps that pass: %v", err)
+	}
+}
+
+type ctxKey struct{}
 
 func TestBadVerbosityIsRefused(t *testing.T) {
 	for _, v := range []int{-1, 10} {

@@ -191,23 +191,23 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 		}
 	}
 	p.Infof("creating workload cluster '%s'...", key.Name)
-	for _, obj := range objs {
-		if err := o.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		}
-	}
 	w := waiter{c: o.Client, key: key, timeout: o.Timeout, p: p}
-	if err := w.initialized(ctx); err != nil {
-		return err
-	}
-	if err := w.nodes(ctx); err != nil {
-		return err
-	}
-	if err := w.corePackages(ctx); err != nil {
-		return err
-	}
-	// Created: a later loss of every worker is not a creation that stalled.
-	if err := clearOperation(ctx, o.Client, key, tkg.OperationCreate); err != nil {
+	err := p.Run(ctx,
+		progress.NamedStep{Name: "create objects", Run: func(ctx context.Context) error {
+			for _, obj := range objs {
+				if err := o.Client.Create(ctx, obj); err != nil {
+					return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+				}
+			}
+			return nil
+		}},
+		progress.NamedStep{Name: "control plane", Run: w.initialized},
+		progress.NamedStep{Name: "nodes", Run: w.nodes},
+		progress.NamedStep{Name: "core packages", Run: w.corePackages},
+		// Created: a later loss of every worker is not a creation that stalled.
+		progress.NamedStep{Name: "record", Run: func(ctx context.Context) error { return clearOperation(ctx, o.Client, key, tkg.OperationCreate) }},
+	)
+	if err != nil {
 		return err
 	}
 	p.Infof("")

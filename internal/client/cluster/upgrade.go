@@ -143,21 +143,19 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 		return fmt.Errorf("the upgrade was refused: %w", err)
 	}
 	w := waiter{c: c, key: key, timeout: timeout, p: p}
-	p.Infof("Waiting for kubernetes version to be updated for control plane nodes...")
-	if err := w.machinesAt(ctx, u.Kubernetes, true); err != nil {
-		return err
-	}
-	p.Infof("Waiting for kubernetes version to be updated for worker nodes...")
-	if err := w.machinesAt(ctx, u.Kubernetes, false); err != nil {
-		return err
-	}
-	if err := w.resolved(ctx, u.TKR); err != nil {
-		return err
-	}
-	if err := w.corePackages(ctx); err != nil {
-		return err
-	}
-	return clearOperation(ctx, c, key, tkg.OperationUpgrade)
+	return p.Run(ctx,
+		progress.NamedStep{Name: "control plane", Run: func(ctx context.Context) error {
+			p.Infof("Waiting for kubernetes version to be updated for control plane nodes...")
+			return w.machinesAt(ctx, u.Kubernetes, true)
+		}},
+		progress.NamedStep{Name: "workers", Run: func(ctx context.Context) error {
+			p.Infof("Waiting for kubernetes version to be updated for worker nodes...")
+			return w.machinesAt(ctx, u.Kubernetes, false)
+		}},
+		progress.NamedStep{Name: "cluster bootstrap", Run: func(ctx context.Context) error { return w.resolved(ctx, u.TKR) }},
+		progress.NamedStep{Name: "core packages", Run: w.corePackages},
+		progress.NamedStep{Name: "record", Run: func(ctx context.Context) error { return clearOperation(ctx, c, key, tkg.OperationUpgrade) }},
+	)
 }
 
 // selectOSImage points the control plane and every machine deployment of a cluster whose

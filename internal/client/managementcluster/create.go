@@ -145,35 +145,30 @@ func Create(ctx context.Context, o CreateOptions) (*Result, error) {
 	}
 	f.p.Infof("")
 	f.p.Infof("Setting up management cluster...")
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"bootstrap cluster", f.bootstrap},
-		{"management cluster config", f.saveConfig},
-		{"check release", f.checkRelease},
-		{"create management cluster", f.createCluster},
-		{"control plane", f.waitControlPlane},
-		{"kubeconfig", f.saveKubeconfig},
-		{"payload on management cluster", f.installPayload},
-		{"ready for move", f.waitReadyForMove},
-		{"cluster bootstrap", f.applyClusterBootstrap},
-		{"move", f.move},
-		{"self-managed", f.waitSelfManaged},
-		{"patch", f.patch},
-		{"delete bootstrap cluster", f.deleteBootstrap},
-	}
-	for _, s := range steps {
-		if err := f.p.Step(s.name, func() error { return s.run(ctx) }); err != nil {
-			e := &Error{Step: s.name, Err: errors.Unwrap(err), LogFile: f.p.LogPath(), Name: f.cfg.Name}
-			if e.Err == nil {
-				e.Err = err
-			}
-			if f.bootKubeconfig != "" && o.UseExistingBootstrap == "" {
-				e.Bootstrap, e.BootstrapName = f.bootKubeconfig, f.bootName
-			}
-			return nil, e
+	err := f.p.Run(ctx,
+		progress.NamedStep{Name: "bootstrap cluster", Run: f.bootstrap},
+		progress.NamedStep{Name: "management cluster config", Run: f.saveConfig},
+		progress.NamedStep{Name: "check release", Run: f.checkRelease},
+		progress.NamedStep{Name: "create management cluster", Run: f.createCluster},
+		progress.NamedStep{Name: "control plane", Run: f.waitControlPlane},
+		progress.NamedStep{Name: "kubeconfig", Run: f.saveKubeconfig},
+		progress.NamedStep{Name: "payload on management cluster", Run: f.installPayload},
+		progress.NamedStep{Name: "ready for move", Run: f.waitReadyForMove},
+		progress.NamedStep{Name: "cluster bootstrap", Run: f.applyClusterBootstrap},
+		progress.NamedStep{Name: "move", Run: f.move},
+		progress.NamedStep{Name: "self-managed", Run: f.waitSelfManaged},
+		progress.NamedStep{Name: "patch", Run: f.patch},
+		progress.NamedStep{Name: "delete bootstrap cluster", Run: f.deleteBootstrap},
+	)
+	if err != nil {
+		// Run fails with a *progress.StepError only.
+		se := &progress.StepError{Err: err}
+		errors.As(err, &se)
+		e := &Error{Step: se.Step, Err: se.Err, LogFile: f.p.LogPath(), Name: f.cfg.Name}
+		if f.bootKubeconfig != "" && o.UseExistingBootstrap == "" {
+			e.Bootstrap, e.BootstrapName = f.bootKubeconfig, f.bootName
 		}
+		return nil, e
 	}
 	f.p.Infof("")
 	f.p.Infof("Management cluster created!")

@@ -105,24 +105,18 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		// A management cluster of real nodes is deleted from a cleanup cluster of real nodes, as
 		// it was created from a bootstrap cluster of them: every node of the flow is real.
 		realNodes: infra == "local" && mc.Annotations[infrav1.NodeRuntimeAnnotation] == infrav1.NodeRuntimeReal}
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"cleanup cluster", d.cleanupCluster},
-		{"move to cleanup cluster", d.moveBack},
-		{"delete management cluster", d.deleteCluster},
-		{"delete cleanup cluster", d.deleteCleanup},
-	}
-	for _, s := range steps {
-		if err := p.Step(s.name, func() error { return s.run(ctx) }); err != nil {
-			if d.cleanupName != "" && s.name != "delete cleanup cluster" {
-				return fmt.Errorf("%w\n\nFailure while deleting management cluster. Here are some steps to investigate the cause:\n\nDebug:\n"+
-					"    kubectl get po,deploy,cluster,kubeadmcontrolplane,machine,machinedeployment -A --kubeconfig %s\n\n"+
-					"The cleanup cluster is kept; `slipway local cluster delete %s` removes it and what it manages", err, d.cleanupKubeconfig, d.cleanupName)
-			}
-			return err
-		}
+	err = p.Run(ctx,
+		progress.NamedStep{Name: "cleanup cluster", Run: d.cleanupCluster},
+		progress.NamedStep{Name: "move to cleanup cluster", Run: d.moveBack},
+		progress.NamedStep{Name: "delete management cluster", Run: d.deleteCluster},
+		progress.NamedStep{Name: "delete cleanup cluster", Run: d.deleteCleanup},
+	)
+	if se := (*progress.StepError)(nil); errors.As(err, &se) && d.cleanupName != "" && se.Step != "delete cleanup cluster" {
+		return fmt.Errorf("%w\n\nFailure while deleting management cluster. Here are some steps to investigate the cause:\n\nDebug:\n"+
+			"    kubectl get po,deploy,cluster,kubeadmcontrolplane,machine,machinedeployment -A --kubeconfig %s\n\n"+
+			"The cleanup cluster is kept; `slipway local cluster delete %s` removes it and what it manages", err, d.cleanupKubeconfig, d.cleanupName)
+	} else if err != nil {
+		return err
 	}
 	p.Infof("Deleting the management cluster context from the kubeconfig file '%s'", kubeconfigPath)
 	if err := kubeconfig.RemoveContext(kubeconfigPath, ContextName(o.Name)); err != nil {

@@ -136,42 +136,60 @@ type RunOptions struct {
 // running on the machines they replace.
 func RunUpgrade(ctx context.Context, name string, u *Upgrade, o RunOptions) error {
 	p := o.Progress
-	p.Infof("Upgrading management cluster providers...")
-	if err := clusterctl.UpgradeProviders(ctx, clusterctl.UpgradeOptions{Kubeconfig: o.Kubeconfig, Context: o.Context, Client: o.Client,
-		WorkDir: o.WorkDir, Timeout: o.Timeout, Progress: p}); err != nil {
-		return fmt.Errorf("failed to upgrade management cluster providers: %w", err)
-	}
-	p.Infof("Management cluster providers upgraded successfully...")
-	p.Infof("Upgrading kapp-controller...")
-	if err := InstallKappController(ctx, o.Client, u.Repository, o.Timeout, p); err != nil {
-		return fmt.Errorf("unable to upgrade kapp-controller: %w", err)
-	}
-	p.Infof("Upgrading management components...")
-	version, err := InstallManagementPackages(ctx, o.Client, Options{Repository: u.Repository,
-		InfrastructureProvider: u.Infrastructure, Timeout: o.Timeout, Progress: p, Management: true})
-	if err != nil {
-		return fmt.Errorf("unable to upgrade management components: %w", err)
-	}
 	key := client.ObjectKey{Namespace: tkg.SystemNamespace, Name: name}
-	if u.KeepRelease {
-		p.Infof("Management cluster kubernetes version %s (release %s) is the newest available: it stays", u.Kubernetes, u.TKR)
-	} else {
-		p.Infof("Upgrading management cluster kubernetes version...")
-		if err := cluster.RunUpgrade(ctx, o.Client, key, &u.Upgrade, o.Timeout, p); err != nil {
-			return err
-		}
-	}
+	var version string
 	mc := &clusterv1.Cluster{}
-	if err := o.Client.Get(ctx, key, mc); err != nil {
-		return fmt.Errorf("failed to get management Cluster %s: %w", key, err)
-	}
-	before := mc.DeepCopy()
-	if mc.Annotations == nil {
-		mc.Annotations = map[string]string{}
-	}
-	mc.Annotations[tkg.AnnotationTKGVersion] = version
-	if err := o.Client.Patch(ctx, mc, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("failed to record TKG version %s on management Cluster %s: %w", version, key, err)
+	err := p.Run(ctx,
+		progress.NamedStep{Name: "providers", Run: func(ctx context.Context) error {
+			p.Infof("Upgrading management cluster providers...")
+			if err := clusterctl.UpgradeProviders(ctx, clusterctl.UpgradeOptions{Kubeconfig: o.Kubeconfig, Context: o.Context, Client: o.Client,
+				WorkDir: o.WorkDir, Timeout: o.Timeout, Progress: p}); err != nil {
+				return fmt.Errorf("failed to upgrade management cluster providers: %w", err)
+			}
+			p.Infof("Management cluster providers upgraded successfully...")
+			return nil
+		}},
+		progress.NamedStep{Name: "kapp-controller", Run: func(ctx context.Context) error {
+			p.Infof("Upgrading kapp-controller...")
+			if err := InstallKappController(ctx, o.Client, u.Repository, o.Timeout, p); err != nil {
+				return fmt.Errorf("unable to upgrade kapp-controller: %w", err)
+			}
+			return nil
+		}},
+		progress.NamedStep{Name: "management components", Run: func(ctx context.Context) error {
+			p.Infof("Upgrading management components...")
+			var err error
+			if version, err = InstallManagementPackages(ctx, o.Client, Options{Repository: u.Repository,
+				InfrastructureProvider: u.Infrastructure, Timeout: o.Timeout, Progress: p, Management: true}); err != nil {
+				return fmt.Errorf("unable to upgrade management components: %w", err)
+			}
+			return nil
+		}},
+		progress.NamedStep{Name: "kubernetes release", Run: func(ctx context.Context) error {
+			if u.KeepRelease {
+				p.Infof("Management cluster kubernetes version %s (release %s) is the newest available: it stays", u.Kubernetes, u.TKR)
+				return nil
+			}
+			p.Infof("Upgrading management cluster kubernetes version...")
+			return cluster.RunUpgrade(ctx, o.Client, key, &u.Upgrade, o.Timeout, p)
+		}},
+		progress.NamedStep{Name: "record TKG version", Run: func(ctx context.Context) error {
+			if err := o.Client.Get(ctx, key, mc); err != nil {
+				return fmt.Errorf("failed to get management Cluster %s: %w", key, err)
+			}
+			before := mc.DeepCopy()
+			if mc.Annotations == nil {
+				mc.Annotations = map[string]string{}
+			}
+			mc.Annotations[tkg.AnnotationTKGVersion] = version
+			if err := o.Client.Patch(ctx, mc, client.MergeFrom(before)); err != nil {
+				return fmt.Errorf("failed to record TKG version %s on management Cluster %s: %w", version, key, err)
+			}
+			return nil
+		}},
+	)
+	if err != nil {
+		return err
 	}
 	publishMetadata(ctx, p, o.Client, u.Repository, name, mc.Annotations[tkg.AnnotationPlan], u.Infrastructure, "upgraded")
 	p.Infof("Management cluster '%s' successfully upgraded to TKG version '%s' with kubernetes version '%s'", name, version, u.Kubernetes)

@@ -271,28 +271,13 @@ type waiter struct {
 	p       *progress.Printer
 }
 
-// poll calls check until it says done; the error of a timeout carries check's last reason and
-// what to run next.
+// poll calls check until it says done; its error carries check's last reason and what to run
+// next.
 func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Cluster) (bool, string)) error {
-	var why string
-	limits := HostLimitWatch{P: w.p}
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, w.timeout, true, func(ctx context.Context) (bool, error) {
-		c := &clusterv1.Cluster{}
-		if err := w.c.Get(ctx, w.key, c); err != nil {
-			why = err.Error()
-			return false, nil
-		}
-		w.observed(ctx, c)
-		done, reason := check(c)
-		why = reason
-		if held := limits.Check(ctx, w.c, w.key); !done && held != "" {
-			why = held
-		}
-		return done, nil
-	})
+	err := Wait{Client: w.c, Key: w.key, Timeout: w.timeout, Progress: w.p, Observed: w.observed}.Until(ctx, check)
 	if err != nil {
-		return fmt.Errorf("%s: %s (after %s); `slipway cluster get %s -n %s` shows its state, `slipway cluster delete %s -n %s` removes it",
-			what, why, w.timeout, w.key.Name, w.key.Namespace, w.key.Name, w.key.Namespace)
+		return fmt.Errorf("%s: %w; `slipway cluster get %s -n %s` shows its state, `slipway cluster delete %s -n %s` removes it",
+			what, err, w.key.Name, w.key.Namespace, w.key.Name, w.key.Namespace)
 	}
 	return nil
 }

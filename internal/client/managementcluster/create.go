@@ -371,42 +371,8 @@ const unanswered = 30 * time.Second
 // waitCluster polls the management Cluster on a cluster (which names it) until done says so,
 // the cluster stops answering, the timeout, or an interrupt.
 func (f *flow) waitCluster(ctx context.Context, c client.Client, which string, done func(*clusterv1.Cluster) (bool, string)) error {
-	var why string
-	var silentSince time.Time
-	limits := cluster.HostLimitWatch{P: f.p}
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
-		cl := &clusterv1.Cluster{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, cl); err != nil {
-			why = err.Error()
-			if _, answered := err.(apierrors.APIStatus); answered || ctx.Err() != nil {
-				silentSince = time.Time{}
-				return false, nil
-			}
-			if silentSince.IsZero() {
-				silentSince = time.Now()
-			}
-			if time.Since(silentSince) >= unanswered {
-				return false, fmt.Errorf("the %s has not answered for %s: %w", which, unanswered, err)
-			}
-			return false, nil
-		}
-		silentSince = time.Time{}
-		ok, w := done(cl)
-		why = w
-		if held := limits.Check(ctx, c, client.ObjectKeyFromObject(cl)); !ok && held != "" {
-			why = held
-		}
-		return ok, nil
-	})
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted while waiting: %s", why)
-	case wait.Interrupted(err):
-		return fmt.Errorf("%s (after %s)", why, f.o.Timeout)
-	}
-	return err
+	return cluster.Wait{Client: c, Key: client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name}, Timeout: f.o.Timeout, Progress: f.p,
+		Interval: 2 * time.Second, Unanswered: unanswered, Which: which}.Until(ctx, done)
 }
 
 // saveKubeconfig reads the management cluster's admin kubeconfig, which Cluster API wrote, and

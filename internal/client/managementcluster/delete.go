@@ -229,20 +229,10 @@ func (d *deletion) moveBack(ctx context.Context) error {
 		return err
 	}
 	d.p.Infof("Waiting for the Cluster API objects to get ready after move...")
-	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
-		c := &clusterv1.Cluster{}
-		if err := d.cleanup.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}, c); err != nil {
-			why = err.Error()
-			return false, nil
-		}
-		why = "the cleanup cluster's infrastructure provider has not taken the Cluster over"
-		return ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false), nil
+	return cluster.Wait{Client: d.cleanup, Key: client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}, Timeout: d.o.Timeout,
+		Progress: d.p, Interval: 2 * time.Second}.Until(ctx, func(c *clusterv1.Cluster) (bool, string) {
+		return ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false), "the cleanup cluster's infrastructure provider has not taken the Cluster over"
 	})
-	if err != nil {
-		return fmt.Errorf("%s (after %s)", why, d.o.Timeout)
-	}
-	return nil
 }
 
 // deleteCluster deletes the management Cluster from the cleanup cluster and waits until Cluster

@@ -1,7 +1,9 @@
 // Drives the installer UI in Debian's Chromium, headless, as a user would: the page without the
-// token is refused; a field left with a bad value shows the configuration package's message at
-// the field, an OIDC identity provider's among them; the review shows the saved file and the command; a deploy streams its log, and a
-// reload gets the whole log again from the first line; a failed deploy says its cause.
+// token is refused, and so is a request from another Origin even with the page's cookie; a
+// field left with a bad value shows the configuration package's message at the field, an OIDC
+// identity provider's among them; the review shows the saved file and the command; a deploy
+// streams its log, and a reload gets the whole log again from the first line; a failed deploy
+// says its cause.
 //
 // With a vCenter (the simulator), it first fills the vSphere page: the certificate's thumbprint
 // shown and accepted, the login, the datacenter chosen from the vCenter's list and the lists it
@@ -32,6 +34,13 @@ try {
   await page.goto(url);
   check(!page.url().includes("token="), "the token leaves the address bar: " + page.url());
   await page.screenshot({ path: shots + "/1-wizard.png", fullPage: true });
+  // With this page's cookie, a request from another Origin is still refused, and nothing lets
+  // another site read an answer (no CORS header).
+  const foreign = await page.request.get(base + "/api/options", { headers: { Origin: "http://evil.example.com" } });
+  check(foreign.status() === 403 && !Object.keys(foreign.headers()).some((h) => h.startsWith("access-control-")),
+    "a request from another Origin is refused (" + foreign.status() + ")");
+  const own = await page.request.get(base + "/api/options", { headers: { Origin: base } });
+  check(own.status() === 200, "the page's own Origin is served (" + own.status() + ")");
 
   if (vcenter) {
     await fillVSphere(page, shots, "v1", { server: vcenter, username: vcUser, password: vcPassword, endpoint: "127.0.100.9" });

@@ -34,18 +34,18 @@ try {
   const cause = await page.textContent("#failure-text");
   check(cause.startsWith("Step bootstrap cluster: "), "the failure names its step and cause: " + cause);
   check(await page.isVisible("#resume-button") && await page.isVisible("#cleanup-button"), "both ways out are offered");
-  await page.screenshot({ path: shots + "/w1-failed.png", fullPage: true });
+  await page.screenshot({ path: shots + "/f1-failed.png", fullPage: true });
 
   await page.click("#resume-button");
   await failed(page, "Using the bootstrap cluster of ");
   const resumedLog = await page.textContent("#deploy-log");
   check(await page.isVisible("#resume-button") && await page.isVisible("#cleanup-button"), "the resumed run failed again, keeping both ways out:\n" + resumedLog);
-  await page.screenshot({ path: shots + "/w2-resumed.png", fullPage: true });
+  await page.screenshot({ path: shots + "/f2-resumed.png", fullPage: true });
 
   await page.click("#cleanup-button");
   await failed(page, "Deleted bootstrap cluster tkg-kind-");
   check(await page.isHidden("#resume-button") && await page.isHidden("#cleanup-button"), "no way out is offered once the bootstrap cluster is gone");
-  await page.screenshot({ path: shots + "/w3-cleaned-up.png", fullPage: true });
+  await page.screenshot({ path: shots + "/f3-cleaned-up.png", fullPage: true });
   console.log("--- deploy log\n" + (await page.textContent("#deploy-log")) + "\n--- end of deploy log");
 } finally {
   await browser.close();

@@ -193,6 +193,20 @@ func (k *completer) unused(why string, names ...string) {
 	}
 }
 
+// secret reads a password or client secret, given as it is or <encoded:BASE64>; a refusal says
+// what is wrong with the value, not what it is.
+func (k *completer) secret(name string) string {
+	value, ok := k.v.Get(name)
+	if !ok {
+		return ""
+	}
+	plain, err := decoded(value)
+	if err != nil {
+		k.bad("invalid %s <encoded:…>: %v: write the value as it is, or base64-encoded as <encoded:BASE64>", name, err)
+	}
+	return plain
+}
+
 // unusedBy notes the variables among names that are set but not used, and why.
 func (k *completer) unusedBy(why string, names ...string) {
 	set := k.set(names...)

@@ -1,9 +1,9 @@
 package config
 
 import (
-	"encoding/base64"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,9 +44,8 @@ var (
 	ldapVariables = []string{LDAPHost, LDAPRootCAData, LDAPBindDN, LDAPBindPassword, LDAPUserSearchBaseDN, LDAPUserSearchFilter,
 		LDAPUserSearchUsername, LDAPUserSearchNameAttribute, LDAPGroupSearchBaseDN, LDAPGroupSearchFilter,
 		LDAPGroupSearchUserAttribute, LDAPGroupSearchGroupAttribute, LDAPGroupSearchNameAttribute}
-	identityVariables = append(append([]string{IdentityManagementType}, oidcVariables...), ldapVariables...)
-	// secretVariables are written <encoded:BASE64> in a saved file, as TKG saves them.
-	secretVariables = []string{VSpherePassword, OIDCClientSecret, LDAPBindPassword}
+	// identityVariables are IDENTITY_MANAGEMENT_TYPE, then the variables of its providers.
+	identityVariables = slices.Concat([]string{IdentityManagementType}, oidcVariables, ldapVariables)
 )
 
 // Identity is a management cluster's identity management: Pinniped's supervisor in front of an
@@ -84,7 +83,7 @@ func (k *completer) identity() {
 	}
 	switch t := k.value(IdentityManagementType, "none"); t {
 	case "none":
-		k.unusedBy(IdentityManagementType+" is none", append(oidcVariables, ldapVariables...)...)
+		k.unusedBy(IdentityManagementType+" is none", identityVariables[1:]...)
 	case "oidc":
 		k.unusedBy(IdentityManagementType+" is oidc", ldapVariables...)
 		k.c.Identity = &Identity{Type: t, OIDC: k.oidc()}
@@ -100,7 +99,7 @@ func (k *completer) identity() {
 func (k *completer) required(name, why string) string {
 	v, ok := k.v.Get(name)
 	if !ok || strings.TrimSpace(v) == "" {
-		k.bad("%s is not set but %s: %s", name, why, "set it, or set "+IdentityManagementType+" to none")
+		k.bad("%s is not set but %s: set it, or set %s to none", name, why, IdentityManagementType)
 	}
 	return strings.TrimSpace(v)
 }
@@ -116,11 +115,8 @@ func (k *completer) oidc() *OIDC {
 			k.bad("invalid %s %q: use the provider's https URL, as https://login.example.com/oauth2", OIDCIssuerURL, o.IssuerURL)
 		}
 	}
-	if secret := k.required(OIDCClientSecret, why); secret != "" {
-		var err error
-		if o.ClientSecret, err = decoded(secret); err != nil {
-			k.bad("invalid %s <encoded:…>: %v: write the secret as it is, or base64-encoded as <encoded:BASE64>", OIDCClientSecret, err)
-		}
+	if k.required(OIDCClientSecret, why) != "" {
+		o.ClientSecret = k.secret(OIDCClientSecret)
 	}
 	for _, s := range strings.Split(k.value(OIDCScopes, "email,profile,groups"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -151,24 +147,11 @@ func (k *completer) ldap() *LDAP {
 			k.bad("invalid %s %q: use the directory's host[:port], as ldaps.example.com:636, without a scheme", LDAPHost, l.Host)
 		}
 	}
-	if password, ok := k.v.Get(LDAPBindPassword); ok {
-		var err error
-		if l.BindPassword, err = decoded(password); err != nil {
-			k.bad("invalid %s <encoded:…>: %v: write the password as it is, or base64-encoded as <encoded:BASE64>", LDAPBindPassword, err)
-		}
-	}
+	l.BindPassword = k.secret(LDAPBindPassword)
 	if _, ok := k.v.Get(LDAPRootCAData); ok {
 		l.RootCAData = k.certificate(LDAPRootCAData)
 	}
 	return l
-}
-
-// encodeSecret returns a secret variable's value as TKG saves it: <encoded:BASE64>.
-func encodeSecret(value string) string {
-	if value == "" || strings.HasPrefix(value, encodedPrefix) {
-		return value
-	}
-	return encodedPrefix + base64.StdEncoding.EncodeToString([]byte(value)) + ">"
 }
 
 // PinnipedValuesName names the management cluster's pinniped values Secret, as TKG's CLI

@@ -62,18 +62,14 @@ func (k *completer) machineCounts() {
 		}
 		total = sum
 	case c.Plan == "prod":
-		if len(given) > 0 {
-			k.note("%s not used: the prod plan takes its machine deployments' workers from %s, %s and %s together, else spreads %s over them",
-				isOrAre(given), WorkerMachineCount0, WorkerMachineCount1, WorkerMachineCount2, WorkerMachineCount)
-		}
+		k.unusedBy(fmt.Sprintf("the prod plan takes its machine deployments' workers from %s, %s and %s together, else spreads %s over them",
+			WorkerMachineCount0, WorkerMachineCount1, WorkerMachineCount2, WorkerMachineCount), perDeployment...)
 		c.WorkerMachineCounts = spread(total, len(perDeployment))
 	default:
 		if value, ok := k.v.Get(WorkerMachineCount0); ok {
 			total = k.number(WorkerMachineCount0, value, 0)
 		}
-		if unused := k.set(WorkerMachineCount1, WorkerMachineCount2); len(unused) > 0 {
-			k.note("%s not used: the %s plan has one machine deployment, md-0", isOrAre(unused), c.Plan)
-		}
+		k.unusedBy(fmt.Sprintf("the %s plan has one machine deployment, md-0", c.Plan), WorkerMachineCount1, WorkerMachineCount2)
 		c.WorkerMachineCounts = []int{total}
 	}
 	c.WorkerMachineCount = total
@@ -161,9 +157,7 @@ func (k *completer) machine(r machineRole) Machine {
 	for _, name := range []string{r.size, Size} {
 		size, ok := k.v.Get(name)
 		if m, known := nodeSizes[size]; ok && known {
-			if overridden := k.set(r.cpus, r.memory, r.disk); len(overridden) > 0 {
-				k.note("%s not used: %s %s sizes the %s's machines", isOrAre(overridden), name, size, r.what)
-			}
+			k.unusedBy(fmt.Sprintf("%s %s sizes the %s's machines", name, size, r.what), r.cpus, r.memory, r.disk)
 			return m
 		}
 	}

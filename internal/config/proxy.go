@@ -29,9 +29,7 @@ func (k *completer) proxy() {
 		return
 	}
 	if !k.boolean(HTTPProxyEnabled, enabled) {
-		if len(proxies) > 0 {
-			k.note("%s not used: %s is %s", isOrAre(proxies), HTTPProxyEnabled, enabled)
-		}
+		k.unusedBy(HTTPProxyEnabled+" is "+enabled, HTTPProxy, HTTPSProxy)
 		return
 	}
 	k.c.Proxy = &Proxy{HTTPProxy: k.proxyURL(HTTPProxy), HTTPSProxy: k.proxyURL(HTTPSProxy), NoProxy: k.noProxy()}

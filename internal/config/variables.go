@@ -136,6 +136,17 @@ func (v *Variables) Marshal() ([]byte, error) {
 // encodedPrefix starts a value TKG stores base64-encoded: <encoded:BASE64>.
 const encodedPrefix = "<encoded:"
 
+// secretVariables are written <encoded:BASE64> in a saved file, as TKG saves them.
+var secretVariables = []string{VSpherePassword, OIDCClientSecret, LDAPBindPassword}
+
+// encodeSecret returns a secret variable's value as TKG saves it: <encoded:BASE64>.
+func encodeSecret(value string) string {
+	if value == "" || strings.HasPrefix(value, encodedPrefix) {
+		return value
+	}
+	return encodedPrefix + base64.StdEncoding.EncodeToString([]byte(value)) + ">"
+}
+
 // decoded returns a value given as <encoded:BASE64> decoded, and any other value as it is.
 func decoded(value string) (string, error) {
 	inner, ok := strings.CutPrefix(value, encodedPrefix)

@@ -65,13 +65,7 @@ func (k *completer) vsphere() {
 	}
 	k.c.VSphere = vs
 	k.boolean(DeployTKGOnVSphere7, k.value(DeployTKGOnVSphere7, "false"))
-	if password, ok := k.v.Get(VSpherePassword); ok {
-		var err error
-		if vs.Password, err = decoded(password); err != nil {
-			// The value is a secret: say what is wrong with it, not what it is.
-			k.bad("invalid %s <encoded:…>: %v: write the password as it is, or base64-encoded as <encoded:BASE64>", VSpherePassword, err)
-		}
-	}
+	vs.Password = k.secret(VSpherePassword)
 	if vs.Datastore == "" && vs.StoragePolicyID == "" {
 		k.bad("Neither %s or %s are set. At least one of them needs to be set: %s is the datastore's inventory path (such as /dc0/datastore/ds0), %s a VM storage policy's name",
 			VSphereDatastore, VSphereStoragePolicyID, VSphereDatastore, VSphereStoragePolicyID)

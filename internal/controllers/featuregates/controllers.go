@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,15 +72,12 @@ func (r *FeatureReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if activated {
 		reason = ReasonActivated
 	}
-	var related *corev1alpha2.FeatureGate
+	// The gate that decided is the Event's related object; a nil interface when none did.
+	var related runtime.Object
 	if ref != nil && ref.Activate == activated {
 		related, by = gate, "by FeatureGate "+gate.Name
 	}
-	if related != nil {
-		r.Recorder.Eventf(feature, related, corev1.EventTypeNormal, reason, "Toggle", "Feature %s %s %s", feature.Name, activation(activated), by)
-	} else {
-		r.Recorder.Eventf(feature, nil, corev1.EventTypeNormal, reason, "Toggle", "Feature %s %s %s", feature.Name, activation(activated), by)
-	}
+	r.Recorder.Eventf(feature, related, corev1.EventTypeNormal, reason, "Toggle", "Feature %s %s %s", feature.Name, activation(activated), by)
 	return ctrl.Result{}, nil
 }
 

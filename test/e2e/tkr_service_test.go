@@ -202,14 +202,20 @@ func dumpPods(t *testing.T, lc *localCluster, namespace string) {
 		t.Logf("listing pods: %v", err)
 		return
 	}
+	ready := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		t.Logf("pod %s: phase %s ready %v", p.Name, p.Status.Phase, podReady(p))
-		if podReady(p) || len(p.Spec.Containers) == 0 {
+		if podReady(p) {
+			ready++
+			continue
+		}
+		t.Logf("pod %s/%s: phase %s, not ready", namespace, p.Name, p.Status.Phase)
+		if len(p.Spec.Containers) == 0 {
 			continue
 		}
 		tail := int64(15)
 		logs, err := lc.cs.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(context.Background())
 		t.Logf("logs of %s (%v):\n%s", p.Name, err, logs)
 	}
+	t.Logf("%d of %d pods of %s ready", ready, len(pods.Items), namespace)
 }

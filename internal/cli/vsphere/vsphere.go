@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
@@ -105,44 +106,15 @@ func simulatorCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"cluster0 (resource pool rp0), the datastore sharedVmfs-0, the network \"VM Network\" and the VM\n" +
 			"folder folder0. It runs in the background until stopped; its inventory lives in its memory.",
 	}
-	var address string
-	start := &cobra.Command{
-		Use:   "start",
-		Short: "Start the simulator in the background and print the configuration variables that point at it",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := daemon()
-			if err != nil {
-				return err
-			}
-			if pid, ok := d.Running(); ok {
-				fmt.Fprintf(streams.Out, "The vCenter simulator already runs (pid %d)\n", pid)
-				return status(streams.Out, d)
-			}
-			if _, err := d.Start(cmd.Context(), address); err != nil {
-				return err
-			}
-			return status(streams.Out, d)
-		},
-	}
-	start.Flags().StringVar(&address, "address", simulator.DefaultAddress, "loopback HOST:PORT to serve on")
-
-	stop := &cobra.Command{
-		Use:   "stop",
-		Short: "Stop the simulator (its inventory and VMs are lost; its certificate and password are kept)",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			d, err := daemon()
-			if err != nil {
-				return err
-			}
-			stopped, err := d.Stop()
-			if err == nil && !stopped {
-				_, err = fmt.Fprintln(streams.Out, "The vCenter simulator does not run")
-			}
-			return err
-		},
-	}
+	start, stop := cliutil.DaemonVerbs[simulator.Daemon]{
+		What:           "The vCenter simulator",
+		Open:           daemon,
+		StartShort:     "Start the simulator in the background and print the configuration variables that point at it",
+		StopShort:      "Stop the simulator (its inventory and VMs are lost; its certificate and password are kept)",
+		DefaultAddress: simulator.DefaultAddress,
+		AddressUsage:   "loopback HOST:PORT to serve on",
+		Serving:        status,
+	}.Commands(streams)
 
 	statusCmd := &cobra.Command{
 		Use:   "status",

@@ -4,6 +4,7 @@ package registry
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/local/registry"
 	"github.com/slipway-dev/slipway/internal/statedir"
 )
@@ -27,47 +29,21 @@ func daemon() (registry.Daemon, error) {
 // NewCommand returns `slipway local registry`.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{Use: "registry", Short: "Run the local OCI registry that package bundles are pushed to"}
-	var address string
-	start := &cobra.Command{
-		Use:   "start",
-		Short: "Start the registry in the background (state in the slipway home: pushed bundles survive restarts)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := daemon()
-			if err != nil {
-				return err
-			}
-			if pid, ok := d.Running(); ok {
-				_, err := fmt.Fprintf(streams.Out, "The registry already runs (pid %d)\n", pid)
-				return err
-			}
-			if _, err := d.Start(cmd.Context(), address); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(streams.Out, "Registry listening on %s (push bundles to %s/packages/NAME:VERSION)\n", address, address)
+	start, stop := cliutil.DaemonVerbs[registry.Daemon]{
+		What:           "The registry",
+		Open:           daemon,
+		StartShort:     "Start the registry in the background (state in the slipway home: pushed bundles survive restarts)",
+		StopShort:      "Stop the registry (pushed bundles are kept)",
+		DefaultAddress: registry.DefaultAddress,
+		AddressUsage:   "loopback address to listen on",
+		Serving: func(out io.Writer, d registry.Daemon) error {
+			address, _ := d.Address()
+			_, err := fmt.Fprintf(out, "Registry listening on %s (push bundles to %s/packages/NAME:VERSION)\n", address, address)
 			return err
 		},
-	}
-	start.Flags().StringVar(&address, "address", registry.DefaultAddress, "loopback address to listen on")
+	}.Commands(streams)
 
-	stop := &cobra.Command{
-		Use:   "stop",
-		Short: "Stop the registry (pushed bundles are kept)",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			d, err := daemon()
-			if err != nil {
-				return err
-			}
-			stopped, err := d.Stop()
-			if err == nil && !stopped {
-				_, err = fmt.Fprintln(streams.Out, "The registry does not run")
-			}
-			return err
-		},
-	}
-
-	var dir string
+	var address, dir string
 	run := &cobra.Command{
 		Use:    "run",
 		Short:  "Serve the registry in the foreground until SIGTERM",

@@ -7,7 +7,8 @@
 # descriptors, processes, threads, the 1-minute load, and the management cluster's reconcile
 # latency: the time from `cluster scale` of the first workload cluster to 2 workers until the
 # new Machine is Running (it is scaled back to 1 afterwards, untimed). The host's kernel limits
-# are raised by slipway's own check (SLIPWAY_RAISE_HOST_LIMITS=true, as root).
+# are raised by slipway's own check (SLIPWAY_RAISE_HOST_LIMITS=true, as root). At the end it
+# prints where the CPU goes, by process group, over a minute (hack/bench/cpuuse).
 # Usage: hack/bench/capacity.sh [MAX=30] [BUDGET minutes=90] [TIMEOUT=5m]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -97,3 +98,5 @@ for i in $(seq 1 "$max"); do
 done
 echo "stopped at ${stop:-the maximum of $max clusters}"
 echo "limits at the end: $(limits)"
+# Where the CPU goes with the clusters that run, idle: what item 3 of issue 38 cuts.
+(cd "$root" && go run ./hack/bench/cpuuse -for 60s -top 30)

@@ -79,7 +79,7 @@ func newNodePoolSet(t *target, streams genericiooptions.IOStreams) *cobra.Comman
 			if err != nil {
 				return err
 			}
-			created, err := cluster.SetNodePool(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, np)
+			created, err := cluster.SetNodePool(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, np, cliutil.CheckHost, progressOf(streams))
 			if err != nil {
 				return err
 			}

@@ -127,8 +127,15 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 func added(before, after *clusterv1.Cluster) (controlPlanes, workers int) {
 	more := func(from, to *int32) int { return max(0, int(ptr.Deref(to, 0)-ptr.Deref(from, 0))) }
 	controlPlanes = more(before.Spec.Topology.ControlPlane.Replicas, after.Spec.Topology.ControlPlane.Replicas)
-	for i, md := range after.Spec.Topology.Workers.MachineDeployments {
-		workers += more(before.Spec.Topology.Workers.MachineDeployments[i].Replicas, md.Replicas)
+	// A pool matches the one of its name; a new pool adds all its replicas.
+	for _, md := range after.Spec.Topology.Workers.MachineDeployments {
+		var from *int32
+		for _, old := range before.Spec.Topology.Workers.MachineDeployments {
+			if old.Name == md.Name {
+				from = old.Replicas
+			}
+		}
+		workers += more(from, md.Replicas)
 	}
 	return controlPlanes, workers
 }

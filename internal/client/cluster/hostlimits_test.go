@@ -54,6 +54,45 @@ func TestScaleChecksTheHost(t *testing.T) {
 	}
 }
 
+// TestNodePoolSetChecksTheHost checks that node-pool set asks the host for the workers a new or
+// grown pool adds to a local cluster, and changes nothing when the host refuses.
+func TestNodePoolSetChecksTheHost(t *testing.T) {
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	local := topologyCluster(1)
+	local.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{Kind: "LocalCluster", Name: "wc", APIGroup: "infrastructure.cluster.x-k8s.io"}
+	cc := &clusterv1.ClusterClass{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: local.Spec.Topology.ClassRef.Name}}
+	cc.Spec.Workers.MachineDeployments = []clusterv1.MachineDeploymentClass{{Class: "tkg-worker"}}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(local, cc).Build()
+	var asked [2]int
+	refuse := func(_ *progress.Printer, cp, w int) error {
+		asked = [2]int{cp, w}
+		return errors.New("this host cannot start 3 more nodes")
+	}
+	p := progress.ForWriter(&strings.Builder{})
+	// A new pool of 3 replicas adds 3 workers; the refusal leaves the cluster as it was.
+	three := int32(3)
+	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0", Replicas: &three}, refuse, p); err == nil ||
+		!strings.Contains(err.Error(), "cannot start 3 more nodes") || asked != [2]int{0, 3} {
+		t.Fatalf("a new pool of 3: %v, the check asked for %v", err, asked)
+	}
+	got := &clusterv1.Cluster{}
+	if err := c.Get(t.Context(), key, got); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got.Spec.Topology.Workers.MachineDeployments); n != 1 {
+		t.Errorf("the refused node-pool set left %d pools, want 1", n)
+	}
+	// Growing md-0 from 1 to 3 adds 2; a change that adds no worker asks nothing.
+	allow := func(_ *progress.Printer, cp, w int) error { asked = [2]int{cp, w}; return nil }
+	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "md-0", Replicas: &three}, allow, p); err != nil || asked != [2]int{0, 2} {
+		t.Errorf("md-0 to 3: %v, the check asked for %v", err, asked)
+	}
+	asked = [2]int{-1, -1}
+	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "md-0", AZ: "zone-b"}, allow, p); err != nil || asked != [2]int{-1, -1} {
+		t.Errorf("a change of md-0's zone: %v, the check asked for %v", err, asked)
+	}
+}
+
 // TestHostLimitWatch checks that a wait says, once, which machine a host limit holds and why.
 func TestHostLimitWatch(t *testing.T) {
 	key := client.ObjectKey{Namespace: "default", Name: "wc"}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/progress"
 )
 
 // NodePool is a node pool as `tanzu cluster node-pool set -f FILE` reads it: one machine
@@ -61,8 +62,10 @@ func ReadNodePool(data []byte) (*NodePool, error) {
 // TKG does for a ClusterClass cluster: a new pool copies baseMachineDeployment, or starts from
 // workerClass with one replica; replicas, az, workerClass and tkrResolver replace the pool's;
 // labels are added to its nodePoolLabels and taints replace its nodePoolTaints (variable
-// overrides of the machine deployment). It says whether it created the pool.
-func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np *NodePool) (bool, error) {
+// overrides of the machine deployment). The workers it adds to a cluster of the local provider
+// are checked against the host's limits first (check, nil for none, prints through p). It says
+// whether it created the pool.
+func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np *NodePool, check HostCheck, p *progress.Printer) (bool, error) {
 	cl, err := topologyOf(ctx, c, key)
 	if err != nil {
 		return false, err
@@ -126,6 +129,13 @@ func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np 
 	}
 	if err := checkVariables(ctx, c, cl, pool); err != nil {
 		return false, err
+	}
+	if cl.Spec.InfrastructureRef.Kind == "LocalCluster" && check != nil {
+		if cp, w := added(before, cl); cp+w > 0 {
+			if err := check(p, cp, w); err != nil {
+				return false, err
+			}
+		}
 	}
 	if err := c.Patch(ctx, cl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, fmt.Errorf("failed to set node pool %s of cluster %s: %w", np.Name, key.Name, err)

@@ -65,7 +65,7 @@ func TestSetNodePool(t *testing.T) {
 
 	t.Run("a new pool copies its base", func(t *testing.T) {
 		c := nodePoolClient(t)
-		created, err := SetNodePool(t.Context(), c, key, read(t, "name: np-1\nbaseMachineDeployment: md-0\nlabels: {disk: ssd}\naz: zone-b\n"))
+		created, err := SetNodePool(t.Context(), c, key, read(t, "name: np-1\nbaseMachineDeployment: md-0\nlabels: {disk: ssd}\naz: zone-b\n"), nil, nil)
 		if err != nil || !created {
 			t.Fatalf("created %v, %v", created, err)
 		}
@@ -83,7 +83,7 @@ func TestSetNodePool(t *testing.T) {
 	})
 	t.Run("a new pool from a worker class", func(t *testing.T) {
 		c := nodePoolClient(t)
-		if created, err := SetNodePool(t.Context(), c, key, read(t, "name: np-2\nworkerClass: tkg-worker\ntkrResolver: os-name=ubuntu\n")); err != nil || !created {
+		if created, err := SetNodePool(t.Context(), c, key, read(t, "name: np-2\nworkerClass: tkg-worker\ntkrResolver: os-name=ubuntu\n"), nil, nil); err != nil || !created {
 			t.Fatalf("created %v, %v", created, err)
 		}
 		np := pools(t, c)["np-2"]
@@ -93,7 +93,7 @@ func TestSetNodePool(t *testing.T) {
 	})
 	t.Run("an existing pool changes in place", func(t *testing.T) {
 		c := nodePoolClient(t)
-		if created, err := SetNodePool(t.Context(), c, key, read(t, "name: md-0\nreplicas: 3\nlabels: {tier: b}\n")); err != nil || created {
+		if created, err := SetNodePool(t.Context(), c, key, read(t, "name: md-0\nreplicas: 3\nlabels: {tier: b}\n"), nil, nil); err != nil || created {
 			t.Fatalf("created %v, %v", created, err)
 		}
 		md0 := pools(t, c)["md-0"]
@@ -111,7 +111,7 @@ func TestSetNodePool(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := nodePoolClient(t)
 			before := pools(t, c)
-			if _, err := SetNodePool(t.Context(), c, key, read(t, tc.file)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := SetNodePool(t.Context(), c, key, read(t, tc.file), nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 			if after := pools(t, c); len(after) != len(before) || *after["md-0"].Replicas != 2 {
@@ -143,7 +143,7 @@ func TestDeleteNodePool(t *testing.T) {
 	if err := DeleteNodePool(t.Context(), c, key, "np-9"); err == nil || !strings.Contains(err.Error(), "could not find node pool np-9 to delete: cluster wc has md-0") {
 		t.Errorf("an unknown pool: %v", err)
 	}
-	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}); err != nil {
+	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := DeleteNodePool(t.Context(), c, key, "np-1"); err != nil {

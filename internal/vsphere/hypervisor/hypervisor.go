@@ -45,6 +45,11 @@ type Hypervisor struct {
 	// Executable is the slipway binary that runs the nodes' agents and load balancers.
 	Executable string
 	Log        logr.Logger
+	// CheckHost checks that this host can start a new node before a VM boots as one, as the
+	// local provider checks before each machine; nil is the store's check
+	// (cluster.Store.CheckHostLimits), which raises the kernel's limits where the simulator's
+	// environment allows it.
+	CheckHost func(real bool, controlPlanes, workers int, report func(string)) error
 
 	// mu orders the changes to the store: a pass of Sync and the boot of a VM as it powers on.
 	// It is never held while calling the simulator, which may hold a VM's lock while it waits
@@ -55,7 +60,19 @@ type Hypervisor struct {
 	// powerOns counts the VMs booted by PowerOn, so that a pass of Sync knows when its list
 	// of VMs is older than a node.
 	powerOns int
+	// held keeps, by VM, the host's refusal of a new node and when it came: the host is read
+	// again after hostLimitRetry, not at every pass.
+	held map[string]heldBack
 }
+
+// heldBack is a VM the host's limits keep from booting.
+type heldBack struct {
+	err error
+	at  time.Time
+}
+
+// hostLimitRetry is how often the limits that hold a VM back are read again.
+const hostLimitRetry = 30 * time.Second
 
 // Run looks at the VMs every Period until ctx ends.
 func (h *Hypervisor) Run(ctx context.Context) {
@@ -127,10 +144,15 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 			reports = append(reports, report{bt.v, node})
 		}
 	}
-	// A VM that is gone has no failure left to repeat.
+	// A VM that is gone has no failure left to repeat, and nothing left to hold back.
 	for name := range h.failed {
 		if !on[name] {
 			delete(h.failed, name)
+		}
+	}
+	for name := range h.held {
+		if !on[name] {
+			delete(h.held, name)
 		}
 	}
 	h.mu.Unlock()
@@ -288,6 +310,9 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	}
 	node, ok := spec.Node(v.name)
 	if !ok {
+		if err := h.checkHost(v.name, spec.Real(), b.ControlPlane); err != nil {
+			return cluster.NodeSpec{}, err
+		}
 		if node, err = h.addNode(dirs, spec, v, b); err != nil {
 			return cluster.NodeSpec{}, err
 		}
@@ -301,6 +326,33 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 		return cluster.NodeSpec{}, err
 	}
 	return node, nil
+}
+
+// checkHost refuses a new node that this host cannot start, naming the limit and how to raise
+// it; a refusal stands for hostLimitRetry. h.mu is held.
+func (h *Hypervisor) checkHost(name string, real, controlPlane bool) error {
+	if held, ok := h.held[name]; ok && time.Since(held.at) < hostLimitRetry {
+		return held.err
+	}
+	check := h.CheckHost
+	if check == nil {
+		check = h.Store.CheckHostLimits
+	}
+	controlPlanes, workers := 0, 1
+	if controlPlane {
+		controlPlanes, workers = 1, 0
+	}
+	err := check(real, controlPlanes, workers, func(msg string) { h.Log.Info(msg, "VM", name) })
+	if err == nil {
+		delete(h.held, name)
+		return nil
+	}
+	err = fmt.Errorf("the host's limits hold the VM back (tried again every %s): %w", hostLimitRetry, err)
+	if h.held == nil {
+		h.held = map[string]heldBack{}
+	}
+	h.held[name] = heldBack{err: err, at: time.Now()}
+	return err
 }
 
 // clusterOf returns the local cluster of a VM: the one whose control-plane endpoint it names,

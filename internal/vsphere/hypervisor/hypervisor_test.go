@@ -3,6 +3,7 @@ package hypervisor_test
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,5 +156,59 @@ func TestVMsBootAsNodes(t *testing.T) {
 	}
 	if _, err := store.Get("wc1"); err == nil {
 		t.Errorf("cluster wc1 outlived its VMs\n%s", logs.String())
+	}
+}
+
+// TestHostLimitsHoldAVM: a VM that powers on when the host cannot start another node does not
+// boot; the simulator's log names the limit, and the host is not read again at every pass.
+func TestHostLimitsHoldAVM(t *testing.T) {
+	ctx := t.Context()
+	s := vcentertest.Start(t)
+	c, err := s.Login(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := vcentertest.Template(t, s, "node-v1.34.3", "v1.34.3+vmware.1-tkg.1-ubuntu-2004")
+	cas, err := pki.GenerateCAs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := cluster.Store{Root: t.TempDir()}
+	var logs bytes.Buffer
+	checks := 0
+	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: "/bin/true",
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{}),
+		CheckHost: func(real bool, controlPlanes, workers int, _ func(string)) error {
+			checks++
+			if controlPlanes != 1 || workers != 0 {
+				t.Errorf("a control-plane VM asked the host for %d control-plane nodes and %d workers", controlPlanes, workers)
+			}
+			return errors.New("this host cannot start 1 more nodes:\n  fs.inotify.max_user_instances is 128 with 125 in use")
+		}}
+	s.OnPowerOn(h.PowerOn)
+	cp := vcentertest.Clone(t, template, "wc1-cp-a", map[string]string{
+		"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(cloudInit(t, cas, true))), "guestinfo.userdata.encoding": "base64"}, true)
+	for range 3 {
+		if err := h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spec, err := store.Get("wc1"); err == nil {
+		if _, ok := spec.Node("wc1-cp-a"); ok {
+			t.Errorf("the VM booted as a node though the host refused it")
+		}
+	}
+	var props mo.VirtualMachine
+	if err := cp.Properties(ctx, cp.Reference(), []string{"guest.ipAddress"}, &props); err != nil {
+		t.Fatal(err)
+	}
+	if props.Guest != nil && props.Guest.IpAddress != "" {
+		t.Errorf("a VM held back reports guest IP %s", props.Guest.IpAddress)
+	}
+	if checks != 1 {
+		t.Errorf("the host's limits were read %d times in four tries within %s, want once", checks, "30s")
+	}
+	if !strings.Contains(logs.String(), "fs.inotify.max_user_instances is 128 with 125 in use") || strings.Count(logs.String(), "VM does not boot as a node") != 1 {
+		t.Errorf("the simulator's log does not name the limit once:\n%s", logs.String())
 	}
 }

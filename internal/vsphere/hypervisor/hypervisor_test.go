@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
+	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 )
 
 // cloudInit is a kubeadm bootstrap provider's cloud-config: kubeadm init with the cluster's
@@ -55,16 +57,12 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 	return b.String()
 }
 
-// TestVMsBootAsNodes: a powered-on clone with a cloud-init becomes a node of a local cluster
-// named by its kubeadm configuration, with the VM's BIOS UUID as providerID and the Kubernetes
-// version of its image's VERSION; the VM reports the node's address as its guest IP, by the end
-// of its power-on task when it can boot then; a worker VM powered on before its control plane
-// joins the same cluster at the next pass; powering the VMs off stops the nodes and deletes the
-// cluster.
-func TestVMsBootAsNodes(t *testing.T) {
-	ctx := t.Context()
+// simulatorWithTemplate starts a simulator with a node template of v1.34.3 and logs in; the CAs
+// are those of a cluster its VMs make.
+func simulatorWithTemplate(t *testing.T) (*simulator.Server, *govmomi.Client, *object.VirtualMachine, *pki.CAs) {
+	t.Helper()
 	s := vcentertest.Start(t)
-	c, err := s.Login(ctx)
+	c, err := s.Login(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +71,18 @@ func TestVMsBootAsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, c, template, cas
+}
+
+// TestVMsBootAsNodes: a powered-on clone with a cloud-init becomes a node of a local cluster
+// named by its kubeadm configuration, with the VM's BIOS UUID as providerID and the Kubernetes
+// version of its image's VERSION; the VM reports the node's address as its guest IP, by the end
+// of its power-on task when it can boot then; a worker VM powered on before its control plane
+// joins the same cluster at the next pass; powering the VMs off stops the nodes and deletes the
+// cluster.
+func TestVMsBootAsNodes(t *testing.T) {
+	ctx := t.Context()
+	s, c, template, cas := simulatorWithTemplate(t)
 	clone := func(name, userdata string) *object.VirtualMachine {
 		return vcentertest.Clone(t, template, name, map[string]string{
 			"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(userdata)), "guestinfo.userdata.encoding": "base64"}, true)
@@ -163,16 +173,7 @@ func TestVMsBootAsNodes(t *testing.T) {
 // boot; the simulator's log names the limit, and the host is not read again at every pass.
 func TestHostLimitsHoldAVM(t *testing.T) {
 	ctx := t.Context()
-	s := vcentertest.Start(t)
-	c, err := s.Login(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	template := vcentertest.Template(t, s, "node-v1.34.3", "v1.34.3+vmware.1-tkg.1-ubuntu-2004")
-	cas, err := pki.GenerateCAs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c, template, cas := simulatorWithTemplate(t)
 	store := cluster.Store{Root: t.TempDir()}
 	var logs bytes.Buffer
 	checks := 0

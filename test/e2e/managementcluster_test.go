@@ -584,8 +584,9 @@ func TestManagementClusterCreate(t *testing.T) {
 		// get shows it running, with its objects and providers. Its status is read from the
 		// Cluster's conditions, which a loaded host may hold back for a few probes after the
 		// workload cluster's delete: it is waited for, and the wait logged.
-		asked := time.Now()
+		asked, tries := time.Now(), 0
 		envtest.EventuallyEvery(t, 2*time.Minute, 3*time.Second, "management-cluster get showing e2e-mgmt running", func() error {
+			tries++
 			out, err = runSlipway(t, "management-cluster", "get")
 			if err != nil {
 				return fmt.Errorf("management-cluster get: %v\n%s", err, out)
@@ -593,6 +594,10 @@ func TestManagementClusterCreate(t *testing.T) {
 			for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.34.3+vmware.1 management dev v1.34.3---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
 				"Providers:", "capl-system", "infrastructure-local"} {
 				if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+					if tries == 1 {
+						// What held it back is worth knowing even when a later read passes.
+						t.Logf("management-cluster get, first read, lacks %q:\n%s", want, out)
+					}
 					return fmt.Errorf("management-cluster get lacks %q:\n%s", want, out)
 				}
 			}

@@ -506,9 +506,14 @@ func checkContextAware(t *testing.T, dir, server string) {
 // probes: the listing is asked again for up to two minutes, and the wait logged.
 func checkClusterListJSON(t *testing.T, dir string) {
 	t.Helper()
-	asked := time.Now()
+	asked, tries := time.Now(), 0
 	envtest.EventuallyEvery(t, 2*time.Minute, 3*time.Second, "cluster list showing tkg-mgmt-vc running", func() error {
-		return clusterListJSON(t, dir)
+		err := clusterListJSON(t, dir)
+		if tries++; err != nil && tries == 1 {
+			// What held it back is worth knowing even when a later read passes.
+			t.Logf("cluster list, first read: %v", err)
+		}
+		return err
 	})
 	t.Logf("cluster list showed tkg-mgmt-vc running after %s", time.Since(asked).Round(100*time.Millisecond))
 }

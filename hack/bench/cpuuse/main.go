@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -70,14 +71,12 @@ func main() {
 		sorted = append(sorted, g)
 	}
 	slices.SortFunc(sorted, func(a, b *use) int {
-		if a.ticks != b.ticks {
-			return int(b.ticks) - int(a.ticks)
-		}
-		return strings.Compare(a.group, b.group)
+		return cmp.Or(cmp.Compare(b.ticks, a.ticks), strings.Compare(a.group, b.group))
 	})
 
 	percent := func(ticks uint64) float64 { return float64(ticks) / clockTicks / period.Seconds() * 100 }
-	fmt.Printf("CPU over %s: %.0f%% of one core in all (%d cores)\n", *period, percent(total), cores())
+	// Processes that lived only between the two readings (probes, runc) are not counted.
+	fmt.Printf("CPU over %s: %.0f%% of one core in all the processes seen at its end (%d cores)\n", *period, percent(total), cores())
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "CPU %\tprocesses\tRSS MiB\t\twhat")
 	for i, g := range sorted {

@@ -1,5 +1,6 @@
-// Package cliutil holds what every noun of the CLI shares: the kubeconfig flags and the tanzu
-// CLI's table, JSON and YAML output.
+// Package cliutil holds what every noun of the CLI shares: the kubeconfig flags, the tanzu
+// CLI's table, JSON and YAML output, the host check of the local provider, and the start and
+// stop verbs of slipway's background daemons.
 package cliutil
 
 import (

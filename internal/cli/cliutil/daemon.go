@@ -14,7 +14,8 @@ import (
 type Daemon interface {
 	// Running returns the pid of its process, when it runs.
 	Running() (int, bool)
-	// Start starts it on address unless it runs, and waits until it answers.
+	// Start starts it on address unless it runs, and waits until it answers; it says whether
+	// it started one.
 	Start(ctx context.Context, address string) (bool, error)
 	// Stop stops it and says whether it ran.
 	Stop() (bool, error)
@@ -51,7 +52,9 @@ func (v DaemonVerbs[D]) Commands(streams genericiooptions.IOStreams) (start, sto
 				return err
 			}
 			if pid, ok := d.Running(); ok {
-				fmt.Fprintf(streams.Out, "%s already runs (pid %d)\n", v.What, pid)
+				if _, err := fmt.Fprintf(streams.Out, "%s already runs (pid %d)\n", v.What, pid); err != nil {
+					return err
+				}
 			} else if _, err := d.Start(cmd.Context(), address); err != nil {
 				return err
 			}

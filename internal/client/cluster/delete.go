@@ -123,7 +123,9 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 	return nil
 }
 
-// added returns the control-plane machines and workers a scale from before to after adds.
+// added returns the control-plane machines and workers a change of the topology from before to
+// after adds (a scale, a new or grown node pool). A pool without replicas is left to an
+// autoscaler, and counts none.
 func added(before, after *clusterv1.Cluster) (controlPlanes, workers int) {
 	more := func(from, to *int32) int { return max(0, int(ptr.Deref(to, 0)-ptr.Deref(from, 0))) }
 	controlPlanes = more(before.Spec.Topology.ControlPlane.Replicas, after.Spec.Topology.ControlPlane.Replicas)

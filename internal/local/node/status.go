@@ -101,7 +101,7 @@ func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 func (a *Agent) patchPodStatus(ctx context.Context, pod *corev1.Pod, status corev1.PodStatus) error {
 	status, err := stored(status)
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to read the status of Pod %s as stored: %w", klog.KObj(pod), err)
 	}
 	if equality.Semantic.DeepEqual(pod.Status, status) {
 		return nil

@@ -300,6 +300,18 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
+	// The VM that runs kubeadm init of a new cluster is checked before the cluster is made: a
+	// cluster without a node would be deleted at the next pass, and made again at the one after.
+	checked := false
+	if name == "" {
+		if err := h.checkHost(v.name, false, true); err != nil {
+			return cluster.NodeSpec{}, err
+		}
+		if name, err = h.newCluster(b, host); err != nil {
+			return cluster.NodeSpec{}, err
+		}
+		checked = true
+	}
 	dirs, err := h.Store.Dirs(name)
 	if err != nil {
 		return cluster.NodeSpec{}, err
@@ -310,8 +322,10 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	}
 	node, ok := spec.Node(v.name)
 	if !ok {
-		if err := h.checkHost(v.name, spec.Real(), b.ControlPlane); err != nil {
-			return cluster.NodeSpec{}, err
+		if !checked {
+			if err := h.checkHost(v.name, spec.Real(), b.ControlPlane); err != nil {
+				return cluster.NodeSpec{}, err
+			}
 		}
 		if node, err = h.addNode(dirs, spec, v, b); err != nil {
 			return cluster.NodeSpec{}, err
@@ -356,7 +370,7 @@ func (h *Hypervisor) checkHost(name string, real, controlPlane bool) error {
 }
 
 // clusterOf returns the local cluster of a VM: the one whose control-plane endpoint it names,
-// made by a VM that runs kubeadm init.
+// made by a VM that runs kubeadm init; "" for that VM when its cluster is still to be made.
 func (h *Hypervisor) clusterOf(b *infrastructure.Bootstrap, endpoint string) (string, error) {
 	specs, err := h.Store.List()
 	if err != nil {
@@ -375,6 +389,11 @@ func (h *Hypervisor) clusterOf(b *infrastructure.Bootstrap, endpoint string) (st
 			return "", fmt.Errorf("a local cluster named %s exists and is not made of this simulator's VMs: delete it (`slipway local cluster delete %s`) or name the Cluster otherwise", s.Name, s.Name)
 		}
 	}
+	return "", nil
+}
+
+// newCluster makes the local cluster of a VM that runs kubeadm init, serving its endpoint.
+func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (string, error) {
 	index, err := h.Store.FreeIndex()
 	if err != nil {
 		return "", err

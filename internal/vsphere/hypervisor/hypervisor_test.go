@@ -209,6 +209,10 @@ func TestHostLimitsHoldAVM(t *testing.T) {
 	if checks != 1 {
 		t.Errorf("the host's limits were read %d times in four tries within %s, want once", checks, "30s")
 	}
+	// Its cluster is not made while the VM waits: no cluster comes and goes at every pass.
+	if _, err := store.Get("wc1"); err == nil || strings.Contains(logs.String(), "deleted it") {
+		t.Errorf("a cluster was made for the VM held back:\n%s", logs.String())
+	}
 	if !strings.Contains(logs.String(), "fs.inotify.max_user_instances is 128 with 125 in use") || strings.Count(logs.String(), "VM does not boot as a node") != 1 {
 		t.Errorf("the simulator's log does not name the limit once:\n%s", logs.String())
 	}

@@ -37,7 +37,10 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		DefaultAddress: registry.DefaultAddress,
 		AddressUsage:   "loopback address to listen on",
 		Serving: func(out io.Writer, d registry.Daemon) error {
-			address, _ := d.Address()
+			address, ok := d.Address()
+			if !ok {
+				return fmt.Errorf("the registry exited after it started: its log is %s", d.LogPath())
+			}
 			_, err := fmt.Fprintf(out, "Registry listening on %s (push bundles to %s/packages/NAME:VERSION)\n", address, address)
 			return err
 		},

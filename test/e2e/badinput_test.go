@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
@@ -77,30 +78,20 @@ func assertNothingStarted(t *testing.T, name string) {
 	}
 }
 
-// holdFirstFreeBlock listens on the etcd client address of the first node of the first loopback
-// block no cluster of this test run uses.
+// holdFirstFreeBlock listens on the etcd client address of the first node of the block the
+// next cluster takes, as the store finds it: its clusters, the real nodes on the bridge and what
+// listens on each block's API server port (another package's test may run a cluster too).
 func holdFirstFreeBlock(t *testing.T) net.Listener {
 	t.Helper()
-	for i := 1; i < 255; i++ {
-		entries, _ := os.ReadDir(filepath.Join(home, "local"))
-		used := false
-		for _, e := range entries {
-			data, _ := os.ReadFile(filepath.Join(home, "local", e.Name(), "cluster.json"))
-			if strings.Contains(string(data), `"index": `+itoa(i)+",") {
-				used = true
-			}
-		}
-		if used {
-			continue
-		}
-		l, err := net.Listen("tcp", "127."+itoa(i)+".0.2:2379")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
+	i, err := cluster.Store{Root: filepath.Join(home, "local")}.FreeIndex()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free block")
-	return nil
+	l, err := net.Listen("tcp", "127."+itoa(i)+".0.2:2379")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -29,6 +29,7 @@ import (
 // leaves no node of namespaces behind.
 func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	ctx := t.Context()
+	before := realNodesOnHost()
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
 	wc := localTopologyCluster("e2e-real", "v1.35.4")
 	wc.Annotations = map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}
@@ -178,5 +179,5 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 
 	// Deleting the Cluster powers off and removes every node.
 	deleteWorkloadCluster(t, lc, wc)
-	checkNoRealNodeLeft(t)
+	checkNoRealNodeLeft(t, before)
 }

@@ -35,6 +35,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	addr, repo := pushPackages(t)
 	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
+	beforeNodes := realNodesOnHost()
 	before, err := store.List()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		deleteAddedClusters(t, store, before)
-		checkNoRealNodeLeft(t)
+		checkNoRealNodeLeft(t, beforeNodes)
 	})
 	start := time.Now()
 	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
@@ -173,7 +174,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	if _, err := os.Stat(store.NodeServiceDir()); !os.IsNotExist(err) {
 		t.Errorf("the node service's directory is left: %v", err)
 	}
-	checkNoRealNodeLeft(t)
+	checkNoRealNodeLeft(t, beforeNodes)
 	if out, _ := exec.Command("pgrep", "-a", "-f", "local node-service").CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("a node service process is left:\n%s", out)
 	}

@@ -7,12 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +50,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 		t.Fatal("real nodes need root: run the tests as root")
 	}
 	ctx := t.Context()
+	before := realNodesOnHost()
 	registryAddr := startRegistryWithNodeImages(t)
 	image := pushApplicationImage(t, registryAddr)
 
@@ -213,7 +216,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	if out, err := runSlipway(t, "local", "cluster", "delete", "apps"); err != nil {
 		t.Fatalf("delete: %v\n%s", err, out)
 	}
-	checkNoRealNodeLeft(t)
+	checkNoRealNodeLeft(t, before)
 }
 
 // startRegistryWithNodeImages starts the local registry of the test's slipway home and pushes
@@ -541,31 +544,53 @@ func portForwardKubectl(t *testing.T, kubeconfig, pod string) {
 	}
 }
 
-// checkNoRealNodeLeft checks that no node of namespaces is left on the host: network namespace,
-// veth, cgroup or process.
-func checkNoRealNodeLeft(t *testing.T) {
-	t.Helper()
+// realNodesOnHost names what nodes of namespaces hold on the host: network namespaces, veths,
+// cgroups and the processes of their containerd and kubelet. Another package's test may make
+// nodes of its own at the same time (go test runs two packages at once on two cores).
+func realNodesOnHost() map[string]string {
+	held := map[string]string{}
 	entries, _ := os.ReadDir("/run/netns")
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "slipway-") {
-			t.Errorf("network namespace %s is left", e.Name())
+			out, _ := exec.Command("ip", "-n", e.Name(), "-4", "-o", "addr", "show").CombinedOutput()
+			held["network namespace "+e.Name()] = strings.Join(strings.Fields(string(out)), " ")
 		}
 	}
 	links, _ := os.ReadDir("/sys/class/net")
 	for _, l := range links {
 		if strings.HasPrefix(l.Name(), "slw") {
-			t.Errorf("veth %s is left", l.Name())
+			held["veth "+l.Name()] = ""
 		}
 	}
 	cgroups, _ := os.ReadDir("/sys/fs/cgroup/memory/slipway")
 	for _, c := range cgroups {
 		if c.IsDir() {
-			t.Errorf("cgroup %s is left", c.Name())
+			procs, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory/slipway", c.Name(), "cgroup.procs"))
+			held["cgroup "+c.Name()] = "processes " + strings.Join(strings.Fields(string(procs)), " ")
 		}
 	}
 	out, _ := exec.Command("pgrep", "-a", "-f", "containerd --config /etc/containerd/config.toml|kubelet --bootstrap-kubeconfig").CombinedOutput()
-	if len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("processes of a node are left:\n%s", out)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if pid, args, ok := strings.Cut(line, " "); ok {
+			held["process "+pid] = args
+		}
+	}
+	return held
+}
+
+// checkNoRealNodeLeft checks that no node of namespaces made since before was taken is left on
+// the host: network namespace, veth, cgroup or process. What was there before is logged, not
+// counted: the test that left it fails on it.
+func checkNoRealNodeLeft(t *testing.T, before map[string]string) {
+	t.Helper()
+	now := realNodesOnHost()
+	keys := slices.Sorted(maps.Keys(now))
+	for _, k := range keys {
+		if _, ok := before[k]; ok {
+			t.Logf("%s (%s) was there before this test", k, now[k])
+			continue
+		}
+		t.Errorf("%s is left: %s", k, now[k])
 	}
 }
 

@@ -110,16 +110,25 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 			}
 		}
 	}
-	if cl.Spec.InfrastructureRef.Kind == "LocalCluster" && o.CheckHost != nil {
-		cp, w := added(before, cl)
-		if err := o.CheckHost(p, cp, w); err != nil {
-			return err
-		}
+	if err := checkAdded(before, cl, o.CheckHost, p); err != nil {
+		return err
 	}
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
 		return err
 	}
 	p.Infof("Workload cluster '%s' is being scaled", key.Name)
+	return nil
+}
+
+// checkAdded checks the host for the nodes a change of a local provider's cluster from before to
+// after adds; a change that adds none (a scale down) is not checked, nor is any other provider's.
+func checkAdded(before, after *clusterv1.Cluster, check HostCheck, p *progress.Printer) error {
+	if after.Spec.InfrastructureRef.Kind != "LocalCluster" || check == nil {
+		return nil
+	}
+	if cp, w := added(before, after); cp+w > 0 {
+		return check(p, cp, w)
+	}
 	return nil
 }
 

@@ -41,11 +41,11 @@ func TestScaleChecksTheHost(t *testing.T) {
 	if *got.Spec.Topology.ControlPlane.Replicas != 1 || *got.Spec.Topology.Workers.MachineDeployments[0].Replicas != 1 {
 		t.Errorf("the refused scale changed the cluster: %+v", got.Spec.Topology)
 	}
-	// Scaling down adds nothing; a cluster of another provider is not this host's.
+	// A scale that adds nothing is not checked: a host over its limits can still shed nodes. A
+	// cluster of another provider is not this host's.
 	asked = [2]int{-1, -1}
-	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 2, CheckHost: func(_ *progress.Printer, cp, w int) error { asked = [2]int{cp, w}; return nil }},
-		progress.ForWriter(&strings.Builder{})); err != nil || asked != [2]int{0, 0} {
-		t.Errorf("scale down: %v, asked %v", err, asked)
+	if err := Scale(t.Context(), c, key, ScaleOptions{ControlPlane: 1, Workers: 2, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err != nil || asked != [2]int{-1, -1} {
+		t.Errorf("a scale that adds nothing: %v, the check asked for %v", err, asked)
 	}
 	other := topologyCluster(1)
 	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(other).Build()

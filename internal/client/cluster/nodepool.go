@@ -130,12 +130,8 @@ func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np 
 	if err := checkVariables(ctx, c, cl, pool); err != nil {
 		return false, err
 	}
-	if cl.Spec.InfrastructureRef.Kind == "LocalCluster" && check != nil {
-		if cp, w := added(before, cl); cp+w > 0 {
-			if err := check(p, cp, w); err != nil {
-				return false, err
-			}
-		}
+	if err := checkAdded(before, cl, check, p); err != nil {
+		return false, err
 	}
 	if err := c.Patch(ctx, cl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, fmt.Errorf("failed to set node pool %s of cluster %s: %w", np.Name, key.Name, err)

@@ -86,6 +86,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	home = filepath.Join(tmp, "home")
+	// Nodes of namespaces another run or package left would take addresses this suite expects:
+	// say so where a failure's log is read.
+	for k, v := range realNodesOnHost() {
+		fmt.Fprintf(os.Stderr, "e2e: before the suite, the host holds %s (%s)\n", k, v)
+	}
 	// The suite runs many clusters on one host at a time, as a user who lets slipway raise the
 	// kernel's limits does (Debian's default of 128 inotify instances fits about eight).
 	os.Setenv(hostlimits.RaiseEnv, "true")

@@ -24,7 +24,9 @@ module_dir() { # v1.35.4 -> k8s-v1.35
 
 build() { # module-dir output package [ldflags]
 	local dir=$1 out=$2 pkg=$3 ldflags=${4:-}
-	if [ -x "$out" ]; then
+	# A binary is built again when the flags it was built with changed (its version, say): Go's
+	# build cache makes that a link, not a compile.
+	if [ -x "$out" ] && [ "$(cat "$out.ldflags" 2>/dev/null)" = "$ldflags" ]; then
 		return 0
 	fi
 	mkdir -p "$(dirname "$out")"
@@ -32,16 +34,17 @@ build() { # module-dir output package [ldflags]
 	local start=$SECONDS
 	(cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
 	mv "$out.tmp" "$out"
+	printf '%s' "$ldflags" >"$out.ldflags"
 	echo "built $out in $((SECONDS - start))s"
 }
 
-version_ldflags() { # v1.35.4 -> -X flags that make the binary report its real version
+version_ldflags() { # v1.35.4 -> -X flags that make the binary report TKG's version, v1.35.4+vmware.1
 	local v=$1 minor
 	minor=${v#v1.}
 	minor=${minor%%.*}
 	local flags=""
 	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+		flags+=" -X $pkg.gitVersion=$v+vmware.1 -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
 		flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 	done
 	echo "$flags"

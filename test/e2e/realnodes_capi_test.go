@@ -104,8 +104,8 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	var controlPlane string
 	for _, n := range nodes.Items {
 		info := n.Status.NodeInfo
-		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://") || info.KubeletVersion != "v1.35.4" {
-			t.Errorf("node %s runs %s and kubelet %s, want containerd and the real kubelet v1.35.4", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://") || info.KubeletVersion != "v1.35.4+vmware.1" {
+			t.Errorf("node %s runs %s and kubelet %s, want containerd and the real kubelet v1.35.4+vmware.1", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
 		}
 		if n.Spec.ProviderID != infrav1.ProviderIDPrefix+wc.Namespace+"/"+n.Name {
 			t.Errorf("node %s has providerID %q, want its machine's", n.Name, n.Spec.ProviderID)

@@ -95,8 +95,9 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 		}
 		return out
 	}
-	if out := mustKubectl("get", "nodes", "-o", "wide"); strings.Count(out, " Ready ") != 3 {
-		t.Fatalf("not 3 Ready nodes:\n%s", out)
+	// Each node is Ready and its kubelet reports TKG's version of Kubernetes, as a TKG node does.
+	if out := mustKubectl("get", "nodes", "-o", "wide"); strings.Count(out, " Ready ") != 3 || strings.Count(out, " v1.35.4+vmware.1 ") != 3 {
+		t.Fatalf("not 3 Ready nodes of kubelet v1.35.4+vmware.1:\n%s", out)
 	} else {
 		t.Logf("kubectl get nodes:\n%s", out)
 	}

@@ -17,7 +17,8 @@ LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERS
 	-X github.com/slipway-dev/slipway/internal/version.buildDate=$(BUILD_DATE) -X github.com/slipway-dev/slipway/internal/version.sha=$(BUILD_SHA)
 GO_TEST_FLAGS ?= -timeout 55m
 
-# The assets `make test` needs; hack/tools/build.sh skips what exists.
+# The assets `make test` needs; hack/tools/build.sh skips what exists with the flags it gives, so
+# a change to it (a version stamped in) reaches binaries built before.
 ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \
 	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy,$(BIN)/k8s/$(v)/$(c))) \
 	$(BIN)/k8s/v1.35.4/kubectl
@@ -30,7 +31,7 @@ build: ## Build bin/slipway.
 assets: ## Build the upstream binaries (the Kubernetes control plane and node binaries of each release, etcd) into bin/.
 	hack/tools/build.sh
 
-$(ASSET_STAMPS):
+$(ASSET_STAMPS): hack/tools/build.sh
 	hack/tools/build.sh
 
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum

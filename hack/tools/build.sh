@@ -27,6 +27,7 @@ build() { # module-dir output package [ldflags]
 	# A binary is built again when the flags it was built with changed (its version, say): Go's
 	# build cache makes that a link, not a compile.
 	if [ -x "$out" ] && [ "$(cat "$out.ldflags" 2>/dev/null)" = "$ldflags" ]; then
+		touch "$out" # up to date for make, which runs this script when the script is newer
 		return 0
 	fi
 	mkdir -p "$(dirname "$out")"

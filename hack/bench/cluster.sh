@@ -5,10 +5,11 @@
 # created" with every core package reconciled (goal <= 45 s), `cluster scale` by one worker to
 # the new node Ready (goal <= 15 s), `cluster upgrade --tkr v1.35` to every machine and add-on
 # on the new release (goal <= 120 s) and `cluster delete` until the cluster is gone (goal
-# <= 30 s). Prints each run and the medians. NODES=real makes the workload
-# clusters of real nodes (root; the management cluster stays the node agent's); they pull from
-# the local registry of slipway's own home, which `make images` fills, so the bench runs there.
-# Usage: [NODES=real] hack/bench/cluster.sh [RUNS=3]
+# <= 30 s). Prints each run and the medians. The clusters are of real nodes, slipway's default
+# (root): they pull from the local registry of slipway's own home, which `make images` fills, so
+# the bench runs there. NODES=agent makes the management and workload clusters of the node
+# agent's nodes, in a home of the bench's own.
+# Usage: [NODES=real|agent] hack/bench/cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -18,7 +19,8 @@ slipway=$root/bin/slipway
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
-runtime=${NODES:-agent}
+runtime=${NODES:-real}
+export LOCAL_NODE_RUNTIME=$runtime
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig
 if [ "$runtime" = real ]; then

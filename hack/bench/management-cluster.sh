@@ -5,11 +5,12 @@
 # peak memory of all slipway processes together (node agents, components, API servers and etcd
 # are slipway's children or its binaries; sampled every second; goal <= 6 GiB). Each run is
 # followed by `management-cluster delete`, timed too. Prints each run and the medians.
-# NODES=real makes the management cluster, and its bootstrap cluster, of real nodes (root): they
-# pull from the local registry of slipway's own home, which `make images` fills, so the bench runs
-# there, and memory is then the host's memory in use (MemTotal - MemAvailable) above what it was
-# before the run, since a real node's processes are containerd's and its containers'.
-# Usage: [NODES=real] hack/bench/management-cluster.sh [RUNS=3]
+# The management cluster, and its bootstrap cluster, are of real nodes, slipway's default (root):
+# they pull from the local registry of slipway's own home, which `make images` fills, so the
+# bench runs there, and memory is then the host's memory in use (MemTotal - MemAvailable) above
+# what it was before the run, since a real node's processes are containerd's and its
+# containers'. NODES=agent makes them of the node agent's nodes, in a home of the bench's own.
+# Usage: [NODES=real|agent] hack/bench/management-cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -18,12 +19,13 @@ runs=${1:-3}
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
-runtime=${NODES:-agent}
+runtime=${NODES:-real}
+export LOCAL_NODE_RUNTIME=$runtime
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig
 if [ "$runtime" = real ]; then
 	make -C "$root" images >/dev/null
-	printf 'CLUSTER_NAME: bench\nINFRASTRUCTURE_PROVIDER: local\nLOCAL_NODE_RUNTIME: real\n' >"$work/bench.yaml"
+	printf 'CLUSTER_NAME: bench\nINFRASTRUCTURE_PROVIDER: local\n' >"$work/bench.yaml"
 	create_args=(-f "$work/bench.yaml")
 else
 	export SLIPWAY_HOME=$work/home

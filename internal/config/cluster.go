@@ -12,6 +12,8 @@ import (
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/tkg"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 )
 
 // Role is what a cluster is for: the management cluster or a workload cluster.
@@ -62,8 +64,10 @@ type Cluster struct {
 	ControlPlaneNodeLabels []Label
 	// APIServerPort is the port of the API server endpoint; 0 leaves the ClusterClass's default.
 	APIServerPort int
-	// RealNodes gives a workload cluster of the local provider real nodes (LOCAL_NODE_RUNTIME).
-	RealNodes bool
+	// NodeRuntime is what a cluster of the local provider's nodes are (LOCAL_NODE_RUNTIME): real
+	// nodes ("real", a management cluster's default) or the node agent's ("agent"); empty, a
+	// workload cluster's are of the kind its management cluster's are.
+	NodeRuntime string
 	// ControlPlaneMachine and WorkerMachine are the nodes' sizes (vSphere).
 	ControlPlaneMachine, WorkerMachine Machine
 	// Identity is a management cluster's identity management; nil for none.
@@ -339,6 +343,11 @@ func (c *Cluster) cidrs(name, value string, service bool, errs *[]error) []*net.
 // ClassName is the ClusterClass the cluster is made from: the one tkg-pkg installs for its
 // infrastructure provider.
 func (c *Cluster) ClassName() string { return classes[c.InfrastructureProvider] }
+
+// RealNodes says the cluster's nodes are real nodes of the local provider.
+func (c *Cluster) RealNodes() bool {
+	return c.InfrastructureProvider == "local" && c.NodeRuntime == infrav1.NodeRuntimeReal
+}
 
 // ReleaseOf says whether a release's version (v1.35.4+vmware.1-tkg.1) is one of the Kubernetes
 // version asked for (KUBERNETES_VERSION: v1.35.4, v1.35.4+vmware.1 or the release's own).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CLUSTER_NAME: ok\nCLUSTER_CIDR: 100.64.0.0/11", Workload, `CLUSTER_CIDR "100.64.0.0/11" and SERVICE_CIDR "100.64.0.0/13" overlap`},
 		{"CLUSTER_NAME: ok\nKUBERNETES_VERSION: 1.35.4", Workload, `invalid KUBERNETES_VERSION "1.35.4": a Kubernetes version starts with v`},
 		{"CLUSTER_NAME: ok\nNAMESPACE: other", Management, `invalid NAMESPACE "other": a management cluster's objects live in tkg-system`},
-		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: vm", Workload, `invalid LOCAL_NODE_RUNTIME "vm": use real (containerd, the real kubelet and kubeadm) or agent (the default)`},
+		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: vm", Workload, `invalid LOCAL_NODE_RUNTIME "vm": use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)`},
 	} {
 		_, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(string, ...any) {})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -142,22 +143,36 @@ func TestObjectIsTheClusterClassCluster(t *testing.T) {
 	}
 }
 
-// TestRealNodesAnnotateTheCluster: LOCAL_NODE_RUNTIME real asks the local provider for real
-// nodes through the Cluster's annotation; without it the Cluster has none.
+// TestRealNodesAnnotateTheCluster: LOCAL_NODE_RUNTIME asks the local provider for real nodes or
+// the node agent's through the Cluster's annotation. A management cluster's are real by default,
+// said as TKG says a default; a workload cluster without it has no annotation, so that the
+// provider gives it its management cluster's kind.
 func TestRealNodesAnnotateTheCluster(t *testing.T) {
-	for _, role := range []Role{Workload, Management} {
-		for file, want := range map[string]string{
-			"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: real\n":  "real",
-			"CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: agent\n": "",
-			"CLUSTER_NAME: wc\n":                            "",
-		} {
-			c, err := Complete(mustRead(t, file, nil), role, defaults, func(string, ...any) {})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; got != want {
-				t.Errorf("%s %q: node-runtime annotation %q, want %q", role, file, got, want)
-			}
+	for _, tc := range []struct {
+		role       Role
+		file, want string
+	}{
+		{Workload, "CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: real\n", "real"},
+		{Workload, "CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: agent\n", "agent"},
+		{Workload, "CLUSTER_NAME: wc\n", ""},
+		{Management, "CLUSTER_NAME: mc\nLOCAL_NODE_RUNTIME: real\n", "real"},
+		{Management, "CLUSTER_NAME: mc\nLOCAL_NODE_RUNTIME: agent\n", "agent"},
+		{Management, "CLUSTER_NAME: mc\n", "real"},
+	} {
+		var notes []string
+		c, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; got != tc.want {
+			t.Errorf("%s %q: node-runtime annotation %q, want %q", tc.role, tc.file, got, tc.want)
+		}
+		if c.RealNodes() != (tc.want == "real") {
+			t.Errorf("%s %q: RealNodes %v", tc.role, tc.file, c.RealNodes())
+		}
+		defaulted := slices.Contains(notes, "Using default value for LOCAL_NODE_RUNTIME = real. Reason: LOCAL_NODE_RUNTIME variable is not set")
+		if defaulted != (tc.role == Management && !strings.Contains(tc.file, "LOCAL_NODE_RUNTIME")) {
+			t.Errorf("%s %q: the default said %v: %q", tc.role, tc.file, defaulted, notes)
 		}
 	}
 }

@@ -30,8 +30,9 @@ const (
 	ClusterAPIServerPort = "CLUSTER_API_SERVER_PORT"
 	// ControlPlaneNodeLabels are labels of the control-plane nodes, "key1=value1,key2=value2".
 	ControlPlaneNodeLabels = "CONTROL_PLANE_NODE_LABELS"
-	// LocalNodeRuntime is slipway's, not TKG's: "real" gives a workload cluster of the local
-	// provider real nodes (containerd, the real kubelet and kubeadm) instead of the node agent's.
+	// LocalNodeRuntime is slipway's, not TKG's: what the local provider's nodes are, "real"
+	// (containerd, the real kubelet and kubeadm; a management cluster's default) or "agent" (the
+	// node agent's kubelet stand-in); a workload cluster's default is its management cluster's.
 	LocalNodeRuntime = "LOCAL_NODE_RUNTIME"
 )
 

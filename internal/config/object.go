@@ -58,8 +58,8 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 		Workers:   clusterv1.WorkersTopology{MachineDeployments: c.machineDeployments()},
 		Variables: c.variables(),
 	}
-	if c.RealNodes {
-		cl.Annotations[infrav1.NodeRuntimeAnnotation] = infrav1.NodeRuntimeReal
+	if c.NodeRuntime != "" {
+		cl.Annotations[infrav1.NodeRuntimeAnnotation] = c.NodeRuntime
 	}
 	if vs := c.VSphere; vs != nil {
 		// As TKG's vSphere overlay: the resolver picks the OVA of the OS for every part.

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 )
 
 // VSphere is where and as whom a cluster's VMs are made.
@@ -226,18 +228,22 @@ func (k *completer) local() {
 	}
 }
 
-// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a cluster's nodes real nodes;
-// "agent", the default, the node agent's. A management cluster of real nodes runs its own
-// provider in a container on them after the pivot, which makes nodes of this host through the
-// host's node service.
+// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a cluster's nodes real nodes, "agent"
+// the node agent's. A management cluster's are real by default; a workload cluster without it
+// takes its management cluster's kind, which the local provider knows. A management cluster of
+// real nodes runs its own provider in a container on them after the pivot, which makes nodes
+// of this host through the host's node service.
 func (k *completer) localNodeRuntime() {
 	value, ok := k.v.Get(LocalNodeRuntime)
+	if !ok && k.c.Role == Management {
+		value, ok = k.def(LocalNodeRuntime, infrav1.NodeRuntimeReal), true
+	}
 	switch {
-	case !ok || value == "agent":
-	case value != "real":
-		k.bad("invalid %s %q: use real (containerd, the real kubelet and kubeadm) or agent (the default)", LocalNodeRuntime, value)
+	case !ok:
+	case value != infrav1.NodeRuntimeReal && value != infrav1.NodeRuntimeAgent:
+		k.bad("invalid %s %q: use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)", LocalNodeRuntime, value)
 	default:
-		k.c.RealNodes = true
+		k.c.NodeRuntime = value
 	}
 }
 

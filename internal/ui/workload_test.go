@@ -40,7 +40,7 @@ func TestWorkloadInstaller(t *testing.T) {
 	var ran cluster.CreateOptions
 	create := func(_ context.Context, o cluster.CreateOptions) error {
 		ran = o
-		if err := o.CheckHost(o.Progress, 1, 2); err != nil {
+		if err := o.CheckHost(o.Progress, false, 1, 2); err != nil {
 			return err
 		}
 		o.Progress.Infof("creating workload cluster 'wc2'...")
@@ -48,7 +48,7 @@ func TestWorkloadInstaller(t *testing.T) {
 	}
 	// The host check's warnings go to the page's log, with the flow's own lines.
 	const warning = "fs.inotify.max_user_instances is 128: raised it to 1024"
-	checkHost := func(p *progress.Printer, _, _ int) error {
+	checkHost := func(p *progress.Printer, _ bool, _, _ int) error {
 		p.Infof("%s", warning)
 		return nil
 	}

@@ -128,13 +128,15 @@ func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...s
 	return string(out)
 }
 
-// TestManagementClusterFromTheInstaller creates a local management cluster entirely through the
-// installer UI, in Debian's Chromium (test/ui/management.mjs: the wizard with an OIDC identity
+// TestManagementClusterFromTheInstaller creates a local management cluster (of real nodes, the
+// default) entirely through the installer UI, in Debian's Chromium (test/ui/management.mjs: the wizard with an OIDC identity
 // provider, the review, the deploy followed to its end, a reload after it); its pinniped gets the
-// provider; the CLI then finds it running and deletes it, leaving no local cluster.
+// provider; the CLI then finds it running and deletes it, leaving no local cluster and no node.
 func TestManagementClusterFromTheInstaller(t *testing.T) {
-	_, repo := pushPackages(t)
+	addr, repo := pushPackages(t)
+	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
+	beforeNodes := realNodesOnHost()
 	before, err := store.List()
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func TestManagementClusterFromTheInstaller(t *testing.T) {
 	if after, err := store.List(); err != nil || len(after) != len(before) {
 		t.Errorf("after the delete, %d local clusters (%v), %d before", len(after), err, len(before))
 	}
+	checkNoRealNodeLeft(t, beforeNodes)
 }
 
 // TestInstallerWaysOut follows a deploy that fails after its bootstrap cluster was made (its
@@ -191,8 +194,10 @@ func TestManagementClusterFromTheInstaller(t *testing.T) {
 // offers: resume on the kept bootstrap cluster, which fails again keeping them, then clean-up,
 // after which no local cluster is left.
 func TestInstallerWaysOut(t *testing.T) {
-	_, repo := pushPackages(t)
+	addr, repo := pushPackages(t)
+	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
+	beforeNodes := realNodesOnHost()
 	before, err := store.List()
 	if err != nil {
 		t.Fatal(err)
@@ -206,4 +211,5 @@ func TestInstallerWaysOut(t *testing.T) {
 	if after, err := store.List(); err != nil || len(after) != len(before) {
 		t.Errorf("after the clean-up, %d local clusters (%v), %d before", len(after), err, len(before))
 	}
+	checkNoRealNodeLeft(t, beforeNodes)
 }

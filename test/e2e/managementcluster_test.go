@@ -44,8 +44,12 @@ import (
 // Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
 // cluster then manages itself: its own providers scale its workers and repair a killed node
 // agent. It is made at v1.34.3, runs a workload cluster's whole life, and is upgraded to v1.35
-// by `management-cluster upgrade` before its delete.
+// by `management-cluster upgrade` before its delete. Its nodes, and its workload clusters', are
+// the node agent's (LOCAL_NODE_RUNTIME=agent in the environment of every command it runs): the
+// fault suite and the upgrade have not moved to real nodes yet, which are the default and
+// TestManagementClusterOfRealNodes's.
 func TestManagementClusterCreate(t *testing.T) {
+	t.Setenv("LOCAL_NODE_RUNTIME", "agent")
 	_, repo := pushPackages(t)
 	dir := t.TempDir()
 	write := func(name, content string) string {

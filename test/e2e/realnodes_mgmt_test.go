@@ -15,19 +15,20 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
-// TestManagementClusterOfRealNodes creates a management cluster of real nodes with
-// `management-cluster create` (LOCAL_NODE_RUNTIME: real): its bootstrap cluster is of real nodes
+// TestManagementClusterOfRealNodes creates a management cluster with `management-cluster
+// create` and no LOCAL_NODE_RUNTIME: its nodes are real, the default, and its bootstrap cluster's
 // too, whose provider, in a container, makes the management cluster's nodes through the store's
 // node service; the pivot moves them to it, and from then on its own `local` provider, in a
 // container on one of them, makes and deletes nodes of this host through the service, which the
-// load balancers start again when it is killed. It scales its own workers that way, and its
-// delete, from a cleanup cluster of real nodes, leaves no node, namespace or process behind, the
-// node service included.
+// load balancers start again when it is killed. It scales its own workers that way, and makes a
+// workload cluster of real nodes by default; its delete, from a cleanup cluster of real nodes,
+// leaves no node, namespace or process behind, the node service included.
 func TestManagementClusterOfRealNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
@@ -43,7 +44,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	const name = "e2e-realmc"
 	file := filepath.Join(t.TempDir(), "mgmt.yaml")
 	if err := os.WriteFile(file, []byte("CLUSTER_NAME: "+name+"\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nLOCAL_NODE_RUNTIME: real\n"), 0o600); err != nil {
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -64,6 +65,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("management-cluster create failed: %v", err)
 	}
+	checkLinesInOrder(t, "management-cluster create", out, "Using default value for LOCAL_NODE_RUNTIME = real. Reason: LOCAL_NODE_RUNTIME variable is not set")
 	spec, err := store.Get(name)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +155,8 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		t.Fatalf("%d nodes (%v), want 3", len(nodes.Items), err)
 	}
 
+	checkRealWorkloadCluster(t, mgmt, store)
+
 	// Its delete runs from a cleanup cluster of real nodes, as its log file says, and leaves
 	// nothing: no node, no load balancer address, no node service.
 	logFile := filepath.Join(t.TempDir(), "delete.log")
@@ -178,6 +182,54 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	if out, _ := exec.Command("pgrep", "-a", "-f", "local node-service").CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("a node service process is left:\n%s", out)
 	}
+}
+
+// checkRealWorkloadCluster creates a workload cluster with `cluster create` from a flat file
+// without LOCAL_NODE_RUNTIME on a management cluster of real nodes: its nodes are real too, as
+// its Cluster says, and its delete leaves its local cluster gone.
+func checkRealWorkloadCluster(t *testing.T, mgmt *localCluster, store cluster.Store) {
+	t.Helper()
+	const name = "e2e-realwc"
+	file := filepath.Join(t.TempDir(), "wc.yaml")
+	if err := os.WriteFile(file, []byte("CLUSTER_NAME: "+name+"\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", file, "-t", "5m")
+	t.Logf("cluster create of a workload cluster on real nodes took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("cluster create: %v", err)
+	}
+	wc := &clusterv1.Cluster{}
+	if err := mgmt.client.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: name}, wc); err != nil {
+		t.Fatal(err)
+	}
+	if got := wc.Annotations[infrav1.NodeRuntimeAnnotation]; got != infrav1.NodeRuntimeReal {
+		t.Errorf("the workload Cluster's %s is %q, want %q, its management cluster's", infrav1.NodeRuntimeAnnotation, got, infrav1.NodeRuntimeReal)
+	}
+	if spec, err := store.Get(name); err != nil || !spec.Real() {
+		t.Errorf("the workload cluster's local cluster: %+v, %v; want real nodes", spec, err)
+	}
+	nodes := &corev1.NodeList{}
+	if err := workloadClient(t, mgmt, wc).List(t.Context(), nodes); err != nil || len(nodes.Items) != 2 {
+		t.Fatalf("%d nodes of %s (%v), want 2", len(nodes.Items), name, err)
+	}
+	for _, n := range nodes.Items {
+		if !strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") {
+			t.Errorf("node %s runs %s, want containerd", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+	}
+	deleted := time.Now()
+	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", name, "-y", "-t", "3m"); err != nil {
+		t.Fatalf("cluster delete: %v\n%s", err, out)
+	}
+	eventually(t, 3*time.Minute, "the workload cluster's local cluster gone", func() error {
+		if _, err := store.Get(name); err == nil {
+			return fmt.Errorf("local cluster %s is there", name)
+		}
+		return nil
+	})
+	t.Logf("the workload cluster of real nodes was gone %s after cluster delete", time.Since(deleted).Round(100*time.Millisecond))
 }
 
 // tail is the last n bytes of data.

@@ -41,13 +41,17 @@ const ClusterUIDAnnotation = "local.infrastructure.cluster.x-k8s.io/cluster-uid"
 
 // NodeRuntimeAnnotation, on a Cluster API Cluster when it is created, chooses what its nodes
 // are: NodeRuntimeReal makes real nodes (containerd and the real kubelet in nodes of
-// namespaces, which execute the machines' bootstrap data: kubeadm init and join for real);
-// absent, the node agent runs them. It is the switch of real nodes until they are the default,
-// and is read once: a cluster keeps the runtime it was made with.
+// namespaces, which execute the machines' bootstrap data: kubeadm init and join for real),
+// NodeRuntimeAgent the node agent's, the kubelet stand-in that is retiring. Absent, a cluster's
+// nodes are of the kind its management cluster's are, as a kind cluster's are kind's. It is read
+// once: a cluster keeps the runtime it was made with.
 const NodeRuntimeAnnotation = "local.infrastructure.cluster.x-k8s.io/node-runtime"
 
-// NodeRuntimeReal is NodeRuntimeAnnotation's value for real nodes.
-const NodeRuntimeReal = "real"
+// NodeRuntimeReal and NodeRuntimeAgent are NodeRuntimeAnnotation's values.
+const (
+	NodeRuntimeReal  = "real"
+	NodeRuntimeAgent = "agent"
+)
 
 // Finalizers.
 const (

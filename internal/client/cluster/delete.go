@@ -64,9 +64,10 @@ type ScaleOptions struct {
 	CheckHost HostCheck
 }
 
-// HostCheck checks that this host can start a number of a local cluster's nodes; it prints its
-// warnings (a limit it raised, one that is close) with p, where the flow prints its own lines.
-type HostCheck func(p *progress.Printer, controlPlanes, workers int) error
+// HostCheck checks that this host can start a number of a local cluster's nodes, real nodes or
+// the node agent's; it prints its warnings (a limit it raised, one that is close) with p, where
+// the flow prints its own lines.
+type HostCheck func(p *progress.Printer, real bool, controlPlanes, workers int) error
 
 // Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
 // wait, as TKG: `cluster list` shows the cluster updating until the machines are there.
@@ -110,7 +111,7 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 			}
 		}
 	}
-	if err := checkAdded(before, cl, o.CheckHost, p); err != nil {
+	if err := checkAdded(ctx, c, before, cl, o.CheckHost, p); err != nil {
 		return err
 	}
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
@@ -122,14 +123,12 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 
 // checkAdded checks the host for the nodes a change of a local provider's cluster from before to
 // after adds; a change that adds none (a scale down) is not checked, nor is any other provider's.
-func checkAdded(before, after *clusterv1.Cluster, check HostCheck, p *progress.Printer) error {
-	if after.Spec.InfrastructureRef.Kind != "LocalCluster" || check == nil {
+func checkAdded(ctx context.Context, c client.Client, before, after *clusterv1.Cluster, check HostCheck, p *progress.Printer) error {
+	if after.Spec.InfrastructureRef.Kind != "LocalCluster" {
 		return nil
 	}
-	if cp, w := added(before, after); cp+w > 0 {
-		return check(p, cp, w)
-	}
-	return nil
+	cp, w := added(before, after)
+	return checkLocalHost(ctx, c, after.Annotations, check, p, cp, w)
 }
 
 // added returns the control-plane machines and workers a change of the topology from before to

@@ -130,7 +130,7 @@ func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np 
 	if err := checkVariables(ctx, c, cl, pool); err != nil {
 		return false, err
 	}
-	if err := checkAdded(before, cl, check, p); err != nil {
+	if err := checkAdded(ctx, c, before, cl, check, p); err != nil {
 		return false, err
 	}
 	if err := c.Patch(ctx, cl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {

@@ -262,7 +262,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 // cluster for vSphere stays on the node agent: a real node has no route off the bridge to a
 // vCenter.
 func (f *flow) realBootstrap() bool {
-	return f.cfg.InfrastructureProvider == "local" && f.cfg.RealNodes
+	return f.cfg.RealNodes()
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

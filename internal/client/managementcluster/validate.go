@@ -66,19 +66,19 @@ func (f *flow) validate(ctx context.Context) error {
 			}
 		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
-				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w", err)
+				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w; %s", err, agentWayOut)
 			}
 		}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
 		switch {
-		case !f.cfg.RealNodes:
+		case !f.cfg.RealNodes():
 			if err := localcluster.EnsureNodeImage(version); err != nil {
 				return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
 			}
 		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
-				return fmt.Errorf("invalid %s real: %w", config.LocalNodeRuntime, err)
+				return fmt.Errorf("invalid %s real: %w; %s", config.LocalNodeRuntime, err, agentWayOut)
 			}
 		}
 		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
@@ -94,8 +94,8 @@ func (f *flow) validate(ctx context.Context) error {
 		nodes[f.realBootstrap()] = [2]int{1, 0}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
-		n := nodes[f.cfg.RealNodes]
-		nodes[f.cfg.RealNodes] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
+		n := nodes[f.cfg.RealNodes()]
+		nodes[f.cfg.RealNodes()] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
 	}
 	for _, real := range []bool{false, true} {
 		if n, ok := nodes[real]; ok && !f.o.DryRun {
@@ -141,3 +141,6 @@ func (f *flow) validate(ctx context.Context) error {
 	}
 	return nil
 }
+
+// agentWayOut is the way out for a host that cannot run real nodes.
+var agentWayOut = fmt.Sprintf("or set %s: agent for nodes of slipway's node agent, which run slipway's own images and simulate every other", config.LocalNodeRuntime)

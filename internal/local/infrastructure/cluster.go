@@ -202,21 +202,42 @@ func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Clu
 	if err != nil {
 		return nil, err
 	}
-	runtime := ""
-	switch v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]; {
-	case v == infrav1.NodeRuntimeReal && len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0:
-		// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
-		return nil, reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: "+
-			"set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)", klog.KObj(owner)))
-	case v == infrav1.NodeRuntimeReal:
-		runtime = cluster.RuntimeReal
-	case ok && v != "":
-		return nil, reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: the only runtime it chooses is %q (real nodes); remove it for the node agent",
-			infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeReal))
+	runtime, err := r.nodeRuntime(ctx, owner)
+	if err != nil {
+		return nil, err
 	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
 		ManagementCluster: r.Runtime.Home}, runtime)
 	return spec, r.Runtime.Host.WriteSpec(ctx, spec)
+}
+
+// nodeRuntime is what a new cluster's nodes are: what the Cluster's NodeRuntimeAnnotation
+// chooses or, without it, what the provider's home cluster's nodes are, so that a management
+// cluster of real nodes makes real nodes and one of the node agent's makes the agent's.
+func (r *ClusterReconciler) nodeRuntime(ctx context.Context, owner *clusterv1.Cluster) (string, error) {
+	v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]
+	if !ok && r.Runtime.Home != "" {
+		home, err := r.Runtime.Host.ReadSpec(ctx, r.Runtime.Home)
+		if err != nil {
+			return "", fmt.Errorf("reading the home cluster %s for the runtime of Cluster %s's nodes: %w", r.Runtime.Home, klog.KObj(owner), err)
+		}
+		if home.Real() {
+			v = infrav1.NodeRuntimeReal
+		}
+	}
+	switch v {
+	case infrav1.NodeRuntimeReal:
+		if len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0 {
+			// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
+			return "", reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: "+
+				"set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)", klog.KObj(owner)))
+		}
+		return cluster.RuntimeReal, nil
+	case infrav1.NodeRuntimeAgent, "":
+		return "", nil
+	}
+	return "", reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: use %q (real nodes) or %q (the node agent), or remove it for the management cluster's kind of node",
+		infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeReal, infrav1.NodeRuntimeAgent))
 }
 
 // delete stops what is left of the cluster (Cluster API deletes the machines first) and

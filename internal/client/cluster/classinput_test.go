@@ -105,7 +105,9 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 
 	t.Run("the host refuses", func(t *testing.T) {
 		err := Create(t.Context(), CreateOptions{File: input, Client: newClient(), Home: dir, Progress: progress.ForWriter(&bytes.Buffer{}),
-			CheckHost: func(*progress.Printer, bool, int, int) error { return errors.New("this host cannot start 4 more nodes") }})
+			CheckHost: func(*progress.Printer, bool, int, int) error {
+				return errors.New("this host cannot start 4 more nodes")
+			}})
 		if err == nil || !strings.Contains(err.Error(), "cannot start 4 more nodes") {
 			t.Errorf("got %v", err)
 		}

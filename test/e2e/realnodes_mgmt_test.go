@@ -26,7 +26,8 @@ import (
 // too, whose provider, in a container, makes the management cluster's nodes through the store's
 // node service; the pivot moves them to it, and from then on its own `local` provider, in a
 // container on one of them, makes and deletes nodes of this host through the service, which the
-// load balancers start again when it is killed. It scales its own workers that way, and makes a
+// load balancers start again when it is killed. The fault suite of real nodes runs on it
+// (checkRealNodeFaults); then it scales its own workers through the service, and makes a
 // workload cluster of real nodes by default; its delete, from a cleanup cluster of real nodes,
 // leaves no node, namespace or process behind, the node service included.
 func TestManagementClusterOfRealNodes(t *testing.T) {
@@ -138,8 +139,11 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	})
 	t.Logf("the killed node service ran again after %s", time.Since(killedAt).Round(100*time.Millisecond))
 
+	// Its processes killed, one at a time, come back; the provider's among them.
+	checkRealNodeFaults(t, mgmt, store, name)
+
 	// It manages itself through the node service: one more worker is a real node of this host,
-	// which the provider in the container made.
+	// which the provider in the container made, after it was killed.
 	c := &clusterv1.Cluster{}
 	if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: name}, c); err != nil {
 		t.Fatal(err)

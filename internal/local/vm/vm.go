@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -200,6 +202,38 @@ func Running(dir string) (int, bool) {
 		return 0, false
 	}
 	return proc.ReadPID(path), true
+}
+
+// Processes returns the pids of the processes the node at dir runs under its init: containerd,
+// the kubelet and every container's, each process once (its cgroups list every thread).
+func Processes(dir string) ([]int, error) {
+	tasks, err := cgroupPIDs(namespaceName(dir))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, task := range tasks {
+		pid := threadGroup(task)
+		if pid != 0 && !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// threadGroup returns the process a task (a thread) belongs to; 0 when it is gone.
+func threadGroup(task int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(task), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			pid, _ := strconv.Atoi(strings.TrimSpace(v))
+			return pid
+		}
+	}
+	return 0
 }
 
 // Delete powers the node off and removes it: every process in its cgroups is killed (with it

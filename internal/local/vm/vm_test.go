@@ -546,7 +546,7 @@ func ready(pod *corev1.Pod) bool {
 
 // findService returns the pid of the node's containerd or kubelet, found in the node's cgroup.
 func findService(dir, service string) int {
-	pids, _ := cgroupPIDs(namespaceName(dir))
+	pids, _ := Processes(dir)
 	for _, pid := range pids {
 		args := proc.Cmdline(pid)
 		if len(args) > 0 && filepath.Base(args[0]) == service {

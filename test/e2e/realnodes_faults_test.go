@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/slipway-dev/slipway/internal/images"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
+)
+
+// checkRealNodeFaults is the fault suite on real nodes, run on the management cluster of real
+// nodes name: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each started
+// again by the node's init within restartBound, the node's lease renewed after it), the process
+// of a static pod (kube-scheduler on the control-plane node: the kubelet starts its container
+// again and the pod is Ready), the process of a controller (the local provider's, in its
+// container: started again, and the scale after this check goes through it) and the cluster's
+// load balancer (started again by the provider; the API server answers through it). It logs the
+// table of what came back when.
+func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, name string) {
+	ctx := t.Context()
+	c := mgmt.client
+	dirs, err := store.Dirs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := store.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp, worker string
+	for _, n := range spec.Nodes {
+		if n.Role == cluster.RoleControlPlane {
+			cp = n.Name
+		} else if worker == "" {
+			worker = n.Name
+		}
+	}
+	if cp == "" || worker == "" {
+		t.Fatalf("the management cluster's nodes %+v: want a control-plane node and a worker", spec.Nodes)
+	}
+	var table []repair
+
+	// containerd and the kubelet of a worker: its init starts them again, as systemd would, and
+	// the kubelet renews the node's lease.
+	for _, service := range []string{"containerd", "kubelet"} {
+		pid := nodeProcess(t, dirs.Node(worker), func(args []string, _ []byte) bool { return filepath.Base(args[0]) == service })
+		killed := kill9(t, pid)
+		var restarted time.Duration
+		eventually(t, restartBound, service+" of "+worker+" started again", func() error {
+			if p := findNodeProcess(dirs.Node(worker), func(args []string, _ []byte) bool { return filepath.Base(args[0]) == service }); p == 0 || p == pid {
+				return fmt.Errorf("no new %s", service)
+			}
+			restarted = time.Since(killed)
+			return nil
+		})
+		eventually(t, time.Minute, "the lease of "+worker+" renewed after "+service+" was killed", func() error { return leaseRenewedSince(t, c, worker, killed) })
+		table = append(table, repair{service, worker, restarted, time.Since(killed)})
+	}
+
+	// A static pod's process: the kubelet starts its container again.
+	scheduler := "kube-scheduler-" + cp
+	table = append(table, killContainerProcess(t, c, "kube-system", scheduler, dirs.Node(cp),
+		func(args []string, _ []byte) bool { return filepath.Base(args[0]) == "kube-scheduler" }))
+
+	// A controller's process: the local provider, in its container on one of the nodes.
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("capl-system")); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("%d pods of the local provider (%v), want 1", len(pods.Items), err)
+	}
+	provider := pods.Items[0]
+	component := []byte(images.EnvComponent + "=local-infrastructure-controller\x00")
+	table = append(table, killContainerProcess(t, c, provider.Namespace, provider.Name, dirs.Node(provider.Spec.NodeName),
+		func(_ []string, environ []byte) bool { return bytes.Contains(environ, component) }))
+
+	// The load balancer of the control-plane endpoint: the provider starts it again, and the API
+	// server answers through it.
+	pid := proc.ReadPID(dirs.LoadBalancerPID())
+	if pid <= 0 {
+		t.Fatalf("no load balancer of %s runs", name)
+	}
+	killed := kill9(t, pid)
+	var restarted time.Duration
+	eventually(t, 30*time.Second, "the load balancer started again", func() error {
+		if p := proc.ReadPID(dirs.LoadBalancerPID()); p <= 0 || p == pid || len(proc.Cmdline(p)) == 0 {
+			return fmt.Errorf("no new load balancer")
+		}
+		restarted = time.Since(killed)
+		return nil
+	})
+	eventually(t, 30*time.Second, "the API server through the restarted load balancer", func() error { return c.List(ctx, &corev1.NodeList{}) })
+	table = append(table, repair{"load balancer", name, restarted, time.Since(killed)})
+
+	for _, r := range table {
+		t.Logf("%-40s %-28s started again after %-8s serving after %s", r.kind, r.name, r.restarted.Round(10*time.Millisecond), r.answered.Round(10*time.Millisecond))
+	}
+}
+
+// killContainerProcess kills the process of a pod's container on the node at nodeDir, found by
+// match, and waits until the kubelet has started the container again and the pod is Ready.
+func killContainerProcess(t *testing.T, c client.Client, namespace, name, nodeDir string, match func(args []string, environ []byte) bool) repair {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	before := restartCount(pod)
+	pid := nodeProcess(t, nodeDir, match)
+	killed := kill9(t, pid)
+	var restarted time.Duration
+	eventually(t, time.Minute, "the container of "+name+" started again", func() error {
+		if p := findNodeProcess(nodeDir, match); p == 0 || p == pid {
+			return fmt.Errorf("no new process")
+		}
+		restarted = time.Since(killed)
+		return nil
+	})
+	eventually(t, 2*time.Minute, name+" Ready after its restart", func() error {
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+			return err
+		}
+		if n := restartCount(pod); n <= before || !podReady(pod) {
+			return fmt.Errorf("restarts %d (%d before), ready %v", n, before, podReady(pod))
+		}
+		return nil
+	})
+	return repair{"container of " + namespace + "/" + name, pod.Spec.NodeName, restarted, time.Since(killed)}
+}
+
+// nodeProcess is findNodeProcess, failing the test when no process matches.
+func nodeProcess(t *testing.T, nodeDir string, match func(args []string, environ []byte) bool) int {
+	t.Helper()
+	pid := findNodeProcess(nodeDir, match)
+	if pid == 0 {
+		t.Fatalf("no process of the node %s matches", filepath.Base(nodeDir))
+	}
+	return pid
+}
+
+// findNodeProcess returns a process of the real node at nodeDir whose command line and
+// environment match; 0 when none does.
+func findNodeProcess(nodeDir string, match func(args []string, environ []byte) bool) int {
+	pids, _ := vm.Processes(nodeDir)
+	for _, pid := range pids {
+		args := proc.Cmdline(pid)
+		if len(args) == 0 {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if match(args, environ) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// kill9 kills pid with SIGKILL, as a crash would, and returns when.
+func kill9(t *testing.T, pid int) time.Time {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	return time.Now()
+}
+
+// leaseRenewedSince checks that the kubelet of node renewed its lease after since: the real
+// kubelet's heartbeat (it writes the Node's status only on a change, or every 5 minutes).
+func leaseRenewedSince(t *testing.T, c client.Client, node string, since time.Time) error {
+	lease := &coordinationv1.Lease{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: node}, lease); err != nil {
+		return err
+	}
+	if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.After(since) {
+		return fmt.Errorf("the lease of %s was last renewed at %v", node, lease.Spec.RenewTime)
+	}
+	return nil
+}

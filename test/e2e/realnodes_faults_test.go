@@ -24,10 +24,10 @@ import (
 // nodes name: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each started
 // again by the node's init within restartBound, the node's lease renewed after it), the process
 // of a static pod (kube-scheduler on the control-plane node: the kubelet starts its container
-// again and the pod is Ready), the process of a controller (the local provider's, in its
-// container: started again, and the scale after this check goes through it) and the cluster's
-// load balancer (started again by the provider; the API server answers through it). It logs the
-// table of what came back when.
+// again and the pod is Ready), the cluster's load balancer (started again by the provider; the
+// API server answers through it) and the process of a controller (the local provider's, in its
+// container: started again, and the scale after this check goes through it). It logs the table
+// of what came back when.
 func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, name string) {
 	ctx := t.Context()
 	c := mgmt.client
@@ -74,16 +74,6 @@ func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, 
 	table = append(table, killContainerProcess(t, c, "kube-system", scheduler, dirs.Node(cp),
 		func(args []string, _ []byte) bool { return filepath.Base(args[0]) == "kube-scheduler" }))
 
-	// A controller's process: the local provider, in its container on one of the nodes.
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace("capl-system")); err != nil || len(pods.Items) != 1 {
-		t.Fatalf("%d pods of the local provider (%v), want 1", len(pods.Items), err)
-	}
-	provider := pods.Items[0]
-	component := []byte(images.EnvComponent + "=local-infrastructure-controller\x00")
-	table = append(table, killContainerProcess(t, c, provider.Namespace, provider.Name, dirs.Node(provider.Spec.NodeName),
-		func(_ []string, environ []byte) bool { return bytes.Contains(environ, component) }))
-
 	// The load balancer of the control-plane endpoint: the provider starts it again, and the API
 	// server answers through it.
 	pid := proc.ReadPID(dirs.LoadBalancerPID())
@@ -101,6 +91,16 @@ func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, 
 	})
 	eventually(t, 30*time.Second, "the API server through the restarted load balancer", func() error { return c.List(ctx, &corev1.NodeList{}) })
 	table = append(table, repair{"load balancer", name, restarted, time.Since(killed)})
+
+	// A controller's process: the local provider, in its container on one of the nodes.
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("capl-system")); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("%d pods of the local provider (%v), want 1", len(pods.Items), err)
+	}
+	provider := pods.Items[0]
+	component := []byte(images.EnvComponent + "=local-infrastructure-controller\x00")
+	table = append(table, killContainerProcess(t, c, provider.Namespace, provider.Name, dirs.Node(provider.Spec.NodeName),
+		func(_ []string, environ []byte) bool { return bytes.Contains(environ, component) }))
 
 	for _, r := range table {
 		t.Logf("%-40s %-28s started again after %-8s serving after %s", r.kind, r.name, r.restarted.Round(10*time.Millisecond), r.answered.Round(10*time.Millisecond))

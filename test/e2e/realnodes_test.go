@@ -545,39 +545,10 @@ func portForwardKubectl(t *testing.T, kubeconfig, pod string) {
 	}
 }
 
-// realNodesOnHost names what nodes of namespaces hold on the host: network namespaces, veths,
-// cgroups and the processes of their containerd and kubelet. Another package's test may make
-// nodes of its own at the same time (go test runs two packages at once on two cores).
-func realNodesOnHost() map[string]string {
-	held := map[string]string{}
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "slipway-") {
-			out, _ := exec.Command("ip", "-n", e.Name(), "-4", "-o", "addr", "show").CombinedOutput()
-			held["network namespace "+e.Name()] = strings.Join(strings.Fields(string(out)), " ")
-		}
-	}
-	links, _ := os.ReadDir("/sys/class/net")
-	for _, l := range links {
-		if strings.HasPrefix(l.Name(), "slw") {
-			held["veth "+l.Name()] = ""
-		}
-	}
-	cgroups, _ := os.ReadDir("/sys/fs/cgroup/memory/slipway")
-	for _, c := range cgroups {
-		if c.IsDir() {
-			procs, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory/slipway", c.Name(), "cgroup.procs"))
-			held["cgroup "+c.Name()] = "processes " + strings.Join(strings.Fields(string(procs)), " ")
-		}
-	}
-	out, _ := exec.Command("pgrep", "-a", "-f", "containerd --config /etc/containerd/config.toml|kubelet --bootstrap-kubeconfig").CombinedOutput()
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if pid, args, ok := strings.Cut(line, " "); ok {
-			held["process "+pid] = args
-		}
-	}
-	return held
-}
+// realNodesOnHost names what nodes of namespaces hold on the host (vm.OnHost). Another
+// package's test may make nodes of its own at the same time (go test runs two packages at once
+// on two cores).
+func realNodesOnHost() map[string]string { return vm.OnHost() }
 
 // checkNoRealNodeLeft checks that no node of namespaces made since before was taken is left on
 // the host: network namespace, veth, cgroup or process. What was there before is logged, not

@@ -53,11 +53,18 @@ func nodeID(dir string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// namespacePrefix and vethPrefix begin the names of every node's network namespace (and
+// cgroup) and of the host's end of its veth.
+const (
+	namespacePrefix = "slipway-"
+	vethPrefix      = "slw"
+)
+
 // namespaceName is the name of a node's network namespace under /run/netns, and of its cgroup.
-func namespaceName(dir string) string { return "slipway-" + nodeID(dir) }
+func namespaceName(dir string) string { return namespacePrefix + nodeID(dir) }
 
 // vethName is the host's end of the node's veth pair.
-func vethName(dir string) string { return "slw" + nodeID(dir) }
+func vethName(dir string) string { return vethPrefix + nodeID(dir) }
 
 // namespacePath is where iproute2 keeps a named network namespace.
 func namespacePath(name string) string { return filepath.Join("/run/netns", name) }
@@ -108,23 +115,44 @@ func deleteNetwork(dir string) error {
 // this host, found by its network namespace) and the host's own on the bridge, its load
 // balancers'.
 func UsedAddresses() ([]netip.Addr, error) {
+	namespaces, err := nodeNamespaces()
+	if err != nil {
+		return nil, err
+	}
 	var used []netip.Addr
+	for _, ns := range namespaces {
+		addrs, err := namespaceAddresses(ns)
+		if err != nil {
+			continue // a namespace being made or deleted
+		}
+		used = append(used, addrs...)
+	}
+	own, err := hostAddresses()
+	return append(used, own...), err
+}
+
+// nodeNamespaces returns the network namespaces of every node on this host, by name.
+func nodeNamespaces() ([]string, error) {
 	entries, err := os.ReadDir("/run/netns")
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	var names []string
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "slipway-") {
-			continue
+		if strings.HasPrefix(e.Name(), namespacePrefix) {
+			names = append(names, e.Name())
 		}
-		out, err := proc.Output(context.Background(), nil, "ip", "-n", e.Name(), "-4", "-o", "addr", "show", "dev", nodeInterface)
-		if err != nil {
-			continue // a namespace being made or deleted
-		}
-		used = append(used, addressesOf(string(out))...)
 	}
-	own, err := hostAddresses()
-	return append(used, own...), err
+	return names, nil
+}
+
+// namespaceAddresses returns the addresses of a node's interface on the bridge.
+func namespaceAddresses(ns string) ([]netip.Addr, error) {
+	out, err := proc.Output(context.Background(), nil, "ip", "-n", ns, "-4", "-o", "addr", "show", "dev", nodeInterface)
+	if err != nil {
+		return nil, err
+	}
+	return addressesOf(string(out)), nil
 }
 
 // hostAddresses returns the host's addresses on the bridge; none when it does not exist.

@@ -206,8 +206,11 @@ func Running(dir string) (int, bool) {
 
 // Processes returns the pids of the processes the node at dir runs under its init: containerd,
 // the kubelet and every container's, each process once (its cgroups list every thread).
-func Processes(dir string) ([]int, error) {
-	tasks, err := cgroupPIDs(namespaceName(dir))
+func Processes(dir string) ([]int, error) { return cgroupProcesses(namespaceName(dir)) }
+
+// cgroupProcesses returns the pids of the processes in a node's cgroups, each once.
+func cgroupProcesses(name string) ([]int, error) {
+	tasks, err := cgroupPIDs(name)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,6 +256,7 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	t.Logf("both nodes and CoreDNS were ready %s after the nodes started", time.Since(start).Round(time.Millisecond))
 	checkNetwork(t, []testNode{cp, worker}, dns)
 	checkNoDiskEviction(t, client, cp, worker)
+	checkOnHost(t, cp, worker)
 
 	for _, service := range []string{"containerd", "kubelet"} {
 		pid := servicePID(t, cp.dir, service)
@@ -563,6 +566,29 @@ func servicePID(t *testing.T, dir, service string) int {
 		t.Fatalf("no %s runs in the node", service)
 	}
 	return pid
+}
+
+// checkOnHost checks that OnHost lists what each running node holds: its network namespace with
+// its address, its veth, and its cgroup with its containerd and kubelet in it.
+func checkOnHost(t *testing.T, nodes ...testNode) {
+	t.Helper()
+	held := OnHost()
+	for _, n := range nodes {
+		ns := namespaceName(n.dir)
+		if got := held["network namespace "+ns]; !strings.Contains(got, n.address.String()) {
+			t.Errorf("OnHost: network namespace %s holds %q, want %s", ns, got, n.address)
+		}
+		if _, ok := held["veth "+vethName(n.dir)]; !ok {
+			t.Errorf("OnHost lists no veth %s", vethName(n.dir))
+		}
+		got := held["cgroup "+ns]
+		pids := strings.Fields(strings.Trim(strings.TrimPrefix(got, "processes "), "[]"))
+		for _, service := range []string{"containerd", "kubelet"} {
+			if pid := servicePID(t, n.dir, service); !slices.Contains(pids, strconv.Itoa(pid)) {
+				t.Errorf("OnHost: cgroup %s holds %q, not %s's pid %d", ns, got, service, pid)
+			}
+		}
+	}
 }
 
 // checkGone checks that nothing of the node is left on the host.

@@ -1,0 +1,39 @@
+package vm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OnHost describes what nodes hold on this host, whichever store made them, keyed by what each
+// is: their network namespaces (with the node's addresses on the bridge), the host's ends of
+// their veths, and their cgroups (with the processes left in them). Taken before and after a
+// delete, it shows what the delete left.
+func OnHost() map[string]string {
+	held := map[string]string{}
+	namespaces, _ := nodeNamespaces()
+	for _, ns := range namespaces {
+		addrs, _ := namespaceAddresses(ns)
+		held["network namespace "+ns] = fmt.Sprint(addrs)
+	}
+	links, _ := os.ReadDir("/sys/class/net")
+	for _, l := range links {
+		if strings.HasPrefix(l.Name(), vethPrefix) {
+			held["veth "+l.Name()] = ""
+		}
+	}
+	mounts, _ := hierarchies()
+	for _, m := range mounts {
+		cgroups, _ := os.ReadDir(filepath.Join(m, cgroupParent))
+		for _, c := range cgroups {
+			if _, ok := held["cgroup "+c.Name()]; ok || !c.IsDir() {
+				continue
+			}
+			pids, _ := cgroupProcesses(c.Name())
+			held["cgroup "+c.Name()] = fmt.Sprintf("processes %v", pids)
+		}
+	}
+	return held
+}

@@ -36,22 +36,7 @@ type repair struct {
 func checkFaults(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version string, machines int) {
 	ctx := t.Context()
 	before := objectIdentities(t, lc.client, wc.Namespace)
-	wcDirs, err := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}.Dirs(wc.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := cluster.ReadSpec(wcDirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cp, worker string
-	for _, n := range spec.Nodes {
-		if n.Role == cluster.RoleControlPlane {
-			cp = n.Name
-		} else {
-			worker = n.Name
-		}
-	}
+	wcDirs, cp, worker := controlPlaneAndWorker(t, cluster.Store{Root: filepath.Dir(lc.dirs.Root)}, wc.Name)
 	wcc := workloadClient(t, lc, wc)
 	var table []repair
 	localMachines := &infrav1.LocalMachineList{}
@@ -223,6 +208,32 @@ func objectIdentities(t *testing.T, c client.Client, namespace string) map[strin
 		add(list)
 	}
 	return out
+}
+
+// controlPlaneAndWorker returns the directories of the local cluster name of store and the names
+// of its first control-plane node and its first worker.
+func controlPlaneAndWorker(t *testing.T, store cluster.Store, name string) (dirs cluster.Dirs, cp, worker string) {
+	t.Helper()
+	dirs, err := store.Dirs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cluster.ReadSpec(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range spec.Nodes {
+		switch {
+		case n.Role == cluster.RoleControlPlane && cp == "":
+			cp = n.Name
+		case n.Role != cluster.RoleControlPlane && worker == "":
+			worker = n.Name
+		}
+	}
+	if cp == "" || worker == "" {
+		t.Fatalf("the nodes of %s, %+v: want a control-plane node and a worker", name, spec.Nodes)
+	}
+	return dirs, cp, worker
 }
 
 // heartbeatSince checks that node has been Ready with a heartbeat after since.

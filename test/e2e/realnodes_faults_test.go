@@ -31,25 +31,7 @@ import (
 func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, name string) {
 	ctx := t.Context()
 	c := mgmt.client
-	dirs, err := store.Dirs(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := store.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cp, worker string
-	for _, n := range spec.Nodes {
-		if n.Role == cluster.RoleControlPlane {
-			cp = n.Name
-		} else if worker == "" {
-			worker = n.Name
-		}
-	}
-	if cp == "" || worker == "" {
-		t.Fatalf("the management cluster's nodes %+v: want a control-plane node and a worker", spec.Nodes)
-	}
+	dirs, cp, worker := controlPlaneAndWorker(t, store, name)
 	var table []repair
 
 	// containerd and the kubelet of a worker: its init starts them again, as systemd would, and

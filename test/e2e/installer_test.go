@@ -3,20 +3,14 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -126,67 +120,6 @@ func runBrowser(t *testing.T, ctx context.Context, script, url string, args ...s
 		t.Fatalf("%s failed: %v", script, err)
 	}
 	return string(out)
-}
-
-// TestManagementClusterFromTheInstaller creates a local management cluster (of real nodes, the
-// default) entirely through the installer UI, in Debian's Chromium (test/ui/management.mjs: the wizard with an OIDC identity
-// provider, the review, the deploy followed to its end, a reload after it); its pinniped gets the
-// provider; the CLI then finds it running and deletes it, leaving no local cluster and no node.
-func TestManagementClusterFromTheInstaller(t *testing.T) {
-	addr, repo := pushPackages(t)
-	pushNodeImages(t, addr)
-	store := cluster.Store{Root: filepath.Join(home, "local")}
-	beforeNodes := realNodesOnHost()
-	before, err := store.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
-	defer cancel()
-	url := serveUI(t, ctx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
-		"--package-repository", repo, "-t", "10m")
-	start := time.Now()
-	runBrowser(t, ctx, "management.mjs", url, "e2e-ui-mgmt")
-	t.Logf("the management cluster was created through the installer in %s", time.Since(start).Round(time.Second))
-	cancel()
-
-	out, err := runSlipway(t, "management-cluster", "get", "e2e-ui-mgmt")
-	if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "e2e-ui-mgmt tkg-system running 1/1 1/1") {
-		t.Errorf("management-cluster get: %v\n%s", err, out)
-	}
-	// The identity provider chosen in the page reaches the management cluster's pinniped: its
-	// values Secret, adopted for the cluster, renders the (simulated) supervisor.
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
-		&clientcmd.ConfigOverrides{CurrentContext: "e2e-ui-mgmt-admin@e2e-ui-mgmt"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 2*time.Minute, "the pinniped supervisor of the OIDC identity provider", func() error {
-		d, err := cs.AppsV1().Deployments("pinniped-supervisor").Get(t.Context(), "pinniped-supervisor", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if got := d.Annotations["tkg.tanzu.vmware.com/upstream-issuer"]; got != "https://login.example.com/oauth2" {
-			return fmt.Errorf("upstream issuer %q", got)
-		}
-		return nil
-	})
-	if s, err := cs.CoreV1().Secrets("tkg-system").Get(t.Context(), "e2e-ui-mgmt-pinniped-package", metav1.GetOptions{}); err != nil ||
-		!slices.ContainsFunc(s.OwnerReferences, func(r metav1.OwnerReference) bool { return r.Kind == "Cluster" && r.Name == "e2e-ui-mgmt" }) {
-		t.Errorf("the pinniped values Secret is not the Cluster's: %v", err)
-	}
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "e2e-ui-mgmt", "-y", "-t", "10m")
-	if err != nil {
-		t.Fatalf("management-cluster delete: %v\n%s", err, out)
-	}
-	if after, err := store.List(); err != nil || len(after) != len(before) {
-		t.Errorf("after the delete, %d local clusters (%v), %d before", len(after), err, len(before))
-	}
-	checkNoRealNodeLeft(t, beforeNodes)
 }
 
 // TestInstallerWaysOut follows a deploy that fails after its bootstrap cluster was made (its

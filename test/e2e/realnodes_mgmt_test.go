@@ -1,16 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,15 +25,17 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
-// TestManagementClusterOfRealNodes creates a management cluster with `management-cluster
-// create` and no LOCAL_NODE_RUNTIME: its nodes are real, the default, and its bootstrap cluster's
-// too, whose provider, in a container, makes the management cluster's nodes through the store's
-// node service; the pivot moves them to it, and from then on its own `local` provider, in a
-// container on one of them, makes and deletes nodes of this host through the service, which the
-// load balancers start again when it is killed. The fault suite of real nodes runs on it
+// TestManagementClusterOfRealNodes creates a management cluster in the installer UI, in Debian's
+// Chromium, with nothing said of its nodes: they are real, the default, and its bootstrap
+// cluster's too, whose provider, in a container, makes the management cluster's nodes through
+// the store's node service; the pivot moves them to it, and from then on its own `local`
+// provider, in a container on one of them, makes and deletes nodes of this host through the
+// service, which the load balancers start again when it is killed. The identity provider chosen
+// in the page reaches its pinniped. The fault suite of real nodes runs on it
 // (checkRealNodeFaults); then it scales its own workers through the service, and makes a
 // workload cluster of real nodes by default; its delete, from a cleanup cluster of real nodes,
-// leaves no node, namespace or process behind, the node service included.
+// leaves no node, namespace or process behind, the node service included. It is the e2e suite's
+// one management cluster of real nodes; TestManagementClusterCreate's is the node agent's.
 func TestManagementClusterOfRealNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
@@ -43,19 +49,14 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name = "e2e-realmc"
-	file := filepath.Join(t.TempDir(), "mgmt.yaml")
-	if err := os.WriteFile(file, []byte("CLUSTER_NAME: "+name+"\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		deleteAddedClusters(t, store, before)
 		checkNoRealNodeLeft(t, beforeNodes)
 	})
-	start := time.Now()
-	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
-	t.Logf("management-cluster create of real nodes took %s:\n%s", time.Since(start).Round(time.Second), out)
-	dirs, _ := store.Dirs(name)
+	dirs, err := store.Dirs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpRealNodeLogs(t, dirs)
@@ -63,10 +64,21 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 			t.Logf("node service log:\n%s", tail(data, 4000))
 		}
 	})
-	if err != nil {
-		t.Fatalf("management-cluster create failed: %v", err)
+	// Made in the installer UI, in Debian's Chromium (test/ui/management.mjs: the wizard with an
+	// OIDC identity provider, the review, the deploy followed to its end, a reload after it), which
+	// runs `management-cluster create`'s flow with nothing said of the nodes.
+	uiCtx, stopUI := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer stopUI()
+	url := serveUI(t, uiCtx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
+		"--package-repository", repo, "-t", "10m")
+	start := time.Now()
+	out := runBrowser(t, uiCtx, "management.mjs", url, name)
+	t.Logf("the management cluster of real nodes was created through the installer in %s", time.Since(start).Round(time.Second))
+	stopUI()
+	checkLinesInOrder(t, "the installer's deploy", out, "Using default value for LOCAL_NODE_RUNTIME = real. Reason: LOCAL_NODE_RUNTIME variable is not set")
+	if out, err := runSlipway(t, "management-cluster", "get", name); err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), name+" tkg-system running 1/1 1/1") {
+		t.Errorf("management-cluster get: %v\n%s", err, out)
 	}
-	checkLinesInOrder(t, "management-cluster create", out, "Using default value for LOCAL_NODE_RUNTIME = real. Reason: LOCAL_NODE_RUNTIME variable is not set")
 	spec, err := store.Get(name)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +106,24 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 		}
 	})
 	ctx := t.Context()
+
+	// The identity provider chosen in the page reaches the management cluster's pinniped: its
+	// values Secret, adopted for the cluster, renders the (simulated) supervisor.
+	eventually(t, 2*time.Minute, "the pinniped supervisor of the OIDC identity provider", func() error {
+		d := &appsv1.Deployment{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "pinniped-supervisor", Name: "pinniped-supervisor"}, d); err != nil {
+			return err
+		}
+		if got := d.Annotations["tkg.tanzu.vmware.com/upstream-issuer"]; got != "https://login.example.com/oauth2" {
+			return fmt.Errorf("upstream issuer %q", got)
+		}
+		return nil
+	})
+	values := &corev1.Secret{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: name + "-pinniped-package"}, values); err != nil ||
+		!slices.ContainsFunc(values.OwnerReferences, func(r metav1.OwnerReference) bool { return r.Kind == "Cluster" && r.Name == name }) {
+		t.Errorf("the pinniped values Secret is not the Cluster's: %v", err)
+	}
 
 	// Its nodes are the real kubelet's on containerd, and its own provider runs in a container
 	// on one of them: no pod of the node agent, none simulated.

@@ -164,9 +164,13 @@ func TestValidationAtTheField(t *testing.T) {
 	in := newInstaller(t, nil)
 	var got checked
 	in.call(t, http.MethodPost, "/api/validate", configRequest{Variables: map[string]string{
-		config.ClusterPlan: "huge", config.InfrastructureProvider: "local", config.WorkerMachineCount0: "x"}}, &got)
+		config.ClusterPlan: "huge", config.InfrastructureProvider: "local", config.WorkerMachineCount0: "x", config.LocalNodeRuntime: "vm"}}, &got)
 	if msgs := got.Errors[config.ClusterPlan]; len(msgs) != 1 || !strings.Contains(msgs[0], "huge") {
 		t.Errorf("CLUSTER_PLAN's errors %v (all: %+v)", msgs, got)
+	}
+	// The page's node runtime field gets its own error.
+	if msgs := got.Errors[config.LocalNodeRuntime]; len(msgs) != 1 || !strings.Contains(msgs[0], `"vm"`) {
+		t.Errorf("LOCAL_NODE_RUNTIME's errors %v (all: %+v)", msgs, got)
 	}
 	if msgs := got.Errors[config.WorkerMachineCount0]; len(msgs) != 1 {
 		t.Errorf("WORKER_MACHINE_COUNT_0's errors %v, not filed under WORKER_MACHINE_COUNT (all: %+v)", msgs, got)

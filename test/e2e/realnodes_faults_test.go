@@ -22,8 +22,8 @@ import (
 
 // checkRealNodeFaults is the fault suite on real nodes, run on the management cluster of real
 // nodes name: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each started
-// again by the node's init within restartBound, the node's lease renewed after it), the process
-// of a static pod (kube-scheduler on the control-plane node: the kubelet starts its container
+// again by the node's init within restartBound, the node's lease renewed after it and a new pod
+// started on the node), the process of a static pod (kube-scheduler on the control-plane node: the kubelet starts its container
 // again and the pod is Ready), the cluster's load balancer (started again by the provider; the
 // API server answers through it) and the process of a controller (the local provider's, in its
 // container: started again, and the scale after this check goes through it). It logs the table
@@ -48,6 +48,9 @@ func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, 
 			return nil
 		})
 		eventually(t, time.Minute, "the lease of "+worker+" renewed after "+service+" was killed", func() error { return leaseRenewedSince(t, c, worker, killed) })
+		// The kubelet renews its lease without containerd: a pod started on the node afterwards
+		// shows that both work again.
+		checkPodStartsOn(t, c, worker)
 		table = append(table, repair{service, worker, restarted, time.Since(killed)})
 	}
 
@@ -154,6 +157,41 @@ func kill9(t *testing.T, pid int) time.Time {
 		t.Fatal(err)
 	}
 	return time.Now()
+}
+
+// checkPodStartsOn deletes the kube-proxy pod of node, which its DaemonSet makes again there,
+// and waits until the new one is Ready: the kubelet had containerd start its containers.
+func checkPodStartsOn(t *testing.T, c client.Client, node string) {
+	t.Helper()
+	find := func() (*corev1.Pod, error) {
+		pods := &corev1.PodList{}
+		if err := c.List(t.Context(), pods, client.InNamespace("kube-system"), client.MatchingLabels{"k8s-app": "kube-proxy"}); err != nil {
+			return nil, err
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+				return p, nil
+			}
+		}
+		return nil, fmt.Errorf("no kube-proxy pod on %s", node)
+	}
+	old, err := find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "a new kube-proxy pod Ready on "+node, func() error {
+		p, err := find()
+		if err != nil {
+			return err
+		}
+		if p.UID == old.UID || !podReady(p) {
+			return fmt.Errorf("pod %s (the deleted one: %v) ready %v", p.Name, p.UID == old.UID, podReady(p))
+		}
+		return nil
+	})
 }
 
 // leaseRenewedSince checks that the kubelet of node renewed its lease after since: the real

@@ -65,6 +65,15 @@ func TestScaleChecksTheHost(t *testing.T) {
 			t.Errorf("annotation %q under a management cluster of real nodes: %v, the check asked for real nodes %v, want %v", annotation, err, askedReal, want)
 		}
 	}
+	// Without a management Cluster (a bootstrap cluster's), the runtime is the provider's to
+	// choose, and the check counts real nodes, which take more.
+	bare := local.DeepCopy()
+	bare.ResourceVersion, bare.Labels = "", nil
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(bare).Build()
+	askedReal = false
+	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 3, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err == nil || !askedReal {
+		t.Errorf("without a management Cluster: %v, the check asked for real nodes %v, want true", err, askedReal)
+	}
 	other := topologyCluster(1)
 	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(other).Build()
 	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 3, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err != nil {

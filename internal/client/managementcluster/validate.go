@@ -78,7 +78,7 @@ func (f *flow) validate(ctx context.Context) error {
 			}
 		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
-				return fmt.Errorf("invalid %s real: %w; %s", config.LocalNodeRuntime, err, agentWayOut)
+				return fmt.Errorf("the management cluster's nodes are real nodes (%s real, the default), which cannot run on this host: %w; %s", config.LocalNodeRuntime, err, agentWayOut)
 			}
 		}
 		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {

@@ -215,11 +215,12 @@ func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Clu
 // chooses or, without it, what the provider's home cluster's nodes are, so that a management
 // cluster of real nodes makes real nodes and one of the node agent's makes the agent's.
 func (r *ClusterReconciler) nodeRuntime(ctx context.Context, owner *clusterv1.Cluster) (string, error) {
-	v, ok := owner.Annotations[infrav1.NodeRuntimeAnnotation]
-	if !ok && r.Runtime.Home != "" {
+	v := owner.Annotations[infrav1.NodeRuntimeAnnotation]
+	defaulted := v == ""
+	if defaulted && r.Runtime.Home != "" {
 		home, err := r.Runtime.Host.ReadSpec(ctx, r.Runtime.Home)
 		if err != nil {
-			return "", fmt.Errorf("reading the home cluster %s for the runtime of Cluster %s's nodes: %w", r.Runtime.Home, klog.KObj(owner), err)
+			return "", fmt.Errorf("failed to read local cluster %s, the home whose kind of node Cluster %s takes: %w", r.Runtime.Home, klog.KObj(owner), err)
 		}
 		if home.Real() {
 			v = infrav1.NodeRuntimeReal
@@ -229,12 +230,16 @@ func (r *ClusterReconciler) nodeRuntime(ctx context.Context, owner *clusterv1.Cl
 	case infrav1.NodeRuntimeReal:
 		if len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0 {
 			// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
-			return "", reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: "+
-				"set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)", klog.KObj(owner)))
+			why := "set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)"
+			if defaulted {
+				why += fmt.Sprintf(", or annotate the Cluster %s: %s for the node agent's nodes", infrav1.NodeRuntimeAnnotation, infrav1.NodeRuntimeAgent)
+			}
+			return "", reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: %s",
+				klog.KObj(owner), why))
 		}
 		return cluster.RuntimeReal, nil
 	case infrav1.NodeRuntimeAgent, "":
-		return "", nil
+		return "", nil // "": a provider without a home cluster (the CLI's), which runs the agent's
 	}
 	return "", reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: use %q (real nodes) or %q (the node agent), or remove it for the management cluster's kind of node",
 		infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeReal, infrav1.NodeRuntimeAgent))

@@ -39,6 +39,7 @@ func TestNodeRuntime(t *testing.T) {
 		{"a provider without a home (the CLI's)", "", owner(nil, pods), ""},
 		{"real chosen on an agent management cluster", "agent-mc", owner(real, pods), cluster.RuntimeReal},
 		{"agent chosen on a real management cluster", "real-mc", owner(agent, pods), ""},
+		{"an empty annotation, as none", "real-mc", owner(map[string]string{infrav1.NodeRuntimeAnnotation: ""}, pods), cluster.RuntimeReal},
 	} {
 		r := &ClusterReconciler{Runtime: &Runtime{Host: host, Home: tc.home}}
 		got, err := r.nodeRuntime(t.Context(), tc.owner)
@@ -52,8 +53,9 @@ func TestNodeRuntime(t *testing.T) {
 		want       []string
 	}{
 		{"an unknown runtime", "real-mc", owner(map[string]string{infrav1.NodeRuntimeAnnotation: "vm"}, pods), []string{`is "vm"`, `"real"`, `"agent"`}},
-		{"real nodes without pod CIDRs, by default", "real-mc", owner(nil, clusterv1.ClusterNetwork{}), []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11"}},
-		{"a home cluster that is gone", "gone", owner(nil, pods), []string{"home cluster gone"}},
+		{"real nodes without pod CIDRs, by default", "real-mc", owner(nil, clusterv1.ClusterNetwork{}), []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11", "node-runtime: agent"}},
+		{"real nodes without pod CIDRs, chosen", "agent-mc", owner(real, clusterv1.ClusterNetwork{}), []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11"}},
+		{"a home cluster that is gone", "gone", owner(nil, pods), []string{"failed to read local cluster gone"}},
 	} {
 		r := &ClusterReconciler{Runtime: &Runtime{Host: host, Home: tc.home}}
 		_, err := r.nodeRuntime(t.Context(), tc.owner)

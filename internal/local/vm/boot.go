@@ -170,6 +170,10 @@ func writeNodeConfig(dir string, spec Spec) error {
 	return nil
 }
 
+// kubeletBootstrapFlag is the flag of every node's kubelet that names kubeadm's bootstrap
+// kubeconfig.
+const kubeletBootstrapFlag = "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf"
+
 // kubeletArgs are the kubelet's arguments as kubeadm's systemd drop-in gives them, once kubeadm
 // has written the kubelet's configuration; before, the kubelet does not start (on a VM it
 // crash-loops until then). What this host needs beyond kubeadm's configuration is a drop-in of
@@ -180,7 +184,7 @@ func kubeletArgs(dir string, spec Spec) []string {
 		return nil
 	}
 	args := []string{filepath.Join(spec.BinDir, "kubelet"),
-		"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+		kubeletBootstrapFlag,
 		"--kubeconfig=/etc/kubernetes/kubelet.conf",
 		"--config=/var/lib/kubelet/config.yaml",
 		"--config-dir=" + kubeletConfigDir,

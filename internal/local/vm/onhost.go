@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
 // OnHost describes what nodes hold on this host, whichever store made them, keyed by what each
 // is: their network namespaces (with the node's addresses on the bridge), the host's ends of
-// their veths, and their cgroups (with the processes left in them). Taken before and after a
+// their veths, their cgroups (with the processes left in them), and their containerd and kubelet
+// processes wherever they are. Taken before and after a
 // delete, it shows what the delete left.
 func OnHost() map[string]string {
 	held := map[string]string{}
@@ -24,7 +28,10 @@ func OnHost() map[string]string {
 			held["veth "+l.Name()] = ""
 		}
 	}
-	mounts, _ := hierarchies()
+	mounts, err := hierarchies()
+	if err != nil {
+		held["cgroups unread"] = err.Error()
+	}
 	for _, m := range mounts {
 		cgroups, _ := os.ReadDir(filepath.Join(m, cgroupParent))
 		for _, c := range cgroups {
@@ -34,6 +41,12 @@ func OnHost() map[string]string {
 			pids, _ := cgroupProcesses(c.Name())
 			held["cgroup "+c.Name()] = fmt.Sprintf("processes %v", pids)
 		}
+	}
+	// A node's containerd or kubelet outside every node's cgroup (moved out, or its cgroup gone
+	// before it) is still a node's.
+	containerd := proc.WithArgs([]string{"containerd", "--config", "/etc/containerd/config.toml"})
+	for _, pid := range append(containerd, proc.Mentioning(kubeletBootstrapFlag)...) {
+		held["process "+strconv.Itoa(pid)] = strings.Join(proc.Cmdline(pid), " ")
 	}
 	return held
 }

@@ -223,8 +223,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 
 // checkRealWorkloadCluster creates a workload cluster with `cluster create` from a flat file
 // without LOCAL_NODE_RUNTIME on a management cluster of real nodes: its nodes are real too, as
-// its Cluster says, and its delete leaves its local cluster gone. A Cluster applied without the
-// annotation gets real nodes from the provider too.
+// its Cluster says, and its delete leaves its local cluster gone.
 func checkRealWorkloadCluster(t *testing.T, mgmt *localCluster, store cluster.Store) {
 	t.Helper()
 	const name = "e2e-realwc"
@@ -268,28 +267,6 @@ func checkRealWorkloadCluster(t *testing.T, mgmt *localCluster, store cluster.St
 		return nil
 	})
 	t.Logf("the workload cluster of real nodes was gone %s after cluster delete", time.Since(deleted).Round(100*time.Millisecond))
-
-	// A Cluster applied as it is, without the annotation: the provider gives it its management
-	// cluster's kind of node, from its home cluster.
-	applied := localTopologyCluster("e2e-applied", assets.DefaultKubernetesVersion())
-	applied.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
-		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{"100.96.0.0/11"}},
-		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{"100.64.0.0/13"}},
-	}
-	if err := mgmt.client.Create(t.Context(), applied); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 2*time.Minute, "the applied Cluster's local cluster", func() error {
-		spec, err := store.Get(applied.Name)
-		if err != nil {
-			return err
-		}
-		if !spec.Real() {
-			t.Errorf("the applied Cluster's local cluster has runtime %q, want real nodes, its management cluster's", spec.Runtime)
-		}
-		return nil
-	})
-	deleteWorkloadCluster(t, mgmt, applied)
 }
 
 // tail is the last n bytes of data.

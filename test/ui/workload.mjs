@@ -60,9 +60,15 @@ try {
   const next = await page.textContent("#next-commands");
   check(next.includes("slipway cluster get " + name), "the next commands: " + next);
 
-  await page.click("#refresh-button");
-  await page.waitForFunction((c) => [...document.querySelectorAll("#cluster-rows tr")].some((tr) => tr.cells[0].textContent === c), name, { timeout: 20000 });
-  const after = await row(page, name);
+  // The list reads the Cluster's status, which its controllers write a moment after the
+  // command's waits end: as a user would, refresh until it says running (at most a minute).
+  let after = null;
+  for (let i = 0; i < 30 && !(after && after[2] === "running"); i++) {
+    if (i > 0) await page.waitForTimeout(2000);
+    await page.click("#refresh-button");
+    await page.waitForFunction((c) => [...document.querySelectorAll("#cluster-rows tr")].some((tr) => tr.cells[0].textContent === c), name, { timeout: 20000 });
+    after = await row(page, name);
+  }
   check(after[2] === "running" && after[5] === version + "+vmware.1", "the new cluster listed: " + after.join(" | "));
   await page.screenshot({ path: shots + "/w4-listed.png", fullPage: true });
 } finally {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 )
 
@@ -130,7 +131,7 @@ func TestInstallerWaysOut(t *testing.T) {
 	addr, repo := pushPackages(t)
 	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
-	beforeNodes := realNodesOnHost()
+	beforeNodes := vm.OnHost()
 	before, err := store.List()
 	if err != nil {
 		t.Fatal(err)

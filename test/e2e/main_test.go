@@ -19,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
@@ -88,7 +89,7 @@ func run(m *testing.M) int {
 	home = filepath.Join(tmp, "home")
 	// Nodes of namespaces another run or package left would take addresses this suite expects:
 	// say so where a failure's log is read.
-	for k, v := range realNodesOnHost() {
+	for k, v := range vm.OnHost() {
 		fmt.Fprintf(os.Stderr, "e2e: before the suite, the host holds %s (%s)\n", k, v)
 	}
 	// The suite runs many clusters on one host at a time, as a user who lets slipway raise the

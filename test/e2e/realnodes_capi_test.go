@@ -16,6 +16,7 @@ import (
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // checkRealNodesFromClusterAPI makes a workload cluster of real nodes through Cluster API (the
@@ -29,7 +30,7 @@ import (
 // leaves no node of namespaces behind.
 func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	ctx := t.Context()
-	before := realNodesOnHost()
+	before := vm.OnHost()
 	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
 	wc := localTopologyCluster("e2e-real", "v1.35.4")
 	wc.Annotations = map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}

@@ -23,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // TestManagementClusterOfRealNodes creates a management cluster in the installer UI, in Debian's
@@ -43,7 +44,7 @@ func TestManagementClusterOfRealNodes(t *testing.T) {
 	addr, repo := pushPackages(t)
 	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
-	beforeNodes := realNodesOnHost()
+	beforeNodes := vm.OnHost()
 	before, err := store.List()
 	if err != nil {
 		t.Fatal(err)

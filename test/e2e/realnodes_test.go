@@ -50,7 +50,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 		t.Fatal("real nodes need root: run the tests as root")
 	}
 	ctx := t.Context()
-	before := realNodesOnHost()
+	before := vm.OnHost()
 	registryAddr := startRegistryWithNodeImages(t)
 	image := pushApplicationImage(t, registryAddr)
 
@@ -545,17 +545,12 @@ func portForwardKubectl(t *testing.T, kubeconfig, pod string) {
 	}
 }
 
-// realNodesOnHost names what nodes of namespaces hold on the host (vm.OnHost). Another
-// package's test may make nodes of its own at the same time (go test runs two packages at once
-// on two cores).
-func realNodesOnHost() map[string]string { return vm.OnHost() }
-
 // checkNoRealNodeLeft checks that no node of namespaces made since before was taken is left on
 // the host: network namespace, veth, cgroup or process. What was there before is logged, not
 // counted: the test that left it fails on it.
 func checkNoRealNodeLeft(t *testing.T, before map[string]string) {
 	t.Helper()
-	now := realNodesOnHost()
+	now := vm.OnHost()
 	keys := slices.Sorted(maps.Keys(now))
 	for _, k := range keys {
 		if _, ok := before[k]; ok {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/images"
 )
 
 // The images slipway ships. Each is named by the reference its manifests write (TKG's, upstream's
@@ -197,7 +198,7 @@ func standIn(ref, why string) spec {
 func specs() []spec {
 	const slipway = "ghcr.io/slipway-dev/"
 	const tkg = "projects.registry.vmware.com/tkg/"
-	images := []spec{
+	all := []spec{
 		slipwayImage(slipway+"addons-controller:v0.1.0", "tanzu-addons-manager", "TKG addons manager"),
 		slipwayImage(slipway+"capabilities-controller-manager:v0.1.0", "tanzu-capabilities", "TKG capabilities controller"),
 		slipwayImage(slipway+"featuregates-controller-manager:v0.1.0", "tanzu-featuregates", "TKG featuregates controller"),
@@ -225,53 +226,36 @@ func specs() []spec {
 		slipwayImage("quay.io/jetstack/cert-manager-cainjector:v1.21.2", "cert-manager-cainjector", "slipway's cert-manager CA injector, standing in for cert-manager v1.21.2"),
 		slipwayImage("quay.io/jetstack/cert-manager-webhook:v1.21.2", "cert-manager-webhook", "slipway's cert-manager webhook, standing in for cert-manager v1.21.2"),
 	}
-	images = append(images, certManagerImages()...)
+	all = append(all, certManagerImages()...)
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {
-		images = append(images, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
+		all = append(all, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
 			title: "Cluster API " + name, help: "--leader-elect"})
 	}
-	images = append(images, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
+	all = append(all, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
 		component: "capv-controller-manager", title: "Cluster API Provider vSphere", help: "--leader-elect"})
 	// Add-on workloads built from upstream: the process nodes of the local runtime simulate their
 	// pods (no component), nodes that run containers run them.
 	for _, v := range []string{"v0.6.4", "v0.7.2"} {
-		images = append(images, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,
+		all = append(all, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,
 			help: "--kubelet-preferred-address-types"})
 	}
 	// The provisioner of the default StorageClass on real nodes, as kind installs it. It is also
 	// its own helper pod's image: Debian's sh, mkdir and rm run the setup and teardown scripts
 	// that make and remove a volume's directory on the node.
-	images = append(images, spec{ref: assets.LocalPathProvisionerImage, root: true, host: []string{"/bin/sh", "/bin/mkdir", "/bin/rm"},
+	all = append(all, spec{ref: assets.LocalPathProvisionerImage, root: true, host: []string{"/bin/sh", "/bin/mkdir", "/bin/rm"},
 		bin: binary{name: "local-path-provisioner-" + localPathVersion, file: "usr/bin/local-path-provisioner",
 			dir: "hack/images/local-path-provisioner", pkg: localPathModule, source: localPathModule, version: localPathVersion,
 			ldflags: "-X main.VERSION=" + localPathVersion},
 		title: "Rancher's local-path-provisioner " + localPathVersion + ", with Debian's sh, mkdir and rm for its helper pods",
 		help:  "Local Path Provisioner"})
-	const noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
 	for _, v := range []string{"v1.26.2", "v1.27.0"} {
-		images = append(images, spec{ref: tkg + "ccm/manager:" + v + "_vmware.1", bin: cloudProviderVSphere(v),
+		all = append(all, spec{ref: tkg + "ccm/manager:" + v + "_vmware.1", bin: cloudProviderVSphere(v),
 			title: "vSphere cloud controller manager " + v, help: "--cloud-config"})
 	}
-	const noCSI = "the Go module proxy this host reaches refuses its module (403, measured 2026-11-26), and it needs vCenter's CNS API"
-	const refused = "the Go module proxy this host reaches refuses its module at this version (403, measured 2026-11-26)"
-	for _, ref := range []string{
-		tkg + "antrea-advanced-debian:v1.11.2_vmware.1", tkg + "antrea-advanced-debian:v1.13.1_vmware.1",
-		tkg + "calico-all/calico-node:v3.25.1_vmware.2", tkg + "calico-all/calico-node:v3.26.3_vmware.2",
-		tkg + "calico-all/calico-kube-controllers:v3.25.1_vmware.2", tkg + "calico-all/calico-kube-controllers:v3.26.3_vmware.2",
-	} {
-		images = append(images, standIn(ref, noDatapath))
+	for _, s := range images.StandIns {
+		all = append(all, standIn(s.Ref, s.Why))
 	}
-	for _, ref := range []string{tkg + "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", tkg + "csi/vsphere-block-csi-driver:v3.1.2_vmware.4"} {
-		images = append(images, standIn(ref, noCSI))
-	}
-	images = append(images, standIn(tkg+"ako-operator:v1.11.0_vmware.2", "it drives an NSX Advanced Load Balancer controller, which this host does not have"))
-	for _, ref := range []string{
-		tkg + "secretgen-controller:v0.14.2_vmware.2", tkg + "secretgen-controller:v0.15.0_vmware.2",
-		tkg + "pinniped:v0.24.0_vmware.1", tkg + "pinniped:v0.25.0_vmware.1",
-	} {
-		images = append(images, standIn(ref, refused))
-	}
-	return append(images, kubernetesImages()...)
+	return append(all, kubernetesImages()...)
 }
 
 // Kubernetes' own images, which kubeadm runs on a node: the control plane, kube-proxy (with

@@ -18,6 +18,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/local/node"
 )
 
@@ -77,9 +78,8 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 }
 
 // simulatedWorkloads lists, through the cluster's kubeconfig Secret (Cluster API's
-// remote.RESTConfig), the workloads whose pods
-// the local runtime's node agent simulates (annotated local.slipway.dev/simulated: "true"),
-// sorted and each once.
+// remote.RESTConfig), the workloads whose pods are simulated (see simulated), sorted and each
+// once.
 func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
 	cfg, err := remote.RESTConfig(ctx, "slipway-ui", c, key)
 	if err != nil {
@@ -96,12 +96,21 @@ func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectK
 	}
 	out := []string{}
 	for i := range pods.Items {
-		if p := &pods.Items[i]; p.Annotations[node.AnnotationSimulated] == "true" {
+		if p := &pods.Items[i]; simulated(p) {
 			out = append(out, workloadOf(p))
 		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// simulated says whether a pod is simulated: by the node agent, which annotates it, or, on a
+// node that runs containers, by a stand-in image of one of its containers.
+func simulated(p *corev1.Pod) bool {
+	if p.Annotations[node.AnnotationSimulated] == "true" {
+		return true
+	}
+	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image) })
 }
 
 // workloadOf names the workload a pod belongs to: its DaemonSet, StatefulSet or Job, the

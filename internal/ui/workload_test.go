@@ -107,3 +107,32 @@ func TestWorkloadOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulated tells a simulated pod from a real one: the node agent's annotation, or a stand-in
+// image on a node that runs containers, relocated or not.
+func TestSimulated(t *testing.T) {
+	pod := func(annotations map[string]string, images ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
+		for _, i := range images {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Image: i})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"the node agent's", pod(map[string]string{"local.slipway.dev/simulated": "true"}, "projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1"), true},
+		{"a stand-in image", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.26.3_vmware.2"), true},
+		{"a relocated stand-in, second container", pod(nil, "registry.example.com/tkg/metrics-server:v0.7.2_vmware.1",
+			"registry.example.com/tkg/pinniped:v0.25.0_vmware.1@sha256:0123"), true},
+		{"a built image", pod(nil, "projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1"), false},
+		{"a stand-in's name at another tag", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.99.0"), false},
+		{"a name that only ends like one", pod(nil, "example.com/my-calico-all/calico-node:v3.26.3_vmware.2"), false},
+	} {
+		if got := simulated(tc.pod); got != tc.want {
+			t.Errorf("%s: simulated %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package images
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/slipway-dev/slipway/internal/assets"
+)
+
+// StandIn is an image that cannot be built on slipway's host: `make images` makes it of
+// slipway's binary, which says in its log what it stands in for and waits.
+type StandIn struct {
+	// Ref is the image's reference, as TKG's packages name it.
+	Ref string
+	// Why it cannot be built here.
+	Why string
+}
+
+const (
+	noDatapath = "its agent needs a datapath (OVS or BIRD) that a node of the local runtime does not have"
+	noCSI      = "the Go module proxy this host reaches refuses its module (403, measured 2026-11-26), and it needs vCenter's CNS API"
+	refused    = "the Go module proxy this host reaches refuses its module at this version (403, measured 2026-11-26)"
+	noALB      = "it drives an NSX Advanced Load Balancer controller, which this host does not have"
+)
+
+// StandIns are the stand-in images, sorted by reference.
+var StandIns = func() []StandIn {
+	tkg := assets.ImageRepository + "/"
+	var out []StandIn
+	add := func(why string, names ...string) {
+		for _, n := range names {
+			out = append(out, StandIn{Ref: tkg + n, Why: why})
+		}
+	}
+	add(noDatapath, "antrea-advanced-debian:v1.11.2_vmware.1", "antrea-advanced-debian:v1.13.1_vmware.1",
+		"calico-all/calico-node:v3.25.1_vmware.2", "calico-all/calico-node:v3.26.3_vmware.2",
+		"calico-all/calico-kube-controllers:v3.25.1_vmware.2", "calico-all/calico-kube-controllers:v3.26.3_vmware.2")
+	add(noCSI, "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", "csi/vsphere-block-csi-driver:v3.1.2_vmware.4")
+	add(noALB, "ako-operator:v1.11.0_vmware.2")
+	add(refused, "secretgen-controller:v0.14.2_vmware.2", "secretgen-controller:v0.15.0_vmware.2",
+		"pinniped:v0.24.0_vmware.1", "pinniped:v0.25.0_vmware.1")
+	slices.SortFunc(out, func(a, b StandIn) int { return strings.Compare(a.Ref, b.Ref) })
+	return out
+}()
+
+// IsStandIn says whether a pod's image is one of the stand-ins, under TKG's repository or
+// relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository.
+func IsStandIn(image string) bool {
+	image, _, _ = strings.Cut(image, "@")
+	for _, s := range StandIns {
+		path := strings.TrimPrefix(s.Ref, assets.ImageRepository)
+		if image == s.Ref || strings.HasSuffix(image, path) {
+			return true
+		}
+	}
+	return false
+}

@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,8 +65,20 @@ func ReadNodePool(data []byte) (*NodePool, error) {
 // labels are added to its nodePoolLabels and taints replace its nodePoolTaints (variable
 // overrides of the machine deployment). The workers it adds to a cluster of the local provider
 // are checked against the host's limits first (check, nil for none, prints through p). It says
-// whether it created the pool.
+// whether it created the pool. The pools are written whole, on the version read: when the
+// Cluster changed since (its controllers write it all the time), it is read again and the change
+// made again on it, as kubectl edit would be.
 func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np *NodePool, check HostCheck, p *progress.Printer) (bool, error) {
+	var created bool
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() (err error) {
+		created, err = setNodePool(ctx, c, key, np, check, p)
+		return err
+	})
+	return created, err
+}
+
+// setNodePool is one try of SetNodePool.
+func setNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np *NodePool, check HostCheck, p *progress.Printer) (bool, error) {
 	cl, err := topologyOf(ctx, c, key)
 	if err != nil {
 		return false, err
@@ -139,8 +152,14 @@ func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np 
 	return update == nil, nil
 }
 
-// DeleteNodePool removes a node pool from the cluster's topology; the last one stays.
+// DeleteNodePool removes a node pool from the cluster's topology; the last one stays. Like
+// SetNodePool, it tries again on a newer version of the Cluster.
 func DeleteNodePool(ctx context.Context, c client.Client, key client.ObjectKey, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return deleteNodePool(ctx, c, key, name) })
+}
+
+// deleteNodePool is one try of DeleteNodePool.
+func deleteNodePool(ctx context.Context, c client.Client, key client.ObjectKey, name string) error {
 	cl, err := topologyOf(ctx, c, key)
 	if err != nil {
 		return err

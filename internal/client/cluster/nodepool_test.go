@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -188,5 +190,46 @@ func TestNodePoolsAndAvailableUpgrades(t *testing.T) {
 	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(cl).Build()
 	if _, err := AvailableUpgrades(t.Context(), c, key); !IsNoUpgrades(err) || err.Error() != "no available upgrades for cluster 'wc', namespace 'default'" {
 		t.Errorf("no upgrades: %v", err)
+	}
+}
+
+// A Cluster its controllers write between the read and the write of a node pool change (here,
+// a condition, as the topology controller writes) is read again and changed again: the pool is
+// set and the other write kept. Without the retry, the CLI failed with the API server's conflict
+// (seen in the e2e suite on real nodes).
+func TestNodePoolChangesRetryOnConflict(t *testing.T) {
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	writes := 0
+	c := interceptor.NewClient(nodePoolClient(t).(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if writes++; writes%2 == 1 {
+				// A controller's write lands before each change's first try.
+				cl := &clusterv1.Cluster{}
+				if err := c.Get(ctx, key, cl); err != nil {
+					return err
+				}
+				cl.Annotations = map[string]string{"written": cl.ResourceVersion}
+				if err := c.Update(ctx, cl); err != nil {
+					return err
+				}
+			}
+			return c.Patch(ctx, o, p, opts...)
+		},
+	})
+	if created, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}, nil, nil); err != nil || !created {
+		t.Fatalf("set after a conflict: created %v, %v", created, err)
+	}
+	if err := DeleteNodePool(t.Context(), c, key, "md-0"); err != nil {
+		t.Fatalf("delete after a conflict: %v", err)
+	}
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(t.Context(), key, cl); err != nil {
+		t.Fatal(err)
+	}
+	if p := pools(t, c); len(p) != 1 || p["np-1"].Name != "np-1" || cl.Annotations["written"] == "" {
+		t.Errorf("pools %v, annotations %v: want np-1 alone and the other write kept", p, cl.Annotations)
+	}
+	if writes != 4 {
+		t.Errorf("%d writes, want 4: a conflict and a retry for each change", writes)
 	}
 }

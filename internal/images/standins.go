@@ -44,12 +44,18 @@ var StandIns = func() []StandIn {
 }()
 
 // IsStandIn says whether a pod's image is one of the stand-ins, under TKG's repository or
-// relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository.
+// relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository. An image
+// named by tag matches a stand-in's path and tag; one locked by digest alone, as packages name
+// their images, matches a stand-in's path: every version of a stand-in's image is one.
 func IsStandIn(image string) bool {
 	image, _, _ = strings.Cut(image, "@")
+	tagged := strings.LastIndex(image, ":") > strings.LastIndex(image, "/")
 	for _, s := range StandIns {
 		path := strings.TrimPrefix(s.Ref, assets.ImageRepository)
-		if image == s.Ref || strings.HasSuffix(image, path) {
+		if !tagged {
+			path, _, _ = strings.Cut(path, ":")
+		}
+		if strings.HasSuffix(image, path) {
 			return true
 		}
 	}

@@ -127,7 +127,9 @@ func TestSimulated(t *testing.T) {
 		{"a stand-in image", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.26.3_vmware.2"), true},
 		{"a relocated stand-in, second container", pod(nil, "registry.example.com/tkg/metrics-server:v0.7.2_vmware.1",
 			"registry.example.com/tkg/pinniped:v0.25.0_vmware.1@sha256:0123"), true},
+		{"a stand-in locked by digest, as a package names it", pod(nil, "127.0.0.1:5000/tkg/calico-all/calico-node@sha256:0123"), true},
 		{"a built image", pod(nil, "projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1"), false},
+		{"a built image locked by digest", pod(nil, "projects.registry.vmware.com/tkg/metrics-server@sha256:0123"), false},
 		{"a stand-in's name at another tag", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.99.0"), false},
 		{"a name that only ends like one", pod(nil, "example.com/my-calico-all/calico-node:v3.26.3_vmware.2"), false},
 	} {

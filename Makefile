@@ -15,7 +15,7 @@ BUILD_DATE  ?= $(shell git log -1 --format=%cs 2>/dev/null)
 BUILD_SHA   ?= $(shell git rev-parse --short=9 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS     := -X github.com/slipway-dev/slipway/internal/version.version=$(VERSION) \
 	-X github.com/slipway-dev/slipway/internal/version.buildDate=$(BUILD_DATE) -X github.com/slipway-dev/slipway/internal/version.sha=$(BUILD_SHA)
-GO_TEST_FLAGS ?= -timeout 55m
+GO_TEST_FLAGS ?= -timeout 75m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists with the flags it gives, so
 # a change to it (a version stamped in) reaches binaries built before.

@@ -10,13 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -33,6 +31,7 @@ import (
 	clusterclient "github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
@@ -42,15 +41,20 @@ import (
 // TestManagementClusterCreate runs `slipway management-cluster create` from a flat
 // configuration file as seeds/000 does: a bootstrap cluster with the payload, the management
 // Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
-// cluster then manages itself: its own providers scale its workers and repair a killed node
-// agent. It is made at v1.34.3, runs a workload cluster's whole life, and is upgraded to v1.35
-// by `management-cluster upgrade` before its delete. Its nodes, and its workload clusters', are
-// the node agent's (LOCAL_NODE_RUNTIME=agent in the environment of every command it runs): the
-// fault suite and the upgrade have not moved to real nodes yet, which are the default and
+// cluster then manages itself: its own providers scale its workers and start a killed load
+// balancer again. It is made at v1.34.3, runs a workload cluster's whole life, and is upgraded
+// to v1.35 by `management-cluster upgrade` before its delete. Every node of it, of its bootstrap,
+// workload and cleanup clusters, is real (the default): the upgrades roll real nodes, whose
+// kubeadm joins each new one at the new version. The fault suite of real nodes is
 // TestManagementClusterOfRealNodes's.
 func TestManagementClusterCreate(t *testing.T) {
-	t.Setenv("LOCAL_NODE_RUNTIME", "agent")
-	_, repo := pushPackages(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
+	}
+	addr, repo := pushPackages(t)
+	// The management and workload clusters start at v1.34.3 and are upgraded to v1.35.4.
+	pushNodeImages(t, addr, "v1.34.3", "v1.35.4")
+	beforeNodes := vm.OnHost()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		path := filepath.Join(dir, name)
@@ -64,7 +68,10 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
+	t.Cleanup(func() {
+		deleteAddedClusters(t, store, before)
+		checkNoRealNodeLeft(t, beforeNodes)
+	})
 
 	// Each phase after create needs what the ones before it made: a failed phase ends the test.
 	phase := func(name string, f func(t *testing.T)) {
@@ -279,6 +286,11 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpRealNodeLogs(t, dirs)
+		}
+	})
 	var wc *clusterv1.Cluster
 	var wcc client.Client
 	needWorkload := func(t *testing.T) {
@@ -395,72 +407,20 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("killed processes are started again", func(t *testing.T) {
+	phase("a killed load balancer is started again", func(t *testing.T) {
 		needWorkload(t)
-		// A node agent killed with SIGKILL is started again by the management cluster's own provider.
-		spec, err = store.Get("e2e-mgmt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var worker string
-		for _, n := range spec.Nodes {
-			if n.Role == cluster.RoleWorker {
-				worker = n.Name
-			}
-		}
-		restartsBefore := localMachineOf(t, mc, "tkg-system", worker).Status.AgentRestarts
-		killed := time.Now()
-		restarted := killAndWaitRestart(t, dirs.NodePID(worker))
-		eventually(t, 3*time.Minute, "a heartbeat of the restarted agent of "+worker, func() error { return heartbeatSince(t, mc, worker, killed) })
-		t.Logf("the killed agent of %s was started again in %s, its node Ready in %s", worker, restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
-		checkRestartCounted(t, mc, "tkg-system", worker, restartsBefore)
-
-		// The workload cluster's load balancer, killed, is started again by the provider and its API
-		// server answers through it.
+		// The workload cluster's load balancer, killed, is started again by the management
+		// cluster's own provider, and its API server answers through it.
 		wcDir, err := store.Dirs("e2e-wc")
 		if err != nil {
 			t.Fatal(err)
 		}
-		killed = time.Now()
-		restarted = killAndWaitRestart(t, wcDir.LoadBalancerPID())
+		killed := time.Now()
+		restarted := killAndWaitRestart(t, wcDir.LoadBalancerPID())
 		eventually(t, 30*time.Second, "the workload cluster's API server through its restarted load balancer", func() error {
 			return wcc.List(ctx, &corev1.NodeList{})
 		})
 		t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
-		// The management cluster's own load balancer, killed while its provider does not run (a
-		// provider pod starting anew needs the API that load balancer serves), is started again by
-		// its control-plane node's agent, as a kubelet restarts kube-vip.
-		scaleDeployment(t, mc, "capl-system", "capl-controller-manager", 0)
-		eventually(t, time.Minute, "the provider's pods gone", func() error {
-			pods := &corev1.PodList{}
-			if err := mc.List(ctx, pods, client.InNamespace("capl-system")); err != nil {
-				return err
-			}
-			if len(pods.Items) > 0 {
-				return fmt.Errorf("%d pods", len(pods.Items))
-			}
-			return nil
-		})
-		killed = time.Now()
-		lbPID := proc.ReadPID(dirs.LoadBalancerPID())
-		if lbPID <= 0 || syscall.Kill(lbPID, syscall.SIGKILL) != nil {
-			t.Fatalf("no load balancer of e2e-mgmt to kill (pid %d)", lbPID)
-		}
-		eventually(t, 10*time.Second, "the killed load balancer gone", func() error {
-			if len(proc.Cmdline(lbPID)) > 0 {
-				return fmt.Errorf("pid %d still runs", lbPID)
-			}
-			return nil
-		})
-		eventually(t, time.Minute, "the management cluster's API through its restarted load balancer", func() error {
-			return mc.List(ctx, &corev1.NodeList{})
-		})
-		t.Logf("the killed load balancer of e2e-mgmt serves again after %s", time.Since(killed).Round(100*time.Millisecond))
-		scaleDeployment(t, mc, "capl-system", "capl-controller-manager", 1)
-		// The controllers lost their leader leases while the endpoint was gone, as they would on a
-		// real one, and start again: the test goes on once all are back and stay up.
-		waitDeploymentsSettled(t, mc, 20*time.Second)
-
 	})
 
 	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {
@@ -536,7 +496,16 @@ func TestManagementClusterCreate(t *testing.T) {
 				t.Errorf("cluster upgrade's output lacks %q", line)
 			}
 		}
-		eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) })
+		func() {
+			passed := false
+			defer func() {
+				if !passed {
+					logNodeDeletion(t, mc, wcc, wc, "e2e-mgmt")
+				}
+			}()
+			eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) })
+			passed = true
+		}()
 		if out, err := runSlipway(t, "cluster", "upgrade", "e2e-wc", "-y"); err == nil || !strings.Contains(out, "no available upgrades for cluster 'e2e-wc', namespace 'default'") {
 			t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
 		}
@@ -685,7 +654,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		// --use-existing-cleanup-cluster), which the providers are installed on and which is kept;
 		// the vSphere flows test the one delete makes.
 		cleanupKubeconfig := filepath.Join(dir, "cleanup.kubeconfig")
-		if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--kubeconfig", cleanupKubeconfig); err != nil {
+		if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--real-nodes", "--kubeconfig", cleanupKubeconfig); err != nil {
 			t.Fatalf("local cluster create e2e-cleanup: %v\n%s", err, out)
 		}
 		deleted := time.Now()
@@ -745,81 +714,63 @@ func logTemplates(t *testing.T, c client.Client, cl *clusterv1.Cluster) {
 			t.Logf("LocalMachineTemplate %s: created %s, deleting %v", lmt.Name, lmt.CreationTimestamp.UTC().Format(time.RFC3339), lmt.DeletionTimestamp != nil)
 		}
 	}
-	logs, _ := filepath.Glob(filepath.Join(home, "local", cl.Name, "nodes", "*", "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
-	for _, f := range logs {
+	logCAPIController(t, cl.Name, func(line string) bool {
+		return strings.Contains(line, "LocalMachineTemplate") || (strings.Contains(line, "KubeadmControlPlane") && strings.Contains(line, "rror"))
+	})
+}
+
+// logNodeDeletion logs, for a failed check of a workload cluster whose machines were replaced,
+// its Nodes, the Nodes its Machines name, the Machines' FailedDeleteNode Events and what the
+// capi-controller-manager of the management cluster mgmtName logged of deleting Nodes.
+func logNodeDeletion(t *testing.T, c, wcc client.Client, cl *clusterv1.Cluster, mgmtName string) {
+	t.Helper()
+	ctx := t.Context()
+	nodes := &corev1.NodeList{}
+	if err := wcc.List(ctx, nodes); err == nil {
+		for _, n := range nodes.Items {
+			var ready corev1.ConditionStatus
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					ready = c.Status
+				}
+			}
+			t.Logf("Node %s: created %s, Ready %s", n.Name, n.CreationTimestamp.UTC().Format(time.RFC3339), ready)
+		}
+	}
+	machines := &clusterv1.MachineList{}
+	if err := c.List(ctx, machines, client.InNamespace(cl.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cl.Name}); err == nil {
+		for _, m := range machines.Items {
+			t.Logf("Machine %s: node %q, phase %s", m.Name, m.Status.NodeRef.Name, m.Status.Phase)
+		}
+	}
+	events := &corev1.EventList{}
+	if err := c.List(ctx, events, client.InNamespace(cl.Namespace)); err == nil {
+		for _, e := range events.Items {
+			if e.Reason == "FailedDeleteNode" {
+				t.Logf("Event %s of %s: %s", e.Reason, e.InvolvedObject.Name, e.Message)
+			}
+		}
+	}
+	logCAPIController(t, mgmtName, func(line string) bool { return strings.Contains(line, "Deleting Node") || strings.Contains(line, "deleting Node") })
+}
+
+// logCAPIController logs the lines that match of the capi-controller-manager's logs on the
+// local cluster name, whose nodes are the node agent's or real.
+func logCAPIController(t *testing.T, name string, match func(line string) bool) {
+	t.Helper()
+	nodes := filepath.Join(home, "local", name, "nodes", "*")
+	agent, _ := filepath.Glob(filepath.Join(nodes, "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
+	real, _ := filepath.Glob(filepath.Join(nodes, "root", "var", "log", "pods", "capi-system_capi-controller-manager-*", "*", "*.log"))
+	for _, f := range append(agent, real...) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
 		for line := range strings.Lines(string(data)) {
-			if strings.Contains(line, "LocalMachineTemplate") || (strings.Contains(line, "KubeadmControlPlane") && strings.Contains(line, "rror")) {
+			if match(line) {
 				t.Logf("%s: %s", filepath.Base(filepath.Dir(filepath.Dir(f))), strings.TrimSpace(line))
 			}
 		}
-	}
-}
-
-// waitDeploymentsSettled waits until every Deployment of the cluster has all its replicas
-// updated and available, and its pods have not restarted, for a whole window.
-func waitDeploymentsSettled(t *testing.T, c client.Client, window time.Duration) {
-	t.Helper()
-	var since time.Time
-	restarts := map[string]int32{}
-	// It lists every Deployment and Pod of the cluster: every 2 s is often enough for a window
-	// of seconds.
-	envtest.EventuallyEvery(t, 4*time.Minute, 2*time.Second, "every Deployment available and its pods steady for "+window.String(), func() error {
-		deployments := &appsv1.DeploymentList{}
-		if err := c.List(t.Context(), deployments); err != nil {
-			since = time.Time{}
-			return err
-		}
-		pods := &corev1.PodList{}
-		if err := c.List(t.Context(), pods); err != nil {
-			since = time.Time{}
-			return err
-		}
-		var notSettled []string
-		for _, d := range deployments.Items {
-			want := ptr.Deref(d.Spec.Replicas, 1)
-			if d.Status.AvailableReplicas != want || d.Status.UpdatedReplicas != want || d.Status.Replicas != want {
-				notSettled = append(notSettled, d.Namespace+"/"+d.Name)
-			}
-		}
-		for _, p := range pods.Items {
-			var n int32
-			for _, cs := range p.Status.ContainerStatuses {
-				n += cs.RestartCount
-			}
-			if before, seen := restarts[p.Namespace+"/"+p.Name]; seen && before != n {
-				notSettled = append(notSettled, "pod "+p.Namespace+"/"+p.Name+" restarted")
-			}
-			restarts[p.Namespace+"/"+p.Name] = n
-		}
-		if len(notSettled) > 0 {
-			since = time.Time{}
-			return fmt.Errorf("not settled: %v", notSettled)
-		}
-		if since.IsZero() {
-			since = time.Now()
-		}
-		if time.Since(since) < window {
-			return fmt.Errorf("settled for %s only", time.Since(since).Round(time.Second))
-		}
-		return nil
-	})
-}
-
-// scaleDeployment sets a Deployment's replicas.
-func scaleDeployment(t *testing.T, c client.Client, namespace, name string, replicas int32) {
-	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
-		t.Fatal(err)
-	}
-	before := d.DeepCopy()
-	d.Spec.Replicas = &replicas
-	if err := c.Patch(t.Context(), d, client.MergeFrom(before)); err != nil {
-		t.Fatalf("scaling %s/%s to %d: %v", namespace, name, replicas, err)
 	}
 }
 

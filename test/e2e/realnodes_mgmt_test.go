@@ -35,8 +35,8 @@ import (
 // in the page reaches its pinniped. The fault suite of real nodes runs on it
 // (checkRealNodeFaults); then it scales its own workers through the service, and makes a
 // workload cluster of real nodes by default; its delete, from a cleanup cluster of real nodes,
-// leaves no node, namespace or process behind, the node service included. It is the e2e suite's
-// one management cluster of real nodes; TestManagementClusterCreate's is the node agent's.
+// leaves no node, namespace or process behind, the node service included. It is made at the
+// default version, TestManagementClusterCreate's at the older one, which it upgrades.
 func TestManagementClusterOfRealNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")

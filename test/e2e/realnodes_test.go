@@ -229,9 +229,9 @@ func startRegistryWithNodeImages(t *testing.T) string {
 	return addr
 }
 
-// pushNodeImages pushes the images a real node of the default Kubernetes version pulls to the
-// local registry at addr.
-func pushNodeImages(t *testing.T, addr string) {
+// pushNodeImages pushes the images a real node pulls to the local registry at addr: those of
+// each Kubernetes version named, or of the default one when none is.
+func pushNodeImages(t *testing.T, addr string, versions ...string) {
 	t.Helper()
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -241,24 +241,34 @@ func pushNodeImages(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatalf("%v (make image-layout builds the images)", err)
 	}
-	release, err := assets.ReleaseOf(assets.DefaultKubernetesVersion())
-	if err != nil {
-		t.Fatal(err)
+	if len(versions) == 0 {
+		versions = []string{assets.DefaultKubernetesVersion()}
 	}
-	tag := ":" + release.Version + "_vmware.1"
-	want := []string{"/kube-apiserver" + tag, "/kube-controller-manager" + tag, "/kube-scheduler" + tag, "/kube-proxy" + tag,
-		"/etcd:" + release.EtcdTag, "/pause:" + release.PauseTag, "/coredns:" + release.CoreDNSTag, "/local-pod-network:",
-		assets.LocalPathProvisionerImage}
+	want := []string{"/local-pod-network:", assets.LocalPathProvisionerImage}
+	for _, v := range versions {
+		release, err := assets.ReleaseOf(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag := ":" + release.Version + "_vmware.1"
+		want = append(want, "/kube-apiserver"+tag, "/kube-controller-manager"+tag, "/kube-scheduler"+tag, "/kube-proxy"+tag,
+			"/etcd:"+release.EtcdTag, "/pause:"+release.PauseTag, "/coredns:"+release.CoreDNSTag)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	// A wanted reference ends the image's, or, ending in ":", names it at any tag.
+	matches := func(ref, w string) bool {
+		return strings.HasSuffix(ref, w) || strings.HasSuffix(w, ":") && strings.Contains(ref, w)
+	}
 	pushed := 0
 	for _, b := range built {
-		for _, w := range want {
-			if strings.Contains(b.Ref, w) {
-				if _, _, err := images.Push(t.Context(), addr, b); err != nil {
-					t.Fatal(err)
-				}
-				pushed++
-			}
+		if !slices.ContainsFunc(want, func(w string) bool { return matches(b.Ref, w) }) {
+			continue
 		}
+		if _, _, err := images.Push(t.Context(), addr, b); err != nil {
+			t.Fatal(err)
+		}
+		pushed++
 	}
 	if pushed != len(want) {
 		t.Fatalf("pushed %d of the %d images a node pulls: run make image-layout", pushed, len(want))

@@ -751,7 +751,9 @@ func logNodeDeletion(t *testing.T, c, wcc client.Client, cl *clusterv1.Cluster, 
 			}
 		}
 	}
-	logCAPIController(t, mgmtName, func(line string) bool { return strings.Contains(line, "Deleting Node") || strings.Contains(line, "deleting Node") })
+	logCAPIController(t, mgmtName, func(line string) bool {
+		return strings.Contains(line, "Deleting Node") || strings.Contains(line, "deleting Node")
+	})
 }
 
 // logCAPIController logs the lines that match of the capi-controller-manager's logs on the
@@ -759,9 +761,9 @@ func logNodeDeletion(t *testing.T, c, wcc client.Client, cl *clusterv1.Cluster, 
 func logCAPIController(t *testing.T, name string, match func(line string) bool) {
 	t.Helper()
 	nodes := filepath.Join(home, "local", name, "nodes", "*")
-	agent, _ := filepath.Glob(filepath.Join(nodes, "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
-	real, _ := filepath.Glob(filepath.Join(nodes, "root", "var", "log", "pods", "capi-system_capi-controller-manager-*", "*", "*.log"))
-	for _, f := range append(agent, real...) {
+	agentLogs, _ := filepath.Glob(filepath.Join(nodes, "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
+	realLogs, _ := filepath.Glob(filepath.Join(nodes, "root", "var", "log", "pods", "capi-system_capi-controller-manager-*", "*", "*.log"))
+	for _, f := range append(agentLogs, realLogs...) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue

@@ -46,7 +46,9 @@ var StandIns = func() []StandIn {
 // IsStandIn says whether a pod's image is one of the stand-ins, under TKG's repository or
 // relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository. An image
 // named by tag matches a stand-in's path and tag; one locked by digest alone, as packages name
-// their images, matches a stand-in's path: every version of a stand-in's image is one.
+// their images (or named by neither), matches a stand-in's path: every version of a stand-in's
+// image is one. An image copied into one repository (imgpkg copy --to-repo) keeps no path, and
+// is not told.
 func IsStandIn(image string) bool {
 	image, _, _ = strings.Cut(image, "@")
 	tagged := strings.LastIndex(image, ":") > strings.LastIndex(image, "/")

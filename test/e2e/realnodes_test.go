@@ -260,18 +260,22 @@ func pushNodeImages(t *testing.T, addr string, versions ...string) {
 	matches := func(ref, w string) bool {
 		return strings.HasSuffix(ref, w) || strings.HasSuffix(w, ":") && strings.Contains(ref, w)
 	}
-	pushed := 0
+	missing := map[string]bool{}
+	for _, w := range want {
+		missing[w] = true
+	}
 	for _, b := range built {
-		if !slices.ContainsFunc(want, func(w string) bool { return matches(b.Ref, w) }) {
+		i := slices.IndexFunc(want, func(w string) bool { return matches(b.Ref, w) })
+		if i < 0 {
 			continue
 		}
 		if _, _, err := images.Push(t.Context(), addr, b); err != nil {
 			t.Fatal(err)
 		}
-		pushed++
+		delete(missing, want[i])
 	}
-	if pushed != len(want) {
-		t.Fatalf("pushed %d of the %d images a node pulls: run make image-layout", pushed, len(want))
+	if len(missing) > 0 {
+		t.Fatalf("no image of the layout is %v, which a node pulls: run make image-layout", slices.Sorted(maps.Keys(missing)))
 	}
 }
 

@@ -67,11 +67,13 @@ func ReadNodePool(data []byte) (*NodePool, error) {
 // are checked against the host's limits first (check, nil for none, prints through p). It says
 // whether it created the pool. The pools are written whole, on the version read: when the
 // Cluster changed since (its controllers write it all the time), it is read again and the change
-// made again on it, as kubectl edit would be.
+// made again on it, as kubectl edit would be; the host, checked for the change's first try, is
+// not checked again for the same change.
 func SetNodePool(ctx context.Context, c client.Client, key client.ObjectKey, np *NodePool, check HostCheck, p *progress.Printer) (bool, error) {
 	var created bool
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() (err error) {
 		created, err = setNodePool(ctx, c, key, np, check, p)
+		check = nil
 		return err
 	})
 	return created, err

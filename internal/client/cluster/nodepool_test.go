@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -23,6 +24,7 @@ func nodePoolClient(t *testing.T) client.Client {
 	t.Helper()
 	c := topologyCluster(2)
 	c.Spec.Topology.ClassRef.Name = "tkg-local-default-v1.0.0"
+	c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalCluster", Name: "wc"}
 	if err := setOverride(&c.Spec.Topology.Workers.MachineDeployments[0], "nodePoolLabels", []map[string]string{{"key": "tier", "value": "a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +195,10 @@ func TestNodePoolsAndAvailableUpgrades(t *testing.T) {
 	}
 }
 
-// A Cluster its controllers write between the read and the write of a node pool change (here,
-// a condition, as the topology controller writes) is read again and changed again: the pool is
-// set and the other write kept. Without the retry, the CLI failed with the API server's conflict
-// (seen in the e2e suite on real nodes).
+// A Cluster written by another client between the read and the write of a node pool change
+// (here an annotation; its controllers write its status all the time) is read again and changed
+// again: the pool is set and the other write kept, and the host is checked once. Without the
+// retry, the CLI failed with the API server's conflict (seen in the e2e suite on real nodes).
 func TestNodePoolChangesRetryOnConflict(t *testing.T) {
 	key := client.ObjectKey{Namespace: "default", Name: "wc"}
 	writes := 0
@@ -216,8 +218,13 @@ func TestNodePoolChangesRetryOnConflict(t *testing.T) {
 			return c.Patch(ctx, o, p, opts...)
 		},
 	})
-	if created, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}, nil, nil); err != nil || !created {
+	checks := 0
+	check := func(*progress.Printer, bool, int, int) error { checks++; return nil }
+	if created, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}, check, nil); err != nil || !created {
 		t.Fatalf("set after a conflict: created %v, %v", created, err)
+	}
+	if checks != 1 {
+		t.Errorf("the host was checked %d times for one change, want once", checks)
 	}
 	if err := DeleteNodePool(t.Context(), c, key, "md-0"); err != nil {
 		t.Fatalf("delete after a conflict: %v", err)

@@ -1,7 +1,6 @@
 package images
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -23,25 +22,25 @@ const (
 	noALB      = "it drives an NSX Advanced Load Balancer controller, which this host does not have"
 )
 
-// StandIns are the stand-in images, sorted by reference.
-var StandIns = func() []StandIn {
-	tkg := assets.ImageRepository + "/"
-	var out []StandIn
-	add := func(why string, names ...string) {
-		for _, n := range names {
-			out = append(out, StandIn{Ref: tkg + n, Why: why})
-		}
-	}
-	add(noDatapath, "antrea-advanced-debian:v1.11.2_vmware.1", "antrea-advanced-debian:v1.13.1_vmware.1",
-		"calico-all/calico-node:v3.25.1_vmware.2", "calico-all/calico-node:v3.26.3_vmware.2",
-		"calico-all/calico-kube-controllers:v3.25.1_vmware.2", "calico-all/calico-kube-controllers:v3.26.3_vmware.2")
-	add(noCSI, "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", "csi/vsphere-block-csi-driver:v3.1.2_vmware.4")
-	add(noALB, "ako-operator:v1.11.0_vmware.2")
-	add(refused, "secretgen-controller:v0.14.2_vmware.2", "secretgen-controller:v0.15.0_vmware.2",
-		"pinniped:v0.24.0_vmware.1", "pinniped:v0.25.0_vmware.1")
-	slices.SortFunc(out, func(a, b StandIn) int { return strings.Compare(a.Ref, b.Ref) })
-	return out
-}()
+// tkg is TKG's image repository, under which every stand-in is named.
+const tkg = assets.ImageRepository + "/"
+
+// StandIns are the stand-in images.
+var StandIns = []StandIn{
+	{Ref: tkg + "antrea-advanced-debian:v1.11.2_vmware.1", Why: noDatapath},
+	{Ref: tkg + "antrea-advanced-debian:v1.13.1_vmware.1", Why: noDatapath},
+	{Ref: tkg + "calico-all/calico-node:v3.25.1_vmware.2", Why: noDatapath},
+	{Ref: tkg + "calico-all/calico-node:v3.26.3_vmware.2", Why: noDatapath},
+	{Ref: tkg + "calico-all/calico-kube-controllers:v3.25.1_vmware.2", Why: noDatapath},
+	{Ref: tkg + "calico-all/calico-kube-controllers:v3.26.3_vmware.2", Why: noDatapath},
+	{Ref: tkg + "csi/vsphere-block-csi-driver:v3.0.1_vmware.4", Why: noCSI},
+	{Ref: tkg + "csi/vsphere-block-csi-driver:v3.1.2_vmware.4", Why: noCSI},
+	{Ref: tkg + "ako-operator:v1.11.0_vmware.2", Why: noALB},
+	{Ref: tkg + "secretgen-controller:v0.14.2_vmware.2", Why: refused},
+	{Ref: tkg + "secretgen-controller:v0.15.0_vmware.2", Why: refused},
+	{Ref: tkg + "pinniped:v0.24.0_vmware.1", Why: refused},
+	{Ref: tkg + "pinniped:v0.25.0_vmware.1", Why: refused},
+}
 
 // IsStandIn says whether a pod's image is one of the stand-ins, under TKG's repository or
 // relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository. An image

@@ -187,3 +187,17 @@ func eventually(t *testing.T, timeout time.Duration, what string, f func() error
 	t.Helper()
 	envtest.Eventually(t, timeout, what, f)
 }
+
+// eventuallyExplained is eventually, calling explain before a timeout fails the test: what to
+// log of a failure that the check's own error does not say.
+func eventuallyExplained(t *testing.T, timeout time.Duration, what string, f func() error, explain func()) {
+	t.Helper()
+	passed := false
+	defer func() {
+		if !passed {
+			explain()
+		}
+	}()
+	eventually(t, timeout, what, f)
+	passed = true
+}

@@ -48,9 +48,7 @@ import (
 // kubeadm joins each new one at the new version. The fault suite of real nodes is
 // TestManagementClusterOfRealNodes's.
 func TestManagementClusterCreate(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
-	}
+	needRoot(t)
 	addr, repo := pushPackages(t)
 	// The management and workload clusters start at v1.34.3 and are upgraded to v1.35.4.
 	pushNodeImages(t, addr, "v1.34.3", "v1.35.4")
@@ -496,16 +494,8 @@ func TestManagementClusterCreate(t *testing.T) {
 				t.Errorf("cluster upgrade's output lacks %q", line)
 			}
 		}
-		func() {
-			passed := false
-			defer func() {
-				if !passed {
-					logNodeDeletion(t, mc, wcc, wc, "e2e-mgmt")
-				}
-			}()
-			eventually(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) })
-			passed = true
-		}()
+		eventuallyExplained(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) },
+			func() { logNodeDeletion(t, mc, wcc, wc, "e2e-mgmt") })
 		if out, err := runSlipway(t, "cluster", "upgrade", "e2e-wc", "-y"); err == nil || !strings.Contains(out, "no available upgrades for cluster 'e2e-wc', namespace 'default'") {
 			t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
 		}
@@ -616,16 +606,8 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err := publishedMetadata(ctx, mc, "e2e-mgmt", "management", "v2.5.2"); err != nil {
 			t.Error(err)
 		}
-		func() {
-			passed := false
-			defer func() {
-				if !passed {
-					logTemplates(t, mc, c)
-				}
-			}()
-			eventually(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) })
-			passed = true
-		}()
+		eventuallyExplained(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) },
+			func() { logTemplates(t, mc, c) })
 		eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
 			pi := &pkgingv1alpha1.PackageInstall{}
 			if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "e2e-mgmt-antrea"}, pi); err != nil {

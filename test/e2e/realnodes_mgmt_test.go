@@ -38,9 +38,7 @@ import (
 // leaves no node, namespace or process behind, the node service included. It is made at the
 // default version, TestManagementClusterCreate's at the older one, which it upgrades.
 func TestManagementClusterOfRealNodes(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
-	}
+	needRoot(t)
 	addr, repo := pushPackages(t)
 	pushNodeImages(t, addr)
 	store := cluster.Store{Root: filepath.Join(home, "local")}

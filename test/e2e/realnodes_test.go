@@ -46,9 +46,7 @@ import (
 // default StorageClass bound and written, and upstream kubectl's logs, exec, port-forward, cp and
 // drain. Deleting the cluster leaves nothing.
 func TestRealNodesRunAnApplication(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("real nodes need root: run the tests as root")
-	}
+	needRoot(t)
 	ctx := t.Context()
 	before := vm.OnHost()
 	registryAddr := startRegistryWithNodeImages(t)
@@ -227,6 +225,14 @@ func startRegistryWithNodeImages(t *testing.T) string {
 	addr := startRegistry(t)
 	pushNodeImages(t, addr)
 	return addr
+}
+
+// needRoot fails a test of real nodes not run as root.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("real nodes are made of namespaces and cgroups: the e2e suite runs as root (.ci/run does)")
+	}
 }
 
 // pushNodeImages pushes the images a real node pulls to the local registry at addr: those of

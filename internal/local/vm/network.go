@@ -69,8 +69,31 @@ func vethName(dir string) string { return vethPrefix + nodeID(dir) }
 // namespacePath is where iproute2 keeps a named network namespace.
 func namespacePath(name string) string { return filepath.Join("/run/netns", name) }
 
+// offBridgeRealm is the routing realm of a node's default route, which leads off the bridge:
+// the host forwards nothing, so what takes that route would be lost, and a connection to it
+// would hang until its timeout. The node refuses it at once instead (offBridgeRules), as a
+// network without the route answers. A Service address that kube-proxy has not programmed yet
+// takes that route too: an API server calling a webhook whose Service was just made waited the
+// webhook's 30 s timeout for it (clusterctl's cert-manager check on a bootstrap cluster).
+const offBridgeRealm = "1"
+
+// offBridgeRules are the iptables rules, in the node's filter table, that refuse what the node
+// and its pods send by the default route: a TCP reset, an ICMP net-unreachable otherwise. They
+// match the realm of the route a packet takes after kube-proxy's DNAT, so a programmed Service
+// and the cluster's pod routes are not touched.
+func offBridgeRules() [][]string {
+	var rules [][]string
+	for _, chain := range []string{"OUTPUT", "FORWARD"} {
+		match := []string{"-A", chain, "-m", "realm", "--realm", offBridgeRealm, "-m", "comment", "--comment", "slipway: nothing leaves the host"}
+		rules = append(rules,
+			slices.Concat(match, []string{"-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"}),
+			slices.Concat(match, []string{"-j", "REJECT", "--reject-with", "icmp-net-unreachable"}))
+	}
+	return rules
+}
+
 // createNetwork makes the node's network namespace and plugs it into the bridge with address,
-// the host as its default gateway.
+// the host as its default gateway, which refuses what would leave the host.
 func createNetwork(dir string, address netip.Addr) error {
 	ns, veth := namespaceName(dir), vethName(dir)
 	if _, err := os.Stat(namespacePath(ns)); err == nil {
@@ -84,7 +107,10 @@ func createNetwork(dir string, address netip.Addr) error {
 		{"-n", ns, "link", "set", "lo", "up"},
 		{"-n", ns, "addr", "add", cidr, "dev", nodeInterface},
 		{"-n", ns, "link", "set", nodeInterface, "up"},
-		{"-n", ns, "route", "add", "default", "via", hostnet.HostAddress.String()},
+		{"-n", ns, "route", "add", "default", "via", hostnet.HostAddress.String(), "realm", offBridgeRealm},
+	}
+	for _, r := range offBridgeRules() {
+		steps = append(steps, slices.Concat([]string{"netns", "exec", ns, "iptables", "--wait"}, r))
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +142,7 @@ func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData
 }
 
 // TestMain runs the test binary as a client inside a node's network namespace when
-// VMTEST_CLIENT asks it to: "resolve NAME SERVER" or "get URL".
+// VMTEST_CLIENT asks it to: "resolve NAME SERVER", "get URL" or "dial ADDRESS".
 func TestMain(m *testing.M) {
 	if args := strings.Fields(os.Getenv("VMTEST_CLIENT")); len(args) > 0 {
 		out, err := netClient(args)
@@ -177,6 +178,15 @@ func netClient(args []string) (string, error) {
 		}
 		defer resp.Body.Close()
 		return resp.Status, nil
+	case args[0] == "dial" && len(args) == 2:
+		// What a TCP connection to the address meets: "connected", or why not and when.
+		start := time.Now()
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", args[1])
+		if err != nil {
+			return fmt.Sprintf("%v after %s", err, time.Since(start).Round(time.Millisecond)), nil
+		}
+		conn.Close()
+		return "connected", nil
 	}
 	return "", fmt.Errorf("unknown client request %q", args)
 }
@@ -423,6 +433,14 @@ func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
 				continue
 			}
 			expectInNode(t, n, "resolve "+name+" "+net.JoinHostPort(ip, "53"), "100.64.0.1", name+" through the CoreDNS pod "+ip+" on "+on)
+		}
+		// Nothing leaves the host: an address off it (TEST-NET-3) and a Service address that
+		// kube-proxy has not programmed are refused at once, not left to time out.
+		for _, addr := range []string{"203.0.113.1:443", "100.64.255.254:443"} {
+			out, err := inNode(n, "dial "+addr)
+			if err != nil || !regexp.MustCompile(`connection refused after (0s|\d+ms)$`).MatchString(out) {
+				t.Errorf("from %s, a connection to %s: %q, %v; want it refused at once", n.name, addr, out, err)
+			}
 		}
 	}
 }

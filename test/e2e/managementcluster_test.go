@@ -10,12 +10,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,6 +31,7 @@ import (
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
 	clusterclient "github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
@@ -41,12 +45,15 @@ import (
 // TestManagementClusterCreate runs `slipway management-cluster create` from a flat
 // configuration file as seeds/000 does: a bootstrap cluster with the payload, the management
 // Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
-// cluster then manages itself: its own providers scale its workers and start a killed load
-// balancer again. It is made at v1.34.3, runs a workload cluster's whole life, and is upgraded
-// to v1.35 by `management-cluster upgrade` before its delete. Every node of it, of its bootstrap,
-// workload and cleanup clusters, is real (the default): the upgrades roll real nodes, whose
-// kubeadm joins each new one at the new version. The fault suite of real nodes is
-// TestManagementClusterOfRealNodes's.
+// cluster then manages itself: its own provider, in a container on one of its nodes, makes and
+// deletes this host's nodes through the store's node service, scales its workers and starts a
+// killed load balancer again. It is made at v1.34.3 with an OIDC identity provider, which its
+// pinniped gets, runs a workload cluster's whole life, and is upgraded to v1.35 by
+// `management-cluster upgrade` before its delete. Every node of it, of its bootstrap, workload
+// and cleanup clusters, is real (the default, nothing said of the nodes): the fault suite of
+// real nodes runs on it (checkRealNodeFaults), and the upgrades roll real nodes, whose kubeadm
+// joins each new one at the new version. It is the package's one management cluster of the
+// local provider; the installer makes one on the vCenter simulator (TestVSphereFlows).
 func TestManagementClusterCreate(t *testing.T) {
 	needRoot(t)
 	addr, repo := pushPackages(t)
@@ -79,7 +86,9 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 	}
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
-		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
+		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n"+
+		"IDENTITY_MANAGEMENT_TYPE: oidc\nOIDC_IDENTITY_PROVIDER_ISSUER_URL: https://login.example.com/oauth2\n"+
+		"OIDC_IDENTITY_PROVIDER_CLIENT_ID: slipway\nOIDC_IDENTITY_PROVIDER_CLIENT_SECRET: s3cret\n")
 
 	// The refusals and failures before the create stand alone.
 	t.Run("refusals before anything starts", func(t *testing.T) {
@@ -238,8 +247,14 @@ func TestManagementClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.Owner == nil || spec.Owner.ManagementCluster != "e2e-mgmt" {
-		t.Errorf("the management cluster's local cluster is owned by %+v, want by itself", spec.Owner)
+	if !spec.Real() || spec.Owner == nil || spec.Owner.ManagementCluster != "e2e-mgmt" {
+		t.Errorf("the management cluster's local cluster: runtime %q, owner %+v; want real nodes owned by itself", spec.Runtime, spec.Owner)
+	}
+	// The bootstrap cluster was of real nodes too, as its lines in the audit log say: every node
+	// of the flow is real.
+	realNodeImage := "Ensuring node image (slipway real node: containerd, kubelet, kubeadm, Kubernetes " + assets.DefaultKubernetesVersion() + ")"
+	if audit, err := os.ReadFile(filepath.Join(home, "logs", "e2e-mgmt.log")); err != nil || !strings.Contains(string(audit), realNodeImage) {
+		t.Errorf("the audit log does not say the bootstrap cluster's nodes were real (%v):\n%s", err, tail(audit, 3000))
 	}
 
 	// Its local cluster is deleted through it, not underneath it.
@@ -287,6 +302,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpRealNodeLogs(t, dirs)
+			data, _ := os.ReadFile(filepath.Join(store.NodeServiceDir(), "node-service.log"))
+			t.Logf("node service log:\n%s", tail(data, 4000))
 		}
 	})
 	var wc *clusterv1.Cluster
@@ -344,9 +361,68 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
+	phase("its nodes, its provider in a container and its pinniped", func(t *testing.T) {
+		// The identity provider of its file reaches its pinniped: the values Secret, adopted for
+		// the Cluster, renders the (simulated) supervisor.
+		eventually(t, 2*time.Minute, "the pinniped supervisor of the OIDC identity provider", func() error {
+			d := &appsv1.Deployment{}
+			if err := mc.Get(ctx, client.ObjectKey{Namespace: "pinniped-supervisor", Name: "pinniped-supervisor"}, d); err != nil {
+				return err
+			}
+			if got := d.Annotations["tkg.tanzu.vmware.com/upstream-issuer"]; got != "https://login.example.com/oauth2" {
+				return fmt.Errorf("upstream issuer %q", got)
+			}
+			return nil
+		})
+		values := &corev1.Secret{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "e2e-mgmt-pinniped-package"}, values); err != nil ||
+			!slices.ContainsFunc(values.OwnerReferences, func(r metav1.OwnerReference) bool { return r.Kind == "Cluster" && r.Name == "e2e-mgmt" }) {
+			t.Errorf("the pinniped values Secret is not the Cluster's: %v", err)
+		}
+
+		// Its nodes are the real kubelet's on containerd, and its own provider runs in a
+		// container on one of them.
+		checkContainerdNodes(t, mc, 2)
+		pods := &corev1.PodList{}
+		if err := mc.List(ctx, pods, client.InNamespace("capl-system")); err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0 && strings.HasPrefix(p.Status.ContainerStatuses[0].ContainerID, "containerd://") {
+				running++
+			}
+		}
+		if running != 1 {
+			t.Fatalf("%d pods of the local provider run in containerd, want 1", running)
+		}
+
+		// A killed node service is started again by the load balancer of a cluster of real
+		// nodes; the phases after this one make nodes through the new one.
+		if !store.NodeServiceRunning() {
+			t.Fatal("the store's node service does not run")
+		}
+		serviceArgs := []string{slipway, "local", "node-service"}
+		killed := proc.WithArgs(serviceArgs)
+		if len(killed) != 1 {
+			t.Fatalf("%d node service processes, want 1", len(killed))
+		}
+		if err := syscall.Kill(killed[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		killedAt := time.Now()
+		eventually(t, 30*time.Second, "the node service started again", func() error {
+			if pids := proc.WithArgs(serviceArgs); len(pids) != 1 || pids[0] == killed[0] || !store.NodeServiceRunning() {
+				return fmt.Errorf("node service processes %v, the killed one %d", pids, killed[0])
+			}
+			return nil
+		})
+		t.Logf("the killed node service ran again after %s", time.Since(killedAt).Round(100*time.Millisecond))
+	})
+
 	phase("a workload cluster from a flat file", func(t *testing.T) {
 		// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
-		wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nCNI: calico\nWORKER_MACHINE_COUNT: 2\nKUBERNETES_VERSION: v1.34.3\n")
+		wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nCNI: calico\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
 		wcStart := time.Now()
 		out, err = runSlipwayTimeout(t, 10*time.Minute, "cluster", "create", "-f", wcFile, "-t", "5m")
 		t.Logf("cluster create took %s:\n%s", time.Since(wcStart).Round(time.Second), out)
@@ -367,7 +443,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
 			t.Fatalf("cluster list -o json: %v\n%s", err, out)
 		}
-		if l := listed[0]; l["name"] != "e2e-wc" || l["status"] != "running" || l["controlplane"] != "1/1" || l["workers"] != "2/2" ||
+		if l := listed[0]; l["name"] != "e2e-wc" || l["status"] != "running" || l["controlplane"] != "1/1" || l["workers"] != "1/1" ||
 			l["plan"] != "dev" || l["tkr"] != "v1.34.3---vmware.1-tkg.1" || l["kubernetes"] != "v1.34.3+vmware.1" {
 			t.Errorf("cluster list: %v", l)
 		}
@@ -379,11 +455,19 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 		wcc = workloadClient(t, mgmt, wc)
+		// Its file says nothing of the nodes: they are real, its management cluster's kind.
+		if got := wc.Annotations[infrav1.NodeRuntimeAnnotation]; got != infrav1.NodeRuntimeReal {
+			t.Errorf("the workload Cluster's %s is %q, want %q, its management cluster's", infrav1.NodeRuntimeAnnotation, got, infrav1.NodeRuntimeReal)
+		}
+		if spec, err := store.Get("e2e-wc"); err != nil || !spec.Real() {
+			t.Errorf("the workload cluster's local cluster: %+v, %v; want real nodes", spec, err)
+		}
+		checkContainerdNodes(t, wcc, 2)
 		// The addons manager publishes the workload cluster's metadata in it, as TKG's does.
 		eventually(t, time.Minute, "tkg-metadata on e2e-wc", func() error {
 			return publishedMetadata(ctx, wcc, "e2e-wc", "workload", c.Annotations[tkg.AnnotationTKGVersion])
 		})
-		checkStill(t, 2*time.Minute,
+		checkStill(t, time.Minute,
 			clusterAPISample(t, mc, "tkg-system"),
 			clusterAPISample(t, mc, "default"),
 			kindsSample(t, "add-on objects of e2e-wc on the management cluster", mc, "default",
@@ -396,13 +480,37 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
+	phase("faults of real nodes", func(t *testing.T) {
+		// Its processes killed, one at a time, come back; the provider's among them. After the
+		// workload cluster's check of stillness, which the faults' conditions would stir.
+		checkRealNodeFaults(t, mgmt, store, "e2e-mgmt")
+	})
+
 	phase("the management cluster scales itself", func(t *testing.T) {
-		// The management cluster's own controllers scale its workers 1→2.
+		// The management cluster's own controllers scale its workers 1→2→1.
 		scaled := time.Now()
 		patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
 		eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 3) })
 		t.Logf("the management cluster scaled itself to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
+		// The new worker is a real node of this host, which its provider made through the node
+		// service after both were killed.
+		if spec, err := store.Get("e2e-mgmt"); err != nil || len(spec.Nodes) != 3 {
+			t.Fatalf("the store holds %v nodes of e2e-mgmt (%v), want 3", spec, err)
+		}
+		checkContainerdNodes(t, mc, 3)
 
+		// And back to one: a worker it drains and deletes, whose node leaves this host. The
+		// upgrade below then rolls two machines.
+		scaled = time.Now()
+		patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](1) })
+		eventually(t, 4*time.Minute, "one worker", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 2) })
+		eventually(t, time.Minute, "the removed worker's node gone from the store", func() error {
+			if spec, err := store.Get("e2e-mgmt"); err != nil || len(spec.Nodes) != 2 {
+				return fmt.Errorf("the store holds %v nodes of e2e-mgmt (%v), want 2", spec, err)
+			}
+			return nil
+		})
+		t.Logf("the management cluster scaled itself back to one worker in %s", time.Since(scaled).Round(100*time.Millisecond))
 	})
 
 	phase("a killed load balancer is started again", func(t *testing.T) {
@@ -442,10 +550,10 @@ func TestManagementClusterCreate(t *testing.T) {
 		} else if lc.Status.LoadBalancerRestarts != 1 {
 			t.Errorf("LocalCluster %s counts %d load balancer restarts, want 1", lc.Name, lc.Status.LoadBalancerRestarts)
 		}
-		if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "3"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
+		if out, err := runSlipway(t, "cluster", "scale", "e2e-wc", "-w", "2"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' is being scaled") {
 			t.Fatalf("cluster scale: %v\n%s", err, out)
 		}
-		eventually(t, 3*time.Minute, "the workload cluster's three workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
+		eventually(t, 3*time.Minute, "the workload cluster's two workers", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
 
 		// A node pool added from md-0, listed, then deleted.
 		npFile := write("np.yaml", "name: np-1\nbaseMachineDeployment: md-0\nreplicas: 1\nlabels: {pool: np-1}\n")
@@ -453,7 +561,7 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Fatalf("node-pool set: %v\n%s", err, out)
 		}
 		pooled := time.Now()
-		eventually(t, 3*time.Minute, "the node pool's machine", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 5) })
+		eventually(t, 3*time.Minute, "the node pool's machine", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
 		t.Logf("node pool np-1 added in %s", time.Since(pooled).Round(100*time.Millisecond))
 		eventually(t, time.Minute, "the node pool's node labelled", func() error {
 			nodes := &corev1.NodeList{}
@@ -466,7 +574,7 @@ func TestManagementClusterCreate(t *testing.T) {
 			return nil
 		})
 		eventually(t, 30*time.Second, "node-pool list with both pools", func() error {
-			if out, err := runSlipway(t, "cluster", "node-pool", "list", "e2e-wc"); err != nil || !clitest.LineHas(out, "md-0", "default", "3", "3") || !clitest.LineHas(out, "np-1", "default", "1", "1") {
+			if out, err := runSlipway(t, "cluster", "node-pool", "list", "e2e-wc"); err != nil || !clitest.LineHas(out, "md-0", "default", "2", "2") || !clitest.LineHas(out, "np-1", "default", "1", "1") {
 				return fmt.Errorf("node-pool list: %v\n%s", err, out)
 			}
 			return nil
@@ -474,7 +582,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if out, err := runSlipway(t, "cluster", "node-pool", "delete", "e2e-wc", "-n", "np-1"); err != nil || !strings.Contains(out, "Node pool 'np-1' is being deleted") {
 			t.Fatalf("node-pool delete: %v\n%s", err, out)
 		}
-		eventually(t, 3*time.Minute, "the node pool gone", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 4) })
+		eventually(t, 3*time.Minute, "the node pool gone", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.34.3+vmware.1", 3) })
 		checkMachineHealthCheckVerbs(t, mc)
 		if out, err := runSlipway(t, "cluster", "available-upgrades", "get", "e2e-wc"); err != nil || !clitest.LineHas(out, "v1.35.4---vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", "True") {
 			t.Errorf("available-upgrades get: %v\n%s", err, out)
@@ -494,7 +602,7 @@ func TestManagementClusterCreate(t *testing.T) {
 				t.Errorf("cluster upgrade's output lacks %q", line)
 			}
 		}
-		eventuallyExplained(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 4) },
+		eventuallyExplained(t, time.Minute, "the upgraded workload cluster", func() error { return clusterAvailable(ctx, mgmt, wc, "v1.35.4+vmware.1", 3) },
 			func() { logNodeDeletion(t, mc, wcc, wc, "e2e-mgmt") })
 		if out, err := runSlipway(t, "cluster", "upgrade", "e2e-wc", "-y"); err == nil || !strings.Contains(out, "no available upgrades for cluster 'e2e-wc', namespace 'default'") {
 			t.Errorf("a second upgrade: want TKG's refusal, got %v:\n%s", err, out)
@@ -506,7 +614,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		// The rollout's conditions settle shortly after the last machine is Ready.
 		eventually(t, time.Minute, "cluster get showing the upgraded cluster running", func() error {
 			out, err := runSlipway(t, "cluster", "get", "e2e-wc")
-			for _, want := range []string{"e2e-wc default running 1/1 3/3 v1.35.4+vmware.1", "Details:", "/e2e-wc True", "├─ClusterInfrastructure - LocalCluster/",
+			for _, want := range []string{"e2e-wc default running 1/1 2/2 v1.35.4+vmware.1", "Details:", "/e2e-wc True", "├─ClusterInfrastructure - LocalCluster/",
 				"├─ControlPlane - KubeadmControlPlane/", "└─Workers", "Add-ons:", "TKR: v1.35.4---vmware.1-tkg.1", "calico.tanzu.vmware.com.3.26.3"} {
 				if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 					return fmt.Errorf("cluster get lacks %q (%v):\n%s", want, err, out)
@@ -554,7 +662,7 @@ func TestManagementClusterCreate(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("management-cluster get: %v\n%s", err, out)
 			}
-			for _, want := range []string{"e2e-mgmt tkg-system running 1/1 2/2 v1.34.3+vmware.1 management dev v1.34.3---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
+			for _, want := range []string{"e2e-mgmt tkg-system running 1/1 1/1 v1.34.3+vmware.1 management dev v1.34.3---vmware.1-tkg.1", "Details:", "/e2e-mgmt", "ControlPlane - KubeadmControlPlane/",
 				"Providers:", "capl-system", "infrastructure-local"} {
 				if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 					if tries == 1 {
@@ -606,7 +714,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if err := publishedMetadata(ctx, mc, "e2e-mgmt", "management", "v2.5.2"); err != nil {
 			t.Error(err)
 		}
-		eventuallyExplained(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 3) },
+		eventuallyExplained(t, time.Minute, "the upgraded management cluster", func() error { return clusterAvailable(ctx, mgmt, c, "v1.35.4+vmware.1", 2) },
 			func() { logTemplates(t, mc, c) })
 		eventually(t, time.Minute, "the management cluster's add-ons on the new release", func() error {
 			pi := &pkgingv1alpha1.PackageInstall{}
@@ -662,6 +770,14 @@ func TestManagementClusterCreate(t *testing.T) {
 		if cfg, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG")); err == nil && cfg.Contexts["e2e-mgmt-admin@e2e-mgmt"] != nil {
 			t.Errorf("the management cluster's context is left in the kubeconfig")
 		}
+		// With no cluster of real nodes left, the node service is gone too.
+		if store.NodeServiceRunning() || len(proc.WithArgs([]string{slipway, "local", "node-service"})) > 0 {
+			t.Errorf("the node service still runs with no cluster of real nodes left")
+		}
+		if _, err := os.Stat(store.NodeServiceDir()); !os.IsNotExist(err) {
+			t.Errorf("the node service's directory is left: %v", err)
+		}
+		checkNoRealNodeLeft(t, beforeNodes)
 	})
 }
 

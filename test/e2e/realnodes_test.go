@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/images"
@@ -609,4 +610,26 @@ func oneLayerImage(t *testing.T, data []byte, cfg v1.Config) v1.Image {
 		t.Fatal(err)
 	}
 	return img
+}
+
+// checkContainerdNodes checks that a cluster has n nodes, each the real kubelet's on containerd.
+func checkContainerdNodes(t *testing.T, c client.Client, n int) {
+	t.Helper()
+	nodes := &corev1.NodeList{}
+	if err := c.List(t.Context(), nodes); err != nil || len(nodes.Items) != n {
+		t.Fatalf("%d nodes (%v), want %d", len(nodes.Items), err, n)
+	}
+	for _, node := range nodes.Items {
+		if !strings.HasPrefix(node.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") {
+			t.Errorf("node %s runs %s, want containerd", node.Name, node.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+	}
+}
+
+// tail is the last n bytes of data.
+func tail(data []byte, n int) []byte {
+	if len(data) > n {
+		return data[len(data)-n:]
+	}
+	return data
 }

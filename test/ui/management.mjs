@@ -1,38 +1,28 @@
 // Creates a management cluster entirely through the installer UI, in Debian's Chromium,
-// headless, as a user would: the wizard filled (the local provider with an OIDC identity
-// provider, or vSphere on slipway's vCenter simulator), the review's file and command, the
+// headless, as a user would: the wizard filled (vSphere on slipway's vCenter simulator), the
+// review's file and command, the
 // deploy followed to its end (a reload while it runs showing the log from its first line,
 // every step done, "Management cluster created!" in the log, the next commands), and a reload
 // after it that shows the whole log again. The whole log is printed last, between
 // "--- deploy log" and "--- end of deploy log", for the test to read.
 //
-// Usage: node management.mjs URL SCREENSHOT_DIR NAME [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD ENDPOINT]
+// Usage: node management.mjs URL SCREENSHOT_DIR NAME VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD ENDPOINT
 // It prints what it checked and exits 1 on the first check that fails.
 import { check, fillVSphere, launch } from "./browser.mjs";
 
 const [url, shots, name, vcenter, vcUser, vcPassword, endpoint] = process.argv.slice(2);
-if (!name || (vcenter && !endpoint)) {
-  console.error("usage: node management.mjs URL SCREENSHOT_DIR NAME [VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD ENDPOINT]");
+if (!name || !endpoint) {
+  console.error("usage: node management.mjs URL SCREENSHOT_DIR NAME VSPHERE_SERVER VSPHERE_USERNAME VSPHERE_PASSWORD ENDPOINT");
   process.exit(2);
 }
-const provider = vcenter ? "vsphere" : "local";
-const prefix = vcenter ? "vm" : "m";
+const prefix = "vm";
 
 const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(url);
-  if (vcenter) {
-    await fillVSphere(page, shots, prefix + "0", { server: vcenter, username: vcUser, password: vcPassword, endpoint });
-    await page.selectOption("#CONTROLPLANE_SIZE", "small");
-  } else {
-    await page.check("input[name=INFRASTRUCTURE_PROVIDER][value=local]");
-    // Identity management by an OIDC provider, which the management cluster's pinniped gets.
-    await page.selectOption("#IDENTITY_MANAGEMENT_TYPE", "oidc");
-    await page.fill("#OIDC_IDENTITY_PROVIDER_ISSUER_URL", "https://login.example.com/oauth2");
-    await page.fill("#OIDC_IDENTITY_PROVIDER_CLIENT_ID", "slipway");
-    await page.fill("#OIDC_IDENTITY_PROVIDER_CLIENT_SECRET", "s3cret");
-  }
+  await fillVSphere(page, shots, prefix + "0", { server: vcenter, username: vcUser, password: vcPassword, endpoint });
+  await page.selectOption("#CONTROLPLANE_SIZE", "small");
   await page.fill("#CLUSTER_NAME", name);
   await page.fill("#WORKER_MACHINE_COUNT", "1");
   await page.focus("#CLUSTER_CIDR");
@@ -41,10 +31,8 @@ try {
   const command = await page.textContent("#review-command");
   const file = await page.textContent("#review-file");
   check(new RegExp("^slipway management-cluster create -f \\S+/clusterconfigs/" + name + "\\.yaml$").test(command), "the command: " + command);
-  check(file.includes("CLUSTER_NAME: " + name) && file.includes("INFRASTRUCTURE_PROVIDER: " + provider), "the file:\n" + file);
-  if (vcenter) {
-    check(file.includes("CONTROLPLANE_SIZE: small") && file.includes("VSPHERE_CONTROL_PLANE_ENDPOINT: " + endpoint), "the size and endpoint chosen are in the file");
-  }
+  check(file.includes("CLUSTER_NAME: " + name) && file.includes("INFRASTRUCTURE_PROVIDER: vsphere"), "the file:\n" + file);
+  check(file.includes("CONTROLPLANE_SIZE: small") && file.includes("VSPHERE_CONTROL_PLANE_ENDPOINT: " + endpoint), "the size and endpoint chosen are in the file");
   await page.screenshot({ path: shots + "/" + prefix + "1-review.png", fullPage: true });
 
   await page.click("#deploy-button");

@@ -125,10 +125,8 @@ $(UI_TEST_DEPS): test/ui/package.json test/ui/package-lock.json
 	cd test/ui && npm ci --no-audit --no-fund && touch node_modules/.installed
 
 .PHONY: test
-# The e2e package, the longest by far, is named first so that it starts first, and the other
-# packages run beside it rather than before it.
 test: $(ASSET_STAMPS) providers $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
-	go test $(GO_TEST_FLAGS) ./test/e2e/ ./...
+	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: clean
 clean: ## Remove bin/ except the upstream binaries, which take minutes to build.

@@ -587,10 +587,7 @@ func dumpRealNodeLogs(t *testing.T, dirs cluster.Dirs) {
 	for _, n := range nodes {
 		for _, f := range []string{"boot.log", "cloud-init-output.log", "kubelet.log"} {
 			data, _ := os.ReadFile(filepath.Join(dirs.Root, "nodes", n.Name(), "logs", f))
-			if len(data) > 3000 {
-				data = data[len(data)-3000:]
-			}
-			t.Logf("%s %s:\n%s", n.Name(), f, data)
+			t.Logf("%s %s:\n%s", n.Name(), f, tail(data, 3000))
 		}
 	}
 }

@@ -422,6 +422,9 @@ func waitForNetwork(t *testing.T, client kubernetes.Interface, nodes ...testNode
 // checkNetwork resolves the API server's Service name from every node through CoreDNS's
 // Service address (kube-proxy) and through each CoreDNS pod from a node it does not run on
 // (the routes between nodes), and reaches the API server through its Service address.
+// refusedAtOnce is the dial client's answer for a connection refused within a second.
+var refusedAtOnce = regexp.MustCompile(`connection refused after (0s|\d+ms)$`)
+
 func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
 	t.Helper()
 	const name = "kubernetes.default.svc.cluster.local"
@@ -438,7 +441,7 @@ func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
 		// kube-proxy has not programmed are refused at once, not left to time out.
 		for _, addr := range []string{"203.0.113.1:443", "100.64.255.254:443"} {
 			out, err := inNode(n, "dial "+addr)
-			if err != nil || !regexp.MustCompile(`connection refused after (0s|\d+ms)$`).MatchString(out) {
+			if err != nil || !refusedAtOnce.MatchString(out) {
 				t.Errorf("from %s, a connection to %s: %q, %v; want it refused at once", n.name, addr, out, err)
 			}
 		}

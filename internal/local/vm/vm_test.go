@@ -419,12 +419,12 @@ func waitForNetwork(t *testing.T, client kubernetes.Interface, nodes ...testNode
 	return dns
 }
 
-// checkNetwork resolves the API server's Service name from every node through CoreDNS's
-// Service address (kube-proxy) and through each CoreDNS pod from a node it does not run on
-// (the routes between nodes), and reaches the API server through its Service address.
 // refusedAtOnce is the dial client's answer for a connection refused within a second.
 var refusedAtOnce = regexp.MustCompile(`connection refused after (0s|\d+ms)$`)
 
+// checkNetwork resolves the API server's Service name from every node through CoreDNS's
+// Service address (kube-proxy) and through each CoreDNS pod from a node it does not run on
+// (the routes between nodes), and reaches the API server through its Service address.
 func checkNetwork(t *testing.T, nodes []testNode, dns map[string]string) {
 	t.Helper()
 	const name = "kubernetes.default.svc.cluster.local"

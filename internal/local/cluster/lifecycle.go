@@ -121,29 +121,20 @@ func (s Store) Delete(name, kubeconfig string) error {
 	if _, err := os.Stat(dirs.Root); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
-	// The clusters this one's infrastructure provider made go first: nothing would delete them.
-	var errs []error
-	if specs, err := s.List(); err == nil {
-		for _, spec := range specs {
-			if spec.Owner != nil && spec.Owner.ManagementCluster == name && spec.Name != name {
-				if err := s.Delete(spec.Name, ""); err != nil && !errors.Is(err, ErrNotFound) {
-					errs = append(errs, fmt.Errorf("cluster %s of %s: %w", spec.Name, name, err))
-				}
-			}
-		}
-	}
-	// Real nodes are powered off, every process of theirs killed, as VMs are; their load
-	// balancer's address goes back once it is stopped. A node that could not be removed keeps
-	// the cluster's directory, so that deleting again finds it and finishes.
+	// This cluster's nodes stop first: its infrastructure provider runs on them, and while it
+	// runs it would make again a node of a cluster it owns that went before it. Real nodes are
+	// powered off, every process of theirs killed, as VMs are. A node that could not be removed
+	// keeps the cluster's directory, so that deleting again finds it and finishes.
 	spec, specErr := ReadSpec(dirs)
 	if specErr == nil && spec.Real() {
 		if err := deleteRealNodes(dirs, spec); err != nil {
-			return errors.Join(append(errs, fmt.Errorf("%w; the cluster's directory %s is kept: delete it again", err, dirs.Root))...)
+			return fmt.Errorf("%w; the cluster's directory %s is kept: delete it again", err, dirs.Root)
 		}
 	}
 	// Agents stop their pods and static components on SIGTERM; whatever still uses the
 	// cluster's directory afterwards is killed. A killed agent leaves its egress socket, which
 	// may be outside the directory.
+	var errs []error
 	var agents []int
 	var sockets []string
 	if specErr == nil && !spec.Real() {
@@ -164,6 +155,16 @@ func (s Store) Delete(name, kubeconfig string) error {
 	}
 	if err := proc.Terminate(proc.Using(dirs.Root), 10*time.Second); err != nil {
 		errs = append(errs, err)
+	}
+	// Then the clusters its provider made: nothing else would delete them.
+	if specs, err := s.List(); err == nil {
+		for _, owned := range specs {
+			if owned.Owner != nil && owned.Owner.ManagementCluster == name && owned.Name != name {
+				if err := s.Delete(owned.Name, ""); err != nil && !errors.Is(err, ErrNotFound) {
+					errs = append(errs, fmt.Errorf("cluster %s of %s: %w", owned.Name, name, err))
+				}
+			}
+		}
 	}
 	if specErr == nil && spec.Real() && spec.LoadBalancerIP != "" {
 		if err := vm.RemoveHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {

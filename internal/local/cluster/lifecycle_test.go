@@ -50,6 +50,59 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 	}
 }
 
+// TestDeleteStopsTheProviderBeforeWhatItMade checks that a management cluster's processes stop
+// before the clusters its provider made are deleted: a provider still running would make a
+// deleted cluster again (seen in e2e: a failed test's cleanup left a workload cluster's nodes).
+func TestDeleteStopsTheProviderBeforeWhatItMade(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	boot, err := s.Dirs("boot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := s.Dirs("wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSpec(boot, NewSpec("boot", "v1.35.4", 1, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSpec(wc, NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}, "")); err != nil {
+		t.Fatal(err)
+	}
+	// The provider stand-in writes the workload cluster's spec again and again, as a provider
+	// would remake a cluster it owns; its argument under boot's directory is how Delete finds it,
+	// and it names the workload cluster's only in its environment, where Delete does not look.
+	saved := filepath.Join(t.TempDir(), SpecFile)
+	data, err := os.ReadFile(wc.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(saved, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	provider := exec.Command("sh", "-c", `while :; do mkdir -p "$WC" && cp "$SAVED" "$WC/"; done`, "sh", filepath.Join(boot.Root, "provider"))
+	provider.Env = append(os.Environ(), "WC="+wc.Root, "SAVED="+saved)
+	if err := provider.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { _ = provider.Wait(); close(stopped) }()
+	t.Cleanup(func() { _ = provider.Process.Kill() })
+	if err := s.Delete("boot", ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the delete left the provider running")
+	}
+	for _, d := range []Dirs{boot, wc} {
+		if _, err := os.Stat(d.Root); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is left after the delete: %v", d.Root, err)
+		}
+	}
+}
+
 // TestFreeIndexSkipsABusyBlock checks that a block whose API server address something listens on
 // (a cluster of another store) is not handed out.
 func TestFreeIndexSkipsABusyBlock(t *testing.T) {

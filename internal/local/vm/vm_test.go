@@ -648,3 +648,44 @@ func dumpLogs(t *testing.T, dir string) {
 		t.Logf("%s:\n%s", f, data)
 	}
 }
+
+// TestBridgeKeepsItsAddress checks that the bridge's hardware address stays BridgeMAC when a
+// port with a lower address comes and goes: a bridge takes its lowest port's address unless one
+// was set, and a change strands every node's neighbour entry for the host.
+func TestBridgeKeepsItsAddress(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the bridge needs root")
+	}
+	if err := EnsureBridge(); err != nil {
+		t.Fatal(err)
+	}
+	mac := func() string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("/sys/class/net", hostnet.BridgeName, "address"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	if got := mac(); got != BridgeMAC {
+		t.Fatalf("the bridge's address is %s, want %s", got, BridgeMAC)
+	}
+	// A port whose address is below every other, as a node's veth may be.
+	port := vethPrefix + "test" + fmt.Sprint(os.Getpid()%100000)
+	if err := ip("link", "add", port, "address", "00:00:5e:00:53:01", "type", "veth", "peer", "name", port+"p"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ip("link", "del", port) })
+	if err := ip("link", "set", port, "master", hostnet.BridgeName, "up"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mac(); got != BridgeMAC {
+		t.Errorf("with a port of a lower address, the bridge's address is %s, want %s", got, BridgeMAC)
+	}
+	if err := ip("link", "del", port); err != nil {
+		t.Fatal(err)
+	}
+	if got := mac(); got != BridgeMAC {
+		t.Errorf("after that port is gone, the bridge's address is %s, want %s", got, BridgeMAC)
+	}
+}

@@ -27,6 +27,7 @@ func TestLocalClusterBadInput(t *testing.T) {
 		{"invalid name", []string{"Bad_Name"}, nil, "invalid local cluster name"},
 		{"no control plane", []string{"bad-cp", "--control-plane-nodes", "0"}, nil, "at least one control-plane node"},
 		{"negative wait", []string{"bad-wait", "--wait", "-5s"}, nil, "--wait -5s is negative"},
+		{"unknown node runtime", []string{"bad-runtime", "--node-runtime", "vm"}, nil, "invalid --node-runtime \"vm\": use real"},
 		{"assets missing", []string{"bad-assets"}, []string{assets.DirEnv + "=" + t.TempDir()}, "run `make assets`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestLocalClusterBadInput(t *testing.T) {
 		// API server port makes it skip the block).
 		l := holdFirstFreeBlock(t)
 		defer l.Close()
-		out, err := runSlipway(t, "local", "cluster", "create", "bad-port")
+		out, err := runSlipway(t, "local", "cluster", "create", "bad-port", "--node-runtime", "agent")
 		if err == nil || !strings.Contains(out, "is in use by another process") {
 			t.Fatalf("want a port-in-use failure, got %v:\n%s", err, out)
 		}

@@ -368,7 +368,7 @@ func TestBootstrapFromACopy(t *testing.T) {
 	}
 	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
 	start = time.Now()
-	lc := createCluster(t, "e2e-copy", "--bootstrap")
+	lc := createCluster(t, "e2e-copy", "--bootstrap", "--node-runtime", "agent")
 	t.Logf("bootstrap-ready from the copy after %s", time.Since(start).Round(100*time.Millisecond))
 	ctx := t.Context()
 	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {

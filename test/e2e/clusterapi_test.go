@@ -43,7 +43,7 @@ import (
 func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	registryAddr, repo := pushPackages(t)
 	start := time.Now()
-	lc := createCluster(t, "e2e-capi", "--bootstrap", "--package-repository", repo)
+	lc := createCluster(t, "e2e-capi", "--bootstrap", "--node-runtime", "agent", "--package-repository", repo)
 	t.Logf("bootstrap-ready (cluster, kapp-controller, providers, tkg-pkg) after %s", time.Since(start).Round(100*time.Millisecond))
 	ctx := t.Context()
 	t.Cleanup(func() {

@@ -22,7 +22,7 @@ import (
 // etcd cluster behind the load balancer, and that losing a node's agent shows in list and is
 // mended by start.
 func TestLocalClusterHighlyAvailable(t *testing.T) {
-	lc := createCluster(t, "e2e-ha", "--control-plane-nodes", "3")
+	lc := createCluster(t, "e2e-ha", "--node-runtime", "agent", "--control-plane-nodes", "3")
 	spec, err := readSpec(lc)
 	if err != nil {
 		t.Fatal(err)

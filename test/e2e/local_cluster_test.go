@@ -46,7 +46,7 @@ func TestLocalCluster(t *testing.T) {
 	if err := cas.Write(pkiDir); err != nil {
 		t.Fatal(err)
 	}
-	lc := createCluster(t, "e2e", "--worker-nodes", "1", "--pki-dir", pkiDir)
+	lc := createCluster(t, "e2e", "--node-runtime", "agent", "--worker-nodes", "1", "--pki-dir", pkiDir)
 	ctx := t.Context()
 
 	t.Run("a kubeconfig signed by the supplied CA works", func(t *testing.T) {

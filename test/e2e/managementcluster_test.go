@@ -744,7 +744,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		// --use-existing-cleanup-cluster), which the providers are installed on and which is kept;
 		// the vSphere flows test the one delete makes.
 		cleanupKubeconfig := filepath.Join(dir, "cleanup.kubeconfig")
-		if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--real-nodes", "--kubeconfig", cleanupKubeconfig); err != nil {
+		if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--kubeconfig", cleanupKubeconfig); err != nil {
 			t.Fatalf("local cluster create e2e-cleanup: %v\n%s", err, out)
 		}
 		deleted := time.Now()

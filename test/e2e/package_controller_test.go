@@ -26,7 +26,7 @@ import (
 // image runs slipway's package controller as a process, which installs a package from an imgpkg
 // bundle in a package repository, through to a Deployment the node agent runs.
 func TestPackageControllerOnLocalCluster(t *testing.T) {
-	lc := createCluster(t, "e2e-pkg")
+	lc := createCluster(t, "e2e-pkg", "--node-runtime", "agent")
 	ctx := t.Context()
 	for _, obj := range renderObjects(t, filepath.Join("testdata", "kapp-controller", "kapp-controller.yaml"), nil) {
 		if err := lc.client.Create(ctx, obj); err != nil {

@@ -33,7 +33,7 @@ func TestPackagesFromSources(t *testing.T) {
 		t.Fatalf("registry stop: %v\n%s", err, out)
 	}
 	relocated, _, _ := strings.Cut(copied, "@")
-	lc := createCluster(t, "e2e-sources")
+	lc := createCluster(t, "e2e-sources", "--node-runtime", "agent")
 	ctx := t.Context()
 	pkg := packageCLI(t, lc)
 	pkg("package", "repository", "add", "slipway", "--url", copied, "-n", "tanzu-package-repo-global")

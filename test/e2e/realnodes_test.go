@@ -39,8 +39,8 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
-// TestRealNodesRunAnApplication makes a cluster of real nodes (`local cluster create
-// --real-nodes`: containerd and the real kubelet in nodes of namespaces, booted by kubeadm) and
+// TestRealNodesRunAnApplication makes a cluster of real nodes (`local cluster create`'s default:
+// containerd and the real kubelet in nodes of namespaces, booted by kubeadm) and
 // runs an application on it as a user would: an image built here and pushed to the local
 // registry, a Deployment of 2 replicas spread over 2 workers, its ClusterIP Service reached by
 // name from a pod (kube-proxy and CoreDNS), a NodePort reached from the host, a claim of the
@@ -54,7 +54,7 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	image := pushApplicationImage(t, registryAddr)
 
 	start := time.Now()
-	out, err := runSlipway(t, "local", "cluster", "create", "apps", "--real-nodes", "--worker-nodes", "2")
+	out, err := runSlipway(t, "local", "cluster", "create", "apps", "--worker-nodes", "2")
 	t.Cleanup(func() {
 		store := cluster.Store{Root: filepath.Join(home, "local")}
 		dirs, _ := store.Dirs("apps")

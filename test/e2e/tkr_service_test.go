@@ -27,7 +27,7 @@ import (
 // registry, and the resolver webhook resolves and denies topology Clusters in the cluster.
 func TestManagementPackagesAndTKRService(t *testing.T) {
 	registry, repo := pushPackages(t)
-	lc := createCluster(t, "e2e-tkr")
+	lc := createCluster(t, "e2e-tkr", "--node-runtime", "agent")
 	ctx := t.Context()
 	installClusterAPICRDs(t, lc)
 	run := packageCLI(t, lc)

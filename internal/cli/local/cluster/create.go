@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
@@ -27,7 +28,7 @@ type createFlags struct {
 	retain            bool
 	pkiDir            string
 	bootstrap         bool
-	realNodes         bool
+	nodeRuntime       string
 	infrastructure    string
 	packageRepository string
 	timeout           time.Duration
@@ -52,14 +53,15 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"Set " + hostlimits.RaiseEnv + "=true and run as root to let slipway raise the kernel's limits itself.",
 		Example: "  slipway local cluster create dev\n" +
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
-			"  slipway local cluster create app --real-nodes --worker-nodes 2\n" +
+			"  slipway local cluster create app --worker-nodes 2\n" +
 			"  slipway local cluster create boot --bootstrap\n" +
-			"  slipway local cluster create rboot --bootstrap --real-nodes\n" +
+			"  slipway local cluster create aboot --bootstrap --node-runtime agent\n" +
 			"  slipway local cluster create vboot --bootstrap --infrastructure-provider vsphere",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.realNodes && f.bootstrap && f.infrastructure != "local" {
-				return fmt.Errorf("--real-nodes makes a bootstrap cluster only for --infrastructure-provider local: a real node has no route off the bridge, so CAPV in it could not reach a vCenter; drop --real-nodes")
+			realNodes, err := f.realNodes(cmd.Flags().Changed("node-runtime"))
+			if err != nil {
+				return err
 			}
 			for _, name := range []string{"package-repository", "timeout", "infrastructure-provider"} {
 				if cmd.Flags().Changed(name) && !f.bootstrap {
@@ -89,7 +91,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Kubeconfig:        f.kubeconfig,
 				Wait:              f.wait,
 				Retain:            f.retain,
-				RealNodes:         f.realNodes,
+				RealNodes:         realNodes,
 				CAs:               cas,
 				Progress:          p,
 			}
@@ -140,8 +142,23 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", managementcluster.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", managementcluster.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
-	cmd.Flags().BoolVar(&f.realNodes, "real-nodes", false, "make real nodes: containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry (needs root and `make images`); the nodes run any image. Not yet the default")
+	cmd.Flags().StringVar(&f.nodeRuntime, "node-runtime", infrav1.NodeRuntimeReal, "what the nodes are: real (containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry; needs root and `make images`; the nodes run any image) or agent (the node agent, the retiring kubelet stand-in). A bootstrap cluster for vsphere is of the agent's nodes: a real node has no route off the bridge to a vCenter")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)
 	return cmd
+}
+
+// realNodes says whether the nodes are real: --node-runtime when given, else real but for a
+// bootstrap cluster of vSphere, whose CAPV must reach a vCenter off the bridge.
+func (f *createFlags) realNodes(asked bool) (bool, error) {
+	vsphereBootstrap := f.bootstrap && f.infrastructure != "local"
+	switch {
+	case f.nodeRuntime != infrav1.NodeRuntimeReal && f.nodeRuntime != infrav1.NodeRuntimeAgent:
+		return false, fmt.Errorf("invalid --node-runtime %q: use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)", f.nodeRuntime)
+	case !asked:
+		return !vsphereBootstrap, nil
+	case f.nodeRuntime == infrav1.NodeRuntimeReal && vsphereBootstrap:
+		return false, fmt.Errorf("--node-runtime real makes a bootstrap cluster only for --infrastructure-provider local: a real node has no route off the bridge, so CAPV in it could not reach a vCenter; drop --node-runtime or use agent")
+	}
+	return f.nodeRuntime == infrav1.NodeRuntimeReal, nil
 }

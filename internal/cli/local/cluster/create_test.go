@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNodeRuntimeOfCreate checks what --node-runtime makes: real nodes by default, the agent's
+// for a bootstrap cluster of vSphere, and a refusal naming the flag and the fix for a value it
+// does not know or real nodes for vSphere's bootstrap.
+func TestNodeRuntimeOfCreate(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		flags     createFlags
+		asked     bool
+		wantReal  bool
+		wantError string
+	}{
+		{name: "plain, default", flags: createFlags{nodeRuntime: "real", infrastructure: "local"}, wantReal: true},
+		{name: "local bootstrap, default", flags: createFlags{nodeRuntime: "real", infrastructure: "local", bootstrap: true}, wantReal: true},
+		{name: "vsphere bootstrap, default", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}},
+		{name: "agent asked", flags: createFlags{nodeRuntime: "agent", infrastructure: "local"}, asked: true},
+		{name: "agent for vsphere", flags: createFlags{nodeRuntime: "agent", infrastructure: "vsphere", bootstrap: true}, asked: true},
+		{name: "real for vsphere", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, asked: true,
+			wantError: "--node-runtime real makes a bootstrap cluster only for --infrastructure-provider local"},
+		{name: "unknown", flags: createFlags{nodeRuntime: "vm", infrastructure: "local"}, asked: true,
+			wantError: `invalid --node-runtime "vm": use real`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.flags.realNodes(tc.asked)
+			switch {
+			case tc.wantError != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("want an error saying %q, got %v", tc.wantError, err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case got != tc.wantReal:
+				t.Errorf("real nodes: %v, want %v", got, tc.wantReal)
+			}
+		})
+	}
+}

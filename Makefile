@@ -51,6 +51,10 @@ PACKAGES_TAG ?= v0.1.0
 image-layout: $(ASSET_STAMPS) ## Build every image slipway ships into bin/images/layout (an OCI image layout), without pushing.
 	go run ./hack/images build
 
+.PHONY: conformance
+conformance: ## Run Kubernetes v1.35.4's [Conformance] tests on a local cluster of real nodes and report what passes (hack/conformance.sh; FOCUS=, SKIP=, TIMEOUT=, PROCS=).
+	hack/conformance.sh $(FOCUS)
+
 .PHONY: images
 images: image-layout build ## Build every image slipway ships and push it to the local registry (PACKAGES_REGISTRY).
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
@@ -110,7 +114,7 @@ verify: generate ## Check that generated code is current, code is formatted and 
 	go vet ./...
 	hack/verify-imports.sh
 	hack/verify-stack.sh
-	@for m in . hack/images/cluster-api hack/images/local-path-provisioner hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/images/cloud-provider-vsphere-v1.26 hack/images/cloud-provider-vsphere-v1.27 hack/images/coredns-v1.12.4 hack/images/coredns-v1.12.1 hack/images/kapp-controller hack/images/carvel hack/images/cert-manager hack/tools hack/tools/clients hack/tools/carvel hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
+	@for m in . hack/images/cluster-api hack/images/local-path-provisioner hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/images/cloud-provider-vsphere-v1.26 hack/images/cloud-provider-vsphere-v1.27 hack/images/coredns-v1.12.4 hack/images/coredns-v1.12.1 hack/images/kapp-controller hack/images/carvel hack/images/cert-manager hack/tools hack/tools/clients hack/tools/carvel hack/tools/conformance hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
 		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
 	done
 

@@ -34,7 +34,10 @@ func build(root, dir string, specs []spec) error {
 			if _, ok := layers[b.name]; ok {
 				continue
 			}
-			path := filepath.Join(root, b.prebuilt)
+			path := b.prebuilt
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(root, b.prebuilt)
+			}
 			if b.prebuilt == "" {
 				var err error
 				if path, err = goBuild(root, binDir, b); err != nil {
@@ -272,10 +275,14 @@ func assemble(s spec, base v1.Layer, layers ...v1.Layer) (v1.Image, error) {
 	}
 	cfg.Config = v1.Config{
 		Entrypoint: []string{"/" + s.bin.entrypoint()},
+		Cmd:        s.cmd,
 		Env:        env,
 		User:       user,
 		WorkingDir: "/",
 		Labels:     labels,
+	}
+	if s.bare {
+		cfg.Config.Entrypoint = nil
 	}
 	return mutate.ConfigFile(img, cfg)
 }

@@ -181,6 +181,10 @@ type spec struct {
 	// host are files of this host's Debian packages the image carries, with the libraries they
 	// need: a layer beneath the binary's.
 	host []string
+	// cmd is the image's default arguments (its Cmd).
+	cmd []string
+	// bare leaves the image without an entrypoint, so that cmd is the command, as busybox's.
+	bare bool
 }
 
 // slipwayImage is one of slipway's components, run from slipway's binary.

@@ -11,6 +11,7 @@
 //	go run ./hack/images build           build the images into the layout
 //	go run ./hack/images push REGISTRY   push the layout's images to REGISTRY
 //	go run ./hack/images list            print each image's reference, digest and size
+//	go run ./hack/images conformance REGISTRY  build and push the conformance tests' images
 //
 // An image is pushed to REGISTRY/<its reference's repository path>:<tag>; a push the registry
 // already holds is skipped.
@@ -33,7 +34,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: images build | push REGISTRY | list")
+		return fmt.Errorf("usage: images build | push REGISTRY | list | conformance REGISTRY")
 	}
 	root, err := assets.SourceRoot()
 	if err != nil {
@@ -51,9 +52,22 @@ func run(args []string) error {
 			return fmt.Errorf("usage: images push REGISTRY")
 		}
 		return pushAll(dir, args[1])
+	case "conformance":
+		// The images of Kubernetes' conformance tests, apart from the ones slipway ships.
+		if len(args) != 2 {
+			return fmt.Errorf("usage: images conformance REGISTRY")
+		}
+		specs, err := conformanceSpecs(root)
+		if err != nil {
+			return err
+		}
+		if err := build(root, filepath.Join(dir, "conformance"), specs); err != nil {
+			return err
+		}
+		return pushAll(filepath.Join(dir, "conformance"), args[1])
 	case "list":
 		return list(dir)
 	default:
-		return fmt.Errorf("unknown command %q: use build, push or list", args[0])
+		return fmt.Errorf("unknown command %q: use build, push, list or conformance", args[0])
 	}
 }

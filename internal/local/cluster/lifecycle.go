@@ -128,7 +128,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 	spec, specErr := ReadSpec(dirs)
 	if specErr == nil && spec.Real() {
 		if err := deleteRealNodes(dirs, spec); err != nil {
-			return fmt.Errorf("%w; the cluster's directory %s is kept: delete it again", err, dirs.Root)
+			return fmt.Errorf("%w; the cluster's directory %s is kept, and the clusters its provider made are not deleted yet: delete it again", err, dirs.Root)
 		}
 	}
 	// Agents stop their pods and static components on SIGTERM; whatever still uses the

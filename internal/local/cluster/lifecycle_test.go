@@ -69,25 +69,34 @@ func TestDeleteStopsTheProviderBeforeWhatItMade(t *testing.T) {
 	if err := WriteSpec(wc, NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}, "")); err != nil {
 		t.Fatal(err)
 	}
-	// The provider stand-in writes the workload cluster's spec again and again, as a provider
-	// would remake a cluster it owns; its argument under boot's directory is how Delete finds it,
-	// and it names the workload cluster's only in its environment, where Delete does not look.
-	saved := filepath.Join(t.TempDir(), SpecFile)
+	// The provider stand-in (this test binary, see TestMain) writes the workload cluster's spec
+	// again and again, as a provider would remake a cluster it owns. Its argument under boot's
+	// directory is how Delete finds it; it names the workload cluster's only in its environment,
+	// where Delete does not look. It is one process, so nothing of it outlives its kill.
 	data, err := os.ReadFile(wc.Spec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(saved, data, 0o600); err != nil {
+	if err := os.Remove(wc.Spec()); err != nil {
 		t.Fatal(err)
 	}
-	provider := exec.Command("sh", "-c", `while :; do mkdir -p "$WC" && cp "$SAVED" "$WC/"; done`, "sh", filepath.Join(boot.Root, "provider"))
-	provider.Env = append(os.Environ(), "WC="+wc.Root, "SAVED="+saved)
+	provider := exec.Command(os.Args[0], "-test.run=^$", filepath.Join(boot.Root, "provider"))
+	provider.Env = append(os.Environ(), helperEnv+"=rewrite", rewriteDirEnv+"="+wc.Root, rewriteDataEnv+"="+string(data))
 	if err := provider.Start(); err != nil {
 		t.Fatal(err)
 	}
 	stopped := make(chan struct{})
 	go func() { _ = provider.Wait(); close(stopped) }()
 	t.Cleanup(func() { _ = provider.Process.Kill() })
+	// The spec it writes again is the sign that it runs and will answer SIGTERM as a provider.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(wc.Spec()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the provider stand-in did not write the workload cluster's spec within 10 s")
+		}
+	}
 	if err := s.Delete("boot", ""); err != nil {
 		t.Fatal(err)
 	}

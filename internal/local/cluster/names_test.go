@@ -3,6 +3,7 @@ package cluster
 import (
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,10 +154,35 @@ func FuzzDirs(f *testing.F) {
 
 const helperEnv = "SLIPWAY_TEST_HELPER_PROCESS"
 
-// TestMain runs the tests or, started by runUsing, a process that sleeps until it is killed.
+// What the "rewrite" helper writes: the directory and the content of its spec file.
+const (
+	rewriteDirEnv  = "SLIPWAY_TEST_REWRITE_DIR"
+	rewriteDataEnv = "SLIPWAY_TEST_REWRITE_DATA"
+)
+
+// TestMain runs the tests or a helper process: started by runUsing ("1"), one that sleeps until
+// it is killed; "rewrite", one that writes a cluster's spec again and again, as a provider
+// remaking a cluster it owns, until 200 ms after SIGTERM.
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "1":
 		time.Sleep(5 * time.Minute)
+		os.Exit(0)
+	case "rewrite":
+		// Asked to stop, it goes on for a moment, as a provider finishing what it had begun.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		dir, until := os.Getenv(rewriteDirEnv), time.Time{}
+		for until.IsZero() || time.Now().Before(until) {
+			if os.MkdirAll(dir, 0o700) == nil {
+				_ = os.WriteFile(filepath.Join(dir, SpecFile), []byte(os.Getenv(rewriteDataEnv)), 0o600)
+			}
+			select {
+			case <-term:
+				until = time.Now().Add(200 * time.Millisecond)
+			case <-time.After(time.Millisecond):
+			}
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -52,8 +52,8 @@ image-layout: $(ASSET_STAMPS) ## Build every image slipway ships into bin/images
 	go run ./hack/images build
 
 .PHONY: conformance
-conformance: ## Run Kubernetes v1.35.4's [Conformance] tests on a local cluster of real nodes and report what passes (hack/conformance.sh; FOCUS=, SKIP=, TIMEOUT=, PROCS=).
-	hack/conformance.sh $(FOCUS)
+conformance: ## Run Kubernetes v1.35.4's [Conformance] tests on a local cluster of real nodes and report what passes (hack/conformance.sh; FOCUS=, SKIP=, TIMEOUT=, PROCS=, KEEP=1).
+	hack/conformance.sh $(if $(FOCUS),'$(FOCUS)')
 
 .PHONY: images
 images: image-layout build ## Build every image slipway ships and push it to the local registry (PACKAGES_REGISTRY).

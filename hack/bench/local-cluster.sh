@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Measures the local runtime: the median time of `slipway local cluster create` for a 1-node
-# cluster over RUNS runs (assets already built), and the peak memory of the whole node (node
-# agent, etcd, kube-apiserver, kube-controller-manager, kube-scheduler: the sum of each process's
-# peak RSS, VmHWM, which bounds the peak of their sum) SETTLE seconds after creation.
+# Measures the node agent's local runtime: the median time of `slipway local cluster create
+# --node-runtime agent` for a 1-node cluster over RUNS runs (assets already built), and the peak
+# memory of the whole node (node agent, etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler: the sum of each process's peak RSS, VmHWM, which bounds the peak of their sum)
+# SETTLE seconds after creation.
 # Usage: hack/bench/local-cluster.sh [RUNS=3] [SETTLE=30]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +22,7 @@ times=()
 peaks=()
 for i in $(seq 1 "$runs"); do
 	start=$(date +%s.%N)
-	"$root/bin/slipway" local cluster create bench >"$work/create.log" 2>&1 || { cat "$work/create.log"; exit 1; }
+	"$root/bin/slipway" local cluster create bench --node-runtime agent >"$work/create.log" 2>&1 || { cat "$work/create.log"; exit 1; }
 	end=$(date +%s.%N)
 	times+=("$(echo "$end - $start" | bc)")
 	sleep "$settle"

@@ -43,19 +43,27 @@ func busyboxLinks() ([]tarFile, error) {
 // here, named as the suite names them: agnhost (built from its source in k8s.io/kubernetes, on
 // busybox's applets with Debian's dig, curl and OpenBSD nc, as upstream's is on Alpine's
 // bind-tools, curl and netcat-openbsd), busybox (Debian's 1.35, where the suite names 1.37),
-// nonroot, kitten and nautilus (agnhost's test-webserver serving their pages), and pause. nginx, jessie-dnsutils, nonewprivs and sample-apiserver are not made: the tests that
-// run them fail to pull, and the report says which.
+// nonroot, kitten and nautilus (agnhost's test-webserver serving their pages), and pause.
+// nginx, jessie-dnsutils, nonewprivs, sample-apiserver and etcd's test image are not made: the
+// tests that run them fail to pull, and the report names them.
 func conformanceSpecs(root string) ([]spec, error) {
 	links, err := busyboxLinks()
 	if err != nil {
 		return nil, err
 	}
-	k8sDir, err := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", "{{.Dir}}", kubernetesModule).Output()
+	var stderr strings.Builder
+	list := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", "{{.Dir}}", kubernetesModule)
+	list.Stderr = &stderr
+	k8sDir, err := list.Output()
 	if err != nil {
-		return nil, fmt.Errorf("failed to find %s's source from %s: %w", kubernetesModule, conformanceDir, err)
+		return nil, fmt.Errorf("failed to find %s's source from %s: %w: %s", kubernetesModule, conformanceDir, err, strings.TrimSpace(stderr.String()))
+	}
+	busyboxVersion, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "busybox-static").Output()
+	if err != nil {
+		return nil, fmt.Errorf("the conformance images need Debian's busybox-static (dpkg-query -W busybox-static): %w", err)
 	}
 	images := filepath.Join(strings.TrimSpace(string(k8sDir)), "test", "images")
-	busybox := binary{name: "busybox", file: "bin/busybox", prebuilt: "/bin/busybox", source: "debian:busybox-static"}
+	busybox := binary{name: "busybox", file: "bin/busybox", prebuilt: "/bin/busybox", source: "debian:busybox-static", version: string(busyboxVersion)}
 	agnhost := binary{name: "agnhost-" + agnhostVersion, file: "agnhost", dir: conformanceDir, pkg: kubernetesModule + "/test/images/agnhost",
 		source: kubernetesModule, version: agnhostVersion}
 	users := passwd("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n")
@@ -76,7 +84,9 @@ func conformanceSpecs(root string) ([]spec, error) {
 			return nil, fmt.Errorf("agnhost's image needs %s: %w", f.path, err)
 		}
 	}
-	// The tests run dig, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's pods.
+	// The tests run dig, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's pods. Not yet for nc:
+	// busybox's shell, the image's sh, runs its own nc applet, which lacks those flags, before
+	// any nc on the PATH.
 	var netTools []string
 	for _, tool := range []string{"/usr/bin/dig", "/usr/bin/curl", "/usr/bin/nc"} {
 		if _, err := os.Stat(tool); err != nil {
@@ -100,7 +110,7 @@ func conformanceSpecs(root string) ([]spec, error) {
 		{ref: e2eRegistry + "agnhost:" + agnhostPrevious, bin: agnhost, root: true, host: netTools, files: agnhostFiles, cmd: []string{"pause"},
 			title: "agnhost " + agnhostVersion + "'s program as the suite's previous agnhost, " + agnhostPrevious},
 		{ref: e2eRegistry + "busybox:1.37.0-1", bin: busybox, root: true, bare: true, files: links, cmd: []string{"sh"},
-			title: "Debian's busybox-static as busybox's image"},
+			title: "Debian's busybox-static " + string(busyboxVersion) + " as the suite's busybox 1.37"},
 		{ref: e2eRegistry + "nonroot:1.4", bin: busybox, user: "1234", bare: true, files: links, cmd: []string{"sh"},
 			title: "busybox run as user 1234, as the nonroot test image"},
 		webserver("kitten"),

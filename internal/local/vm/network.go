@@ -26,20 +26,21 @@ func ip(args ...string) error {
 	return err
 }
 
-// BridgeMAC is the bridge's hardware address, set once, locally administered. A Linux bridge
+// bridgeMAC is the bridge's hardware address, set once, locally administered. A Linux bridge
 // whose address was never set takes the lowest of its ports' (the nodes' veths), so deleting
 // that node changed it, and every other node sent what it sent to the host (its gateway, the
-// load balancers, the registry) to the old address until its neighbour entry went stale: 30 to
-// 50 s in which a cluster's load balancer found its API server unreachable (seen right after
-// management-cluster create deleted the bootstrap cluster's node). Docker sets docker0's for
-// the same reason.
-const BridgeMAC = "02:73:6c:77:00:01"
+// load balancers, the registry) to the old address until its neighbour entry went stale: 54 s
+// in which a cluster's load balancer found its API server unreachable, right after
+// management-cluster create deleted the bootstrap cluster's node. Docker sets docker0's for the
+// same reason.
+const bridgeMAC = "02:73:6c:77:00:01"
 
 // addrAssignSet is /sys/class/net/DEV/addr_assign_type of an address set by a user
 // (NET_ADDR_SET), which a bridge keeps whatever its ports.
 const addrAssignSet = "3"
 
-// EnsureBridge makes the host's bridge, with the host's address and BridgeMAC, unless it exists.
+// EnsureBridge makes the host's bridge, with the host's address and hardware address (bridgeMAC),
+// unless it exists.
 func EnsureBridge() error {
 	if !linkExists(hostnet.BridgeName) {
 		// Another process may make it at the same moment: only its absence after is an error.
@@ -50,7 +51,7 @@ func EnsureBridge() error {
 	// A bridge made before its address was set gets it now, once: the nodes then running
 	// learn it as they would after a port's change.
 	if assigned, err := os.ReadFile(filepath.Join("/sys/class/net", hostnet.BridgeName, "addr_assign_type")); err != nil || strings.TrimSpace(string(assigned)) != addrAssignSet {
-		if err := ip("link", "set", "dev", hostnet.BridgeName, "address", BridgeMAC); err != nil {
+		if err := ip("link", "set", "dev", hostnet.BridgeName, "address", bridgeMAC); err != nil {
 			return fmt.Errorf("failed to set the bridge %s's hardware address: %w", hostnet.BridgeName, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -151,10 +152,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 // realNodes says whether the nodes are real: --node-runtime when given, else real but for a
 // bootstrap cluster of vSphere, whose CAPV must reach a vCenter off the bridge.
 func (f *createFlags) realNodes(asked bool) (bool, error) {
-	vsphereBootstrap := f.bootstrap && f.infrastructure != "local"
+	vsphereBootstrap := f.bootstrap && f.infrastructure == "vsphere"
 	switch {
 	case f.nodeRuntime != infrav1.NodeRuntimeReal && f.nodeRuntime != infrav1.NodeRuntimeAgent:
 		return false, fmt.Errorf("invalid --node-runtime %q: use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)", f.nodeRuntime)
+	case !asked && !vsphereBootstrap && os.Geteuid() != 0:
+		return false, errors.New("real nodes, the default, are made of namespaces, cgroups and a bridge: run slipway as root, or use --node-runtime agent")
 	case !asked:
 		return !vsphereBootstrap, nil
 	case f.nodeRuntime == infrav1.NodeRuntimeReal && vsphereBootstrap:

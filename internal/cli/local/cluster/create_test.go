@@ -1,13 +1,17 @@
 package cluster
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-// TestNodeRuntimeOfCreate checks what --node-runtime makes: real nodes by default, the agent's
-// for a bootstrap cluster of vSphere, and a refusal naming the flag and the fix for a value it
-// does not know or real nodes for vSphere's bootstrap.
+// TestNodeRuntimeOfCreate checks what --node-runtime makes: real nodes by default (refused
+// without root, naming the way out), the agent's for a bootstrap cluster of vSphere, and a
+// refusal naming the flag and the fix for a value it does not know or real nodes for vSphere's
+// bootstrap.
 func TestNodeRuntimeOfCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -27,6 +31,10 @@ func TestNodeRuntimeOfCreate(t *testing.T) {
 			wantError: `invalid --node-runtime "vm": use real`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.wantReal && !tc.asked && os.Geteuid() != 0 {
+				// Without root, the default is refused with the way out.
+				tc.wantError = "run slipway as root, or use --node-runtime agent"
+			}
 			got, err := tc.flags.realNodes(tc.asked)
 			switch {
 			case tc.wantError != "":
@@ -39,5 +47,18 @@ func TestNodeRuntimeOfCreate(t *testing.T) {
 				t.Errorf("real nodes: %v, want %v", got, tc.wantReal)
 			}
 		})
+	}
+}
+
+// TestNodeRuntimeDefaultIsReal checks the command's own default: a plain create given no
+// --node-runtime asks for real nodes.
+func TestNodeRuntimeDefaultIsReal(t *testing.T) {
+	cmd := newCreateCommand(genericiooptions.NewTestIOStreamsDiscard())
+	if err := cmd.ParseFlags([]string{"--worker-nodes", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	flag := cmd.Flags().Lookup("node-runtime")
+	if flag.Changed || flag.Value.String() != "real" {
+		t.Errorf("--node-runtime unset is %q (changed: %v), want real", flag.Value, flag.Changed)
 	}
 }

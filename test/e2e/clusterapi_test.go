@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -398,19 +399,25 @@ func checkAddons(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, tkr stri
 	wcc := workloadClient(t, lc, wc)
 	// Four minutes: on a loaded 2-core host (CI, 2026-12-02) a real-node cluster's antrea had not
 	// reconciled within two.
-	eventually(t, 4*time.Minute, "the add-on packages on the workload cluster", func() error {
+	eventuallyExplained(t, 4*time.Minute, "the add-on packages on the workload cluster", func() error {
 		list := &pkgingv1alpha1.PackageInstallList{}
 		if err := wcc.List(t.Context(), list, client.InNamespace("tkg-system")); err != nil {
 			return err
 		}
+		var pending []string
 		for _, name := range []string{"antrea", "metrics-server", "secretgen-controller", "pinniped", "tkg-storageclass"} {
-			found := false
+			status := "missing"
 			for _, pi := range list.Items {
-				found = found || pi.Name == wc.Name+"-"+name && pi.Status.FriendlyDescription == "Reconcile succeeded"
+				if pi.Name == wc.Name+"-"+name {
+					status = fmt.Sprintf("%q %q", pi.Status.FriendlyDescription, pi.Status.UsefulErrorMessage)
+				}
 			}
-			if !found {
-				return fmt.Errorf("PackageInstall tkg-system/%s-%s has not reconciled", wc.Name, name)
+			if status != `"Reconcile succeeded" ""` {
+				pending = append(pending, fmt.Sprintf("%s-%s (%s)", wc.Name, name, status))
 			}
+		}
+		if len(pending) > 0 {
+			return fmt.Errorf("PackageInstalls of tkg-system not reconciled: %s", strings.Join(pending, ", "))
 		}
 		// The release's template also names vSphere's CPI and CSI: a local cluster gets neither.
 		for _, pi := range list.Items {
@@ -419,6 +426,21 @@ func checkAddons(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, tkr stri
 			}
 		}
 		return nil
+	}, func() {
+		// What the management cluster says of the cluster's packages: the ClusterBootstrap's
+		// conditions and the PackageInstalls on it (kapp-controller's, installed remotely).
+		if err := lc.client.Get(t.Context(), client.ObjectKeyFromObject(wc), cb); err == nil {
+			for _, c := range cb.Status.Conditions {
+				t.Logf("ClusterBootstrap %s: %s=%s %s %s", wc.Name, c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+		pis := &pkgingv1alpha1.PackageInstallList{}
+		if err := lc.client.List(t.Context(), pis, client.InNamespace(wc.Namespace)); err == nil {
+			for _, pi := range pis.Items {
+				t.Logf("PackageInstall %s/%s on the management cluster: %q %q", pi.Namespace, pi.Name, pi.Status.FriendlyDescription, pi.Status.UsefulErrorMessage)
+			}
+		}
+		dumpWorkloadPods(t, lc, wc)
 	})
 	// tanzu-auth on the bootstrap cluster wrote the workload cluster's pinniped values: no
 	// pinniped-info there, so no identity management, on the local infrastructure.
@@ -444,5 +466,38 @@ func patchTopology(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, change
 	change(c)
 	if err := lc.client.Patch(t.Context(), c, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// dumpWorkloadPods logs every pod of a workload cluster that is not ready, with the events about
+// it and the tail of its log.
+func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(workloadConfig(t, lc, wc))
+	if err != nil {
+		t.Logf("a client of %s: %v", wc.Name, err)
+		return
+	}
+	ctx := context.Background()
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("listing the pods of %s: %v", wc.Name, err)
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if podReady(p) || p.Status.Phase == corev1.PodSucceeded {
+			continue
+		}
+		t.Logf("pod %s/%s on %q: phase %s, not ready", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
+		events, err := cs.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
+		if err == nil {
+			for _, e := range events.Items {
+				t.Logf("  %s %s %s (x%d)", e.LastTimestamp.Format(time.TimeOnly), e.Reason, e.Message, e.Count)
+			}
+		}
+		tail := int64(15)
+		logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+		t.Logf("  its log (%v):\n%s", err, logs)
 	}
 }

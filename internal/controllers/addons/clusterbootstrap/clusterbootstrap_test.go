@@ -140,6 +140,12 @@ func newCluster(t *testing.T, name, tkr string, annotations map[string]string, l
 // newClusterIn is newCluster in another namespace.
 func newClusterIn(t *testing.T, ns, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
 	t.Helper()
+	return newClusterOn(t, workload, ns, name, tkr, annotations, labels...)
+}
+
+// newClusterOn is newClusterIn with another workload API server.
+func newClusterOn(t *testing.T, workload *envtest.Environment, ns, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
+	t.Helper()
 	ctx := t.Context()
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 		Labels: map[string]string{runv1alpha3.LabelTKR: tkr}, Annotations: annotations}}

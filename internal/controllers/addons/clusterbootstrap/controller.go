@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -331,7 +332,14 @@ func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
 		return fmt.Errorf("cluster %s: %w", klog.KObj(s.cluster), err)
 	}
 	for _, pkg := range s.packagesOnRemote() {
-		if err := r.installRemote(ctx, s.cluster, pkg, s.remote); err != nil {
+		err := r.installRemote(ctx, s.cluster, pkg, s.remote)
+		if meta.IsNoMatchError(err) {
+			// The workload cluster's kapp-controller installs its CRDs once it runs, a moment
+			// after its PackageInstall here succeeds: a wait, looked at again every
+			// StatusPeriod, not a failure whose backoff would grow to minutes meanwhile.
+			return &errWaiting{fmt.Sprintf("kapp-controller on cluster %s to install its CRDs: %v", klog.KObj(s.cluster), err)}
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -175,6 +177,61 @@ func TestDeletionTimesOut(t *testing.T) {
 		t.Errorf("after the timeout the ClusterBootstrap says %+v, want reason %s and why", c, clusterbootstrap.ReasonDeletionTimedOut)
 	}
 	t.Logf("deletion released after %s: %s", time.Since(start).Round(100*time.Millisecond), c.Message)
+}
+
+// TestPackagesWaitForKappControllersCRDs: a workload cluster's kapp-controller installs its
+// CRDs some time after its PackageInstall on the management cluster succeeds. Until then the
+// packages wait, looked at every StatusPeriod; once the CRDs are there, they are installed
+// within a few periods, not after a backoff grown over the wait (CI, 2026-12-02: more than
+// four minutes).
+func TestPackagesWaitForKappControllersCRDs(t *testing.T) {
+	ctx := t.Context()
+	bare, err := envtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bare.Stop() })
+	// The workload API server without kapp-controller's CRDs, kept to be put back.
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range []string{"packages.data.packaging.carvel.dev", "packageinstalls.packaging.carvel.dev"} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := bare.Client.Get(ctx, key("", name), crd); err != nil {
+			t.Fatal(err)
+		}
+		if err := bare.Client.Delete(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: crd.Spec})
+	}
+	for _, crd := range crds {
+		envtest.Eventually(t, 20*time.Second, "CRD "+crd.Name+" gone", func() error {
+			if err := bare.Client.Get(ctx, key("", crd.Name), &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there: %v", err)
+			}
+			return nil
+		})
+	}
+
+	newClusterOn(t, bare, ns, "late-crds", tkr134, nil)
+	eventually(t, mgmt.Client, key(ns, "late-crds-kapp-controller"), &pkgingv1alpha1.PackageInstall{}, ok)
+	// Long enough for a failure's backoff to have grown past the wait below: controller-runtime
+	// doubles it from 5 ms at each failure, about 20 s after 25 s of failing.
+	time.Sleep(25 * time.Second)
+	for _, crd := range crds {
+		if err := bare.Client.Create(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	envtest.Eventually(t, 5*time.Second, "the packages on the workload cluster once its CRDs are", func() error {
+		for _, name := range []string{"late-crds-antrea", "late-crds-metrics-server", "late-crds-secretgen-controller"} {
+			if err := bare.Client.Get(ctx, key(sys, name), &pkgingv1alpha1.PackageInstall{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	t.Logf("packages installed %s after the CRDs", time.Since(start).Round(100*time.Millisecond))
 }
 
 func TestManagementClusterGetsNoKappControllerInstall(t *testing.T) {

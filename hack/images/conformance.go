@@ -41,8 +41,8 @@ func busyboxLinks() ([]tarFile, error) {
 
 // conformanceSpecs are the images of Kubernetes v1.35.4's conformance tests that can be made
 // here, named as the suite names them: agnhost (built from its source in k8s.io/kubernetes, on
-// busybox's applets with Debian's dig, curl and OpenBSD nc, as upstream's is on Alpine's
-// bind-tools, curl and netcat-openbsd), busybox (Debian's 1.35, where the suite names 1.37),
+// busybox's applets with Debian's bash as its shell and Debian's dig, curl and OpenBSD nc, as
+// upstream's is on Alpine's busybox, bind-tools, curl and netcat-openbsd), busybox (Debian's 1.35, where the suite names 1.37),
 // nonroot, kitten and nautilus (agnhost's test-webserver serving their pages), and pause.
 // nginx, jessie-dnsutils, nonewprivs, sample-apiserver and etcd's test image are not made: the
 // tests that run them fail to pull, and the report names them.
@@ -67,7 +67,20 @@ func conformanceSpecs(root string) ([]spec, error) {
 	agnhost := binary{name: "agnhost-" + agnhostVersion, file: "agnhost", dir: conformanceDir, pkg: kubernetesModule + "/test/images/agnhost",
 		source: kubernetesModule, version: agnhostVersion}
 	users := passwd("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n")
-	agnhostFiles := append(slices.Clone(links),
+	// agnhost's shell is Debian's bash, not busybox's: Debian builds busybox to run its own
+	// applets before any program on the PATH, and its nc applet lacks the flags the suite
+	// passes to OpenBSD's nc (-u, -t, -z, -w), which upstream's Alpine image runs.
+	var agnhostFiles []tarFile
+	for _, l := range links {
+		if l.name != "bin/sh" && l.name != "bin/nc" {
+			agnhostFiles = append(agnhostFiles, l)
+		}
+	}
+	agnhostFiles = append(agnhostFiles,
+		tarFile{name: "bin/sh", link: "/usr/bin/bash"},
+		// OpenBSD's nc by its own name: Debian's /usr/bin/nc goes through /etc/alternatives
+		// to /bin/nc.openbsd, and /bin here is busybox's directory, not a link to /usr/bin.
+		tarFile{name: "usr/bin/nc", link: "nc.openbsd"},
 		tarFile{name: "bin/busybox", mode: 0o755, path: "/bin/busybox"},
 		tarFile{name: "etc/", mode: 0o755, dir: true},
 		tarFile{name: "etc/passwd", mode: 0o644, data: []byte(users)},
@@ -84,13 +97,11 @@ func conformanceSpecs(root string) ([]spec, error) {
 			return nil, fmt.Errorf("agnhost's image needs %s: %w", f.path, err)
 		}
 	}
-	// The tests run dig, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's pods. Not yet for nc:
-	// busybox's shell, the image's sh, runs its own nc applet, which lacks those flags, before
-	// any nc on the PATH.
+	// The tests run dig, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's pods, from its shell.
 	var netTools []string
-	for _, tool := range []string{"/usr/bin/dig", "/usr/bin/curl", "/usr/bin/nc"} {
+	for _, tool := range []string{"/usr/bin/dig", "/usr/bin/curl", "/usr/bin/nc.openbsd", "/usr/bin/bash"} {
 		if _, err := os.Stat(tool); err != nil {
-			return nil, fmt.Errorf("agnhost's image carries %s, as upstream's does, for the DNS and network tests: install Debian's bind9-dnsutils, curl and netcat-openbsd: %w", tool, err)
+			return nil, fmt.Errorf("agnhost's image carries %s, as upstream's does, for the DNS and network tests: install Debian's bind9-dnsutils, curl, netcat-openbsd and bash: %w", tool, err)
 		}
 		netTools = append(netTools, tool)
 	}
@@ -104,7 +115,7 @@ func conformanceSpecs(root string) ([]spec, error) {
 	}
 	return []spec{
 		{ref: e2eRegistry + "agnhost:" + agnhostVersion, bin: agnhost, root: true, host: netTools, files: agnhostFiles, cmd: []string{"pause"},
-			title: "agnhost " + agnhostVersion + " on busybox's applets with Debian's dig, curl and nc"},
+			title: "agnhost " + agnhostVersion + " on busybox's applets with Debian's bash, dig, curl and nc"},
 		// The suite's previous agnhost, which its rollout tests change an image to and from: the
 		// same program (2.55's source is not in v1.35.4's module), an image of its own.
 		{ref: e2eRegistry + "agnhost:" + agnhostPrevious, bin: agnhost, root: true, host: netTools, files: agnhostFiles, cmd: []string{"pause"},

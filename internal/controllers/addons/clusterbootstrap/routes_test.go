@@ -223,7 +223,7 @@ func TestPackagesWaitForKappControllersCRDs(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	envtest.Eventually(t, 5*time.Second, "the packages on the workload cluster once its CRDs are", func() error {
+	envtest.Eventually(t, 8*time.Second, "the packages on the workload cluster once its CRDs are", func() error {
 		for _, name := range []string{"late-crds-antrea", "late-crds-metrics-server", "late-crds-secretgen-controller"} {
 			if err := bare.Client.Get(ctx, key(sys, name), &pkgingv1alpha1.PackageInstall{}); err != nil {
 				return err

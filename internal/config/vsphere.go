@@ -241,7 +241,7 @@ func (k *completer) localNodeRuntime() {
 	switch {
 	case !ok:
 	case value != infrav1.NodeRuntimeReal && value != infrav1.NodeRuntimeAgent:
-		k.bad("invalid %s %q: use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)", LocalNodeRuntime, value)
+		k.bad("invalid %s %q: %s", LocalNodeRuntime, value, infrav1.NodeRuntimeChoices)
 	default:
 		k.c.NodeRuntime = value
 	}

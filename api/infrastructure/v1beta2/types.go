@@ -53,6 +53,9 @@ const (
 	NodeRuntimeAgent = "agent"
 )
 
+// NodeRuntimeChoices says what a node runtime may be, for a message refusing another value.
+const NodeRuntimeChoices = "use " + NodeRuntimeReal + " (containerd, the real kubelet and kubeadm) or " + NodeRuntimeAgent + " (the node agent's kubelet stand-in)"
+
 // Finalizers.
 const (
 	// ClusterFinalizer releases a LocalCluster's endpoint and load balancer.

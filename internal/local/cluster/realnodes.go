@@ -104,12 +104,16 @@ func (s Store) LocalRegistry() (string, error) {
 	return addr, nil
 }
 
+// RealNodesNeedRoot is why real nodes cannot be made without root, and the way out; a caller
+// adds its own other way.
+const RealNodesNeedRoot = "real nodes are made of namespaces, cgroups and a bridge: run slipway as root"
+
 // EnsureRealNodeImage checks what a real node of this Kubernetes version needs: root, the host's
 // packages, the kubelet and kubeadm built by `make assets`, and the release's images in the local
 // registry, which the nodes pull from. It returns the registry's address.
 func (s Store) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
 	if os.Geteuid() != 0 {
-		return "", errors.New("real nodes are made of namespaces, cgroups and a bridge: run slipway as root")
+		return "", errors.New(RealNodesNeedRoot)
 	}
 	var missing []string
 	for cmd, pkg := range nodeHostCommands {

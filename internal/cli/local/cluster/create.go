@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -155,9 +154,9 @@ func (f *createFlags) realNodes(asked bool) (bool, error) {
 	vsphereBootstrap := f.bootstrap && f.infrastructure == "vsphere"
 	switch {
 	case f.nodeRuntime != infrav1.NodeRuntimeReal && f.nodeRuntime != infrav1.NodeRuntimeAgent:
-		return false, fmt.Errorf("invalid --node-runtime %q: use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)", f.nodeRuntime)
+		return false, fmt.Errorf("invalid --node-runtime %q: %s", f.nodeRuntime, infrav1.NodeRuntimeChoices)
 	case !asked && !vsphereBootstrap && os.Geteuid() != 0:
-		return false, errors.New("real nodes, the default, are made of namespaces, cgroups and a bridge: run slipway as root, or use --node-runtime agent")
+		return false, fmt.Errorf("%s, or use --node-runtime agent (real nodes are the default)", localcluster.RealNodesNeedRoot)
 	case !asked:
 		return !vsphereBootstrap, nil
 	case f.nodeRuntime == infrav1.NodeRuntimeReal && vsphereBootstrap:

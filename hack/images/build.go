@@ -46,7 +46,11 @@ func build(root, dir string, specs []spec) error {
 			} else if _, err := os.Stat(path); err != nil {
 				return fmt.Errorf("image %s needs %s: run make assets: %w", s.ref, b.prebuilt, err)
 			}
-			layer, err := fileLayer(path, b.entrypoint())
+			mode := int64(0o755)
+			if b.setuid {
+				mode |= 0o4000
+			}
+			layer, err := fileLayer(path, b.entrypoint(), mode)
 			if err != nil {
 				return err
 			}
@@ -183,15 +187,16 @@ func writeEntries(tw *tar.Writer, files []tarFile) error {
 	return nil
 }
 
-// fileLayer is a layer holding one executable at /name, with the directories above it.
-func fileLayer(path, name string) (v1.Layer, error) {
+// fileLayer is a layer holding one executable at /name, of the given mode, with the
+// directories above it.
+func fileLayer(path, name string, mode int64) (v1.Layer, error) {
 	var files []tarFile
 	for i, c := range name {
 		if c == '/' {
 			files = append(files, tarFile{name: name[:i+1], mode: 0o755, dir: true})
 		}
 	}
-	return tarLayer(append(files, tarFile{name: name, mode: 0o755, path: path}))
+	return tarLayer(append(files, tarFile{name: name, mode: mode, path: path}))
 }
 
 // caBundle is where Debian keeps the system's CA certificates, copied into the base layer.

@@ -39,13 +39,79 @@ func busyboxLinks() ([]tarFile, error) {
 	return files, nil
 }
 
+// nginxConf is the nginx image's configuration, as upstream's image has it: workers as user
+// nginx, the default page on port 80, both logs on the container's output.
+const nginxConf = `user nginx;
+worker_processes 1;
+error_log /var/log/nginx/error.log warn;
+pid /run/nginx.pid;
+events {
+	worker_connections 1024;
+}
+http {
+	include /etc/nginx/mime.types;
+	default_type application/octet-stream;
+	access_log /var/log/nginx/access.log;
+	sendfile on;
+	keepalive_timeout 65;
+	server {
+		listen 80;
+		server_name localhost;
+		location / {
+			root /usr/share/nginx/html;
+			index index.html index.htm;
+		}
+	}
+}
+`
+
+// nginxSpec is one of the suite's nginx images (upstream's are nginx 1.14 and 1.15 on Alpine):
+// Debian's nginx-light of the given version with its libraries, run as nginx's own image runs it.
+func nginxSpec(tag, version string) spec {
+	const nginxID = "101"
+	files := []tarFile{
+		{name: "etc/", mode: 0o755, dir: true},
+		{name: "etc/passwd", mode: 0o644, data: []byte(passwd("nginx:x:" + nginxID + ":" + nginxID + ":nginx:/var/lib/nginx:/sbin/nologin\n"))},
+		{name: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnginx:x:" + nginxID + ":\n")},
+		{name: "etc/nginx/", mode: 0o755, dir: true},
+		{name: "etc/nginx/nginx.conf", mode: 0o644, data: []byte(nginxConf)},
+		{name: "var/", mode: 0o755, dir: true},
+		{name: "var/lib/", mode: 0o755, dir: true},
+		{name: "var/lib/nginx/", mode: 0o755, dir: true},
+		{name: "var/log/", mode: 0o755, dir: true},
+		{name: "var/log/nginx/", mode: 0o755, dir: true},
+		{name: "var/log/nginx/access.log", link: "/dev/stdout"},
+		{name: "var/log/nginx/error.log", link: "/dev/stderr"},
+		{name: "run/", mode: 0o755, dir: true},
+	}
+	return spec{ref: e2eRegistry + "nginx:" + tag, root: true, bare: true,
+		bin:   binary{name: "nginx", file: "usr/sbin/nginx", prebuilt: "/usr/sbin/nginx", source: "debian:nginx-light", version: version},
+		host:  []string{"/usr/sbin/nginx", "/etc/nginx/mime.types", "/usr/share/nginx/html/index.html"},
+		files: files, cmd: []string{"nginx", "-g", "daemon off;"},
+		title: "Debian's nginx-light " + version + " as the suite's nginx " + tag}
+}
+
+// bashAsShell is busybox's links with Debian's bash (carried in the image's host layer) as
+// /bin/sh in place of busybox's, without the applets named in dropped.
+func bashAsShell(links []tarFile, dropped ...string) []tarFile {
+	var files []tarFile
+	for _, l := range links {
+		if l.name != "bin/sh" && !slices.Contains(dropped, l.name) {
+			files = append(files, l)
+		}
+	}
+	return append(files, tarFile{name: "bin/sh", link: "/usr/bin/bash"})
+}
+
 // conformanceSpecs are the images of Kubernetes v1.35.4's conformance tests that can be made
 // here, named as the suite names them: agnhost (built from its source in k8s.io/kubernetes, on
 // busybox's applets with Debian's bash as its shell and Debian's dig, curl and OpenBSD nc, as
-// upstream's is on Alpine's busybox, bind-tools, curl and netcat-openbsd), busybox (Debian's 1.35, where the suite names 1.37),
-// nonroot, kitten and nautilus (agnhost's test-webserver serving their pages), and pause.
-// nginx, jessie-dnsutils, nonewprivs, sample-apiserver and etcd's test image are not made: the
-// tests that run them fail to pull, and the report names them.
+// upstream's is on Alpine's busybox, bind-tools, curl and netcat-openbsd), busybox (Debian's
+// 1.35 with bash as its shell, where the suite names 1.37), nonroot, kitten and nautilus
+// (agnhost's test-webserver serving their pages), nginx 1.14 and 1.15 (Debian's), jessie-dnsutils
+// (agnhost's shell and tools), nonewprivs (from its source, setuid) and pause. sample-apiserver
+// and etcd's test image are not made: the tests that run them fail to pull, and the report names
+// them.
 func conformanceSpecs(root string) ([]spec, error) {
 	links, err := busyboxLinks()
 	if err != nil {
@@ -70,18 +136,12 @@ func conformanceSpecs(root string) ([]spec, error) {
 	// agnhost's shell is Debian's bash, not busybox's: Debian builds busybox to run its own
 	// applets before any program on the PATH, and its nc applet lacks the flags the suite
 	// passes to OpenBSD's nc (-u, -t, -z, -w), which upstream's Alpine image runs.
-	var agnhostFiles []tarFile
-	for _, l := range links {
-		if l.name != "bin/sh" && l.name != "bin/nc" {
-			agnhostFiles = append(agnhostFiles, l)
-		}
-	}
-	agnhostFiles = append(agnhostFiles,
-		tarFile{name: "bin/sh", link: "/usr/bin/bash"},
+	shellFiles := append(bashAsShell(links, "bin/nc"),
 		// OpenBSD's nc by its own name: Debian's /usr/bin/nc goes through /etc/alternatives
 		// to /bin/nc.openbsd, and /bin here is busybox's directory, not a link to /usr/bin.
 		tarFile{name: "usr/bin/nc", link: "nc.openbsd"},
-		tarFile{name: "bin/busybox", mode: 0o755, path: "/bin/busybox"},
+		tarFile{name: "bin/busybox", mode: 0o755, path: "/bin/busybox"})
+	agnhostFiles := append(slices.Clone(shellFiles),
 		tarFile{name: "etc/", mode: 0o755, dir: true},
 		tarFile{name: "etc/passwd", mode: 0o644, data: []byte(users)},
 		tarFile{name: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnonroot:x:65532:\nuser-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n")},
@@ -97,14 +157,20 @@ func conformanceSpecs(root string) ([]spec, error) {
 			return nil, fmt.Errorf("agnhost's image needs %s: %w", f.path, err)
 		}
 	}
-	// The tests run dig, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's pods, from its shell.
+	// The tests run dig, getent, curl and OpenBSD's nc (-t, -u, -z, -w) in agnhost's and
+	// jessie-dnsutils' pods, from their shell.
 	var netTools []string
-	for _, tool := range []string{"/usr/bin/dig", "/usr/bin/curl", "/usr/bin/nc.openbsd", "/usr/bin/bash"} {
+	for _, tool := range []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl", "/usr/bin/nc.openbsd", "/usr/bin/bash"} {
 		if _, err := os.Stat(tool); err != nil {
-			return nil, fmt.Errorf("agnhost's image carries %s, as upstream's does, for the DNS and network tests: install Debian's bind9-dnsutils, curl, netcat-openbsd and bash: %w", tool, err)
+			return nil, fmt.Errorf("agnhost's image carries %s, as upstream's does, for the DNS and network tests: install Debian's bind9-dnsutils, libc-bin, curl, netcat-openbsd and bash: %w", tool, err)
 		}
 		netTools = append(netTools, tool)
 	}
+	nginxVersion, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "nginx-light").Output()
+	if err != nil {
+		return nil, fmt.Errorf("the conformance images need Debian's nginx-light for the suite's nginx (dpkg-query -W nginx-light): %w", err)
+	}
+	nginx := func(tag string) spec { return nginxSpec(tag, string(nginxVersion)) }
 	webserver := func(name string) spec {
 		html := filepath.Join(images, name, "html")
 		files := append(slices.Clone(agnhostFiles),
@@ -120,10 +186,23 @@ func conformanceSpecs(root string) ([]spec, error) {
 		// same program (2.55's source is not in v1.35.4's module), an image of its own.
 		{ref: e2eRegistry + "agnhost:" + agnhostPrevious, bin: agnhost, root: true, host: netTools, files: agnhostFiles, cmd: []string{"pause"},
 			title: "agnhost " + agnhostVersion + "'s program as the suite's previous agnhost, " + agnhostPrevious},
-		{ref: e2eRegistry + "busybox:1.37.0-1", bin: busybox, root: true, bare: true, files: links, cmd: []string{"sh"},
-			title: "Debian's busybox-static " + string(busyboxVersion) + " as the suite's busybox 1.37"},
-		{ref: e2eRegistry + "nonroot:1.4", bin: busybox, user: "1234", bare: true, files: links, cmd: []string{"sh"},
-			title: "busybox run as user 1234, as the nonroot test image"},
+		// busybox's own shell in Debian's 1.35 drops from the environment every variable whose
+		// name is not a shell name ("data-1", "1_var"), which the suite's ConfigMap and Secret
+		// tests read back with `sh -c env`; 1.37's keeps them, and so does bash.
+		{ref: e2eRegistry + "busybox:1.37.0-1", bin: busybox, root: true, bare: true, host: []string{"/usr/bin/bash"}, files: bashAsShell(links), cmd: []string{"sh"},
+			title: "Debian's busybox-static " + string(busyboxVersion) + " with Debian's bash as its shell, as the suite's busybox 1.37"},
+		{ref: e2eRegistry + "nonroot:1.4", bin: busybox, user: "1234", bare: true, host: []string{"/usr/bin/bash"}, files: bashAsShell(links), cmd: []string{"sh"},
+			title: "busybox with bash as its shell, run as user 1234, as the nonroot test image"},
+		nginx("1.14-4"),
+		nginx("1.15-4"),
+		// The DNS tests' other querier (upstream's is Debian jessie with dnsutils): the same
+		// shell and tools as agnhost's.
+		{ref: e2eRegistry + "jessie-dnsutils:1.7", bin: busybox, root: true, bare: true, host: netTools, files: shellFiles, cmd: []string{"sh"},
+			title: "busybox's applets with Debian's bash, dig, getent, curl and nc, as the suite's jessie-dnsutils"},
+		// AllowPrivilegeEscalation's tests: a setuid program printing its effective uid.
+		{ref: e2eRegistry + "nonewprivs:1.3", root: true, bin: binary{name: "nonewprivs", file: "usr/local/bin/nnp", dir: conformanceDir,
+			pkg: kubernetesModule + "/test/images/nonewprivs", source: kubernetesModule, version: "1.3", setuid: true},
+			title: "nonewprivs 1.3: nnp from its source, setuid root"},
 		webserver("kitten"),
 		webserver("nautilus"),
 		// The suite runs pause as a container of its own, by upstream's name.

@@ -49,6 +49,8 @@ type binary struct {
 	// prebuilt, when set, is the binary `make assets` built (relative to the source root),
 	// taken as it is instead of built here.
 	prebuilt string
+	// setuid makes the binary setuid (its owner is root).
+	setuid bool
 }
 
 var (

@@ -5,7 +5,8 @@
 # conformance`: agnhost, busybox, nonroot, kitten, nautilus, nginx, jessie-dnsutils, nonewprivs,
 # pause; the host needs Debian's busybox-static, bash, bind9-dnsutils, curl, netcat-openbsd and
 # nginx-light, which they carry) are pushed to the local registry, through which real nodes pull
-# registry.k8s.io; the cluster has 1 control-plane node and 2 workers at v1.35.4. It exits non-zero when a test failed or the suite did not finish.
+# registry.k8s.io; the cluster has 1 control-plane node and 2 workers at v1.35.4. It exits
+# non-zero when a test failed or the suite did not finish.
 #
 # Usage: hack/conformance.sh [FOCUS]        FOCUS: the tests to run (default '\[Conformance\]')
 #   SKIP=REGEXP   the tests not to run (default '\[Serial\]|\[Disruptive\]': they need the

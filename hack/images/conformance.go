@@ -85,7 +85,8 @@ func nginxSpec(tag, version string) spec {
 		{name: "run/", mode: 0o755, dir: true},
 	}
 	return spec{ref: e2eRegistry + "nginx:" + tag, root: true, bare: true,
-		bin:   binary{name: "nginx", file: "usr/sbin/nginx", prebuilt: "/usr/sbin/nginx", source: "debian:nginx-light", version: version},
+		bin: binary{name: "nginx", file: "usr/sbin/nginx", prebuilt: "/usr/sbin/nginx", source: "debian:nginx-light", version: version},
+		// The host layer carries the binary again, with the libraries ldd finds it needs.
 		host:  []string{"/usr/sbin/nginx", "/etc/nginx/mime.types", "/usr/share/nginx/html/index.html"},
 		files: files, cmd: []string{"nginx", "-g", "daemon off;"},
 		title: "Debian's nginx-light " + version + " as the suite's nginx " + tag}

@@ -478,7 +478,7 @@ func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
 		t.Logf("a client of %s: %v", wc.Name, err)
 		return
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Logf("listing the pods of %s: %v", wc.Name, err)
@@ -493,11 +493,18 @@ func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
 		events, err := cs.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
 		if err == nil {
 			for _, e := range events.Items {
-				t.Logf("  %s %s %s (x%d)", e.LastTimestamp.Format(time.TimeOnly), e.Reason, e.Message, e.Count)
+				// The scheduler's events (events.k8s.io) set eventTime, not lastTimestamp.
+				at := e.LastTimestamp.Time
+				if at.IsZero() {
+					at = e.EventTime.Time
+				}
+				t.Logf("  %s %s %s (x%d)", at.Format(time.TimeOnly), e.Reason, e.Message, max(e.Count, 1))
 			}
 		}
 		tail := int64(15)
-		logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
-		t.Logf("  its log (%v):\n%s", err, logs)
+		for _, c := range p.Spec.Containers {
+			logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail}).DoRaw(ctx)
+			t.Logf("  the log of its container %s (%v):\n%s", c.Name, err, logs)
+		}
 	}
 }

@@ -241,8 +241,8 @@ func (r *ClusterReconciler) nodeRuntime(ctx context.Context, owner *clusterv1.Cl
 	case infrav1.NodeRuntimeAgent, "":
 		return "", nil // "": a provider without a home cluster (the CLI's), which runs the agent's
 	}
-	return "", reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: use %q (real nodes) or %q (the node agent), or remove it for the management cluster's kind of node",
-		infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeReal, infrav1.NodeRuntimeAgent))
+	return "", reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: %s, or remove it for the management cluster's kind of node",
+		infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeChoices))
 }
 
 // delete stops what is left of the cluster (Cluster API deletes the machines first) and

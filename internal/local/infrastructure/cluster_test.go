@@ -52,7 +52,7 @@ func TestNodeRuntime(t *testing.T) {
 		owner      *clusterv1.Cluster
 		want       []string
 	}{
-		{"an unknown runtime", "real-mc", owner(map[string]string{infrav1.NodeRuntimeAnnotation: "vm"}, pods), []string{`is "vm"`, `"real"`, `"agent"`}},
+		{"an unknown runtime", "real-mc", owner(map[string]string{infrav1.NodeRuntimeAnnotation: "vm"}, pods), []string{`is "vm"`, infrav1.NodeRuntimeChoices, "remove it"}},
 		{"real nodes without pod CIDRs, by default", "real-mc", owner(nil, clusterv1.ClusterNetwork{}), []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11", "node-runtime: agent"}},
 		{"real nodes without pod CIDRs, chosen", "agent-mc", owner(real, clusterv1.ClusterNetwork{}), []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11"}},
 		{"a home cluster that is gone", "gone", owner(nil, pods), []string{"failed to read local cluster gone"}},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,8 +66,9 @@ func Run(m *testing.M, setup func(*Environment)) (code int) {
 	return m.Run()
 }
 
-// Start starts kube-apiserver and etcd of the default Kubernetes version and installs the CRDs.
-func Start() (*Environment, error) {
+// Start starts kube-apiserver and etcd of the default Kubernetes version and installs the CRDs,
+// but those of the directories in without (as CRDDirectories names them).
+func Start(without ...string) (*Environment, error) {
 	set, err := assets.Find()
 	if err != nil {
 		return nil, err
@@ -83,6 +85,7 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	crdDirs = slices.DeleteFunc(crdDirs, func(dir string) bool { return slices.Contains(without, dir) })
 
 	s := scheme.New()
 	env := &crenvtest.Environment{
@@ -131,7 +134,7 @@ func CRDDirectories() ([]string, error) {
 	}
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
-		filepath.Join(root, "config", "crd", "carvel"),
+		CarvelCRDs(root),
 		filepath.Join(root, "config", "crd", "core"),
 		filepath.Join(root, "config", "crd", "ipam"),
 		filepath.Join(capi, "config", "crd", "bases"),
@@ -140,6 +143,10 @@ func CRDDirectories() ([]string, error) {
 		filepath.Join(capv, "config", "default", "crd", "bases"),
 	}, nil
 }
+
+// CarvelCRDs is the directory of kapp-controller's CRDs in slipway's source root, one of
+// CRDDirectories.
+func CarvelCRDs(root string) string { return filepath.Join(root, "config", "crd", "carvel") }
 
 // ModuleDir returns the directory of a module that slipway's go.mod requires, downloading it if
 // needed.

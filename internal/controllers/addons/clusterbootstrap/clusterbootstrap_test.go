@@ -144,7 +144,7 @@ func newClusterIn(t *testing.T, ns, name, tkr string, annotations map[string]str
 }
 
 // newClusterOn is newClusterIn with another workload API server.
-func newClusterOn(t *testing.T, workload *envtest.Environment, ns, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
+func newClusterOn(t *testing.T, server *envtest.Environment, ns, name, tkr string, annotations map[string]string, labels ...string) *clusterv1.Cluster {
 	t.Helper()
 	ctx := t.Context()
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
@@ -157,7 +157,7 @@ func newClusterOn(t *testing.T, workload *envtest.Environment, ns, name, tkr str
 	if err := mgmt.Client.Create(ctx, cluster); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, err := workload.Kubeconfig()
+	kubeconfig, err := server.Kubeconfig()
 	if err != nil {
 		t.Fatal(err)
 	}

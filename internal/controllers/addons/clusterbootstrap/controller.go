@@ -18,7 +18,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -300,8 +299,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{RequeueAfter: addons.PackageInstallSyncPeriod}, nil
 }
 
-// retry looks again later: soon and quietly when a package only waits for its values, never
-// for what will not fix itself (said on the ClusterBootstrap as an Event), with the
+// retry looks again later: soon and quietly when a package only waits (for its values, or for
+// the workload cluster's kapp-controller to install its CRDs), never for what will not fix itself (said on the ClusterBootstrap as an Event), with the
 // controller's backoff on any other error. controller-runtime ignores a RequeueAfter returned
 // with an error, so none is.
 func (r *Reconciler) retry(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, err error) (ctrl.Result, error) {
@@ -332,14 +331,7 @@ func (r *Reconciler) reconcileRemote(ctx context.Context, s *scope) error {
 		return fmt.Errorf("cluster %s: %w", klog.KObj(s.cluster), err)
 	}
 	for _, pkg := range s.packagesOnRemote() {
-		err := r.installRemote(ctx, s.cluster, pkg, s.remote)
-		if meta.IsNoMatchError(err) {
-			// The workload cluster's kapp-controller installs its CRDs once it runs, a moment
-			// after its PackageInstall here succeeds: a wait, looked at again every
-			// StatusPeriod, not a failure whose backoff would grow to minutes meanwhile.
-			return &errWaiting{fmt.Sprintf("kapp-controller on cluster %s to install its CRDs: %v", klog.KObj(s.cluster), err)}
-		}
-		if err != nil {
+		if err := r.installRemote(ctx, s.cluster, pkg, s.remote); err != nil {
 			return err
 		}
 	}

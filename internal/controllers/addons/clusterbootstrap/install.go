@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
@@ -150,7 +151,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		remotePkg.Spec = *p.Spec.DeepCopy()
 		return nil
 	}); err != nil {
-		return fmt.Errorf("failed to write Package %s on the workload cluster: %w", p.Name, err)
+		return remoteWriteError(cluster, "Package "+p.Name, err)
 	}
 	valuesName, err := r.valuesSecret(ctx, cluster, pkg, p)
 	if err != nil {
@@ -196,7 +197,19 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("failed to write PackageInstall %s on the workload cluster: %w", pi.Name, err)
+		return remoteWriteError(cluster, "PackageInstall "+pi.Name, err)
 	}
 	return nil
+}
+
+// remoteWriteError is the error of writing one of kapp-controller's objects on the workload
+// cluster. Its kind not served there yet is a wait, looked at again every StatusPeriod: the
+// workload cluster's kapp-controller installs its CRDs once it runs, a moment after its
+// PackageInstall on the management cluster succeeds, and a failure's backoff would have grown
+// to minutes meanwhile.
+func remoteWriteError(cluster *clusterv1.Cluster, what string, err error) error {
+	if meta.IsNoMatchError(err) {
+		return &errWaiting{fmt.Sprintf("kapp-controller on cluster %s to install its CRDs (%s: %v)", klog.KObj(cluster), what, err)}
+	}
+	return fmt.Errorf("failed to write %s on the workload cluster: %w", what, err)
 }

@@ -1,22 +1,24 @@
 package clusterbootstrap_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 
 	cniv1alpha1 "github.com/slipway-dev/slipway/api/cni/v1alpha1"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/clusterbootstrap"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/webhooks"
@@ -185,47 +187,45 @@ func TestDeletionTimesOut(t *testing.T) {
 // within a few periods, not after a backoff grown over the wait (CI, 2026-12-02: more than
 // four minutes).
 func TestPackagesWaitForKappControllersCRDs(t *testing.T) {
-	ctx := t.Context()
-	bare, err := envtest.Start()
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A workload API server without kapp-controller's CRDs, which come later.
+	bare, err := envtest.Start(envtest.CarvelCRDs(root))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bare.Stop() })
-	// The workload API server without kapp-controller's CRDs, kept to be put back.
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, name := range []string{"packages.data.packaging.carvel.dev", "packageinstalls.packaging.carvel.dev"} {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := bare.Client.Get(ctx, key("", name), crd); err != nil {
-			t.Fatal(err)
+
+	cluster := newClusterOn(t, bare, ns, "late-crds", tkr134, nil)
+	// Gone before its API server stops (cleanups run last first), so that the cluster cache
+	// does not probe a stopped server for the rest of the package.
+	t.Cleanup(func() {
+		if err := mgmt.Client.Delete(context.Background(), cluster); err != nil {
+			t.Error(err)
+			return
 		}
-		if err := bare.Client.Delete(ctx, crd); err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: crd.Spec})
-	}
-	for _, crd := range crds {
-		envtest.Eventually(t, 20*time.Second, "CRD "+crd.Name+" gone", func() error {
-			if err := bare.Client.Get(ctx, key("", crd.Name), &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+		envtest.Eventually(t, 30*time.Second, "Cluster late-crds gone", func() error {
+			if err := mgmt.Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("still there: %v", err)
 			}
 			return nil
 		})
-	}
-
-	newClusterOn(t, bare, ns, "late-crds", tkr134, nil)
+	})
 	eventually(t, mgmt.Client, key(ns, "late-crds-kapp-controller"), &pkgingv1alpha1.PackageInstall{}, ok)
 	// Long enough for a failure's backoff to have grown past the wait below: controller-runtime
 	// doubles it from 5 ms at each failure, about 20 s after 25 s of failing.
 	time.Sleep(25 * time.Second)
-	for _, crd := range crds {
-		if err := bare.Client.Create(ctx, crd); err != nil {
-			t.Fatal(err)
-		}
+	// As kapp-controller does when it starts; InstallCRDs returns once they are served.
+	if _, err := crenvtest.InstallCRDs(bare.Config, crenvtest.CRDInstallOptions{Paths: []string{envtest.CarvelCRDs(root)}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
 	}
+	// Without the wait, the next retry comes some 16 s after this.
 	start := time.Now()
-	envtest.Eventually(t, 8*time.Second, "the packages on the workload cluster once its CRDs are", func() error {
+	envtest.Eventually(t, 12*time.Second, "the packages on the workload cluster once its CRDs are", func() error {
 		for _, name := range []string{"late-crds-antrea", "late-crds-metrics-server", "late-crds-secretgen-controller"} {
-			if err := bare.Client.Get(ctx, key(sys, name), &pkgingv1alpha1.PackageInstall{}); err != nil {
+			if err := bare.Client.Get(t.Context(), key(sys, name), &pkgingv1alpha1.PackageInstall{}); err != nil {
 				return err
 			}
 		}

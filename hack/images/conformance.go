@@ -92,6 +92,16 @@ func nginxSpec(tag, version string) spec {
 		title: "Debian's nginx-light " + version + " as the suite's nginx " + tag}
 }
 
+// debianVersion is the version of an installed Debian package the conformance images carry
+// files of, for what.
+func debianVersion(pkg, what string) (string, error) {
+	out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", pkg).Output()
+	if err != nil {
+		return "", fmt.Errorf("the conformance images need Debian's %s for %s (dpkg-query -W %s): %w", pkg, what, pkg, err)
+	}
+	return string(out), nil
+}
+
 // bashAsShell is busybox's links with Debian's bash (carried in the image's host layer) as
 // /bin/sh in place of busybox's, without the applets named in dropped.
 func bashAsShell(links []tarFile, dropped ...string) []tarFile {
@@ -125,12 +135,12 @@ func conformanceSpecs(root string) ([]spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to find %s's source from %s: %w: %s", kubernetesModule, conformanceDir, err, strings.TrimSpace(stderr.String()))
 	}
-	busyboxVersion, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "busybox-static").Output()
+	busyboxVersion, err := debianVersion("busybox-static", "the shell and tools of busybox's images")
 	if err != nil {
-		return nil, fmt.Errorf("the conformance images need Debian's busybox-static (dpkg-query -W busybox-static): %w", err)
+		return nil, err
 	}
 	images := filepath.Join(strings.TrimSpace(string(k8sDir)), "test", "images")
-	busybox := binary{name: "busybox", file: "bin/busybox", prebuilt: "/bin/busybox", source: "debian:busybox-static", version: string(busyboxVersion)}
+	busybox := binary{name: "busybox", file: "bin/busybox", prebuilt: "/bin/busybox", source: "debian:busybox-static", version: busyboxVersion}
 	agnhost := binary{name: "agnhost-" + agnhostVersion, file: "agnhost", dir: conformanceDir, pkg: kubernetesModule + "/test/images/agnhost",
 		source: kubernetesModule, version: agnhostVersion}
 	users := passwd("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n")
@@ -167,11 +177,11 @@ func conformanceSpecs(root string) ([]spec, error) {
 		}
 		netTools = append(netTools, tool)
 	}
-	nginxVersion, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "nginx-light").Output()
+	nginxVersion, err := debianVersion("nginx-light", "the suite's nginx")
 	if err != nil {
-		return nil, fmt.Errorf("the conformance images need Debian's nginx-light for the suite's nginx (dpkg-query -W nginx-light): %w", err)
+		return nil, err
 	}
-	nginx := func(tag string) spec { return nginxSpec(tag, string(nginxVersion)) }
+	nginx := func(tag string) spec { return nginxSpec(tag, nginxVersion) }
 	webserver := func(name string) spec {
 		html := filepath.Join(images, name, "html")
 		files := append(slices.Clone(agnhostFiles),
@@ -191,7 +201,7 @@ func conformanceSpecs(root string) ([]spec, error) {
 		// name is not a shell name ("data-1", "1_var"), which the suite's ConfigMap and Secret
 		// tests read back with `sh -c env`; 1.37's keeps them, and so does bash.
 		{ref: e2eRegistry + "busybox:1.37.0-1", bin: busybox, root: true, bare: true, host: []string{"/usr/bin/bash"}, files: bashAsShell(links), cmd: []string{"sh"},
-			title: "Debian's busybox-static " + string(busyboxVersion) + " with Debian's bash as its shell, as the suite's busybox 1.37"},
+			title: "Debian's busybox-static " + busyboxVersion + " with Debian's bash as its shell, as the suite's busybox 1.37"},
 		{ref: e2eRegistry + "nonroot:1.4", bin: busybox, user: "1234", bare: true, host: []string{"/usr/bin/bash"}, files: bashAsShell(links), cmd: []string{"sh"},
 			title: "busybox with bash as its shell, run as user 1234, as the nonroot test image"},
 		nginx("1.14-4"),

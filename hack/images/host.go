@@ -33,7 +33,7 @@ func hostLayer(paths []string) (v1.Layer, error) {
 	h := hostFiles{entries: map[string]tarFile{}}
 	for _, p := range paths {
 		if err := h.add(p); err != nil {
-			return nil, fmt.Errorf("failed to add %s to the image (install the Debian package that provides it: iptables, conntrack or iproute2): %w", p, err)
+			return nil, fmt.Errorf("failed to add %s to the image: install the Debian package that provides it: %w", p, err)
 		}
 	}
 	names := make([]string, 0, len(h.entries))

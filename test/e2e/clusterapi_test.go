@@ -469,8 +469,7 @@ func patchTopology(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, change
 	}
 }
 
-// dumpWorkloadPods logs every pod of a workload cluster that is not ready, with the events about
-// it and the tail of its log.
+// dumpWorkloadPods logs every pod of a workload cluster that is not ready (see dumpPodsOf).
 func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(workloadConfig(t, lc, wc))
@@ -478,33 +477,5 @@ func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
 		t.Logf("a client of %s: %v", wc.Name, err)
 		return
 	}
-	ctx := t.Context()
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Logf("listing the pods of %s: %v", wc.Name, err)
-		return
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if podReady(p) || p.Status.Phase == corev1.PodSucceeded {
-			continue
-		}
-		t.Logf("pod %s/%s on %q: phase %s, not ready", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
-		events, err := cs.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
-		if err == nil {
-			for _, e := range events.Items {
-				// The scheduler's events (events.k8s.io) set eventTime, not lastTimestamp.
-				at := e.LastTimestamp.Time
-				if at.IsZero() {
-					at = e.EventTime.Time
-				}
-				t.Logf("  %s %s %s (x%d)", at.Format(time.TimeOnly), e.Reason, e.Message, max(e.Count, 1))
-			}
-		}
-		tail := int64(15)
-		for _, c := range p.Spec.Containers {
-			logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail}).DoRaw(ctx)
-			t.Logf("  the log of its container %s (%v):\n%s", c.Name, err, logs)
-		}
-	}
+	dumpPodsOf(t, cs, "")
 }

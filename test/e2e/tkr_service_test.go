@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -192,12 +193,19 @@ func installClusterAPICRDs(t *testing.T, lc *localCluster) {
 	})
 }
 
-// dumpPods logs the namespace's pods and the last log lines of those not ready, to say why a
-// package does not reconcile. It runs in cleanups, where t.Context is done: its reads use
-// context.Background.
+// dumpPods logs the pods of a namespace of lc that are not ready (see dumpPodsOf).
 func dumpPods(t *testing.T, lc *localCluster, namespace string) {
 	t.Helper()
-	pods, err := lc.cs.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	dumpPodsOf(t, lc.cs, namespace)
+}
+
+// dumpPodsOf logs every pod of a namespace ("" for all) that is not ready, with the events about
+// it and the tail of each container's log, and how many are ready, to say why a package does not
+// reconcile. It runs in cleanups, where t.Context is done: its reads use context.Background.
+func dumpPodsOf(t *testing.T, cs kubernetes.Interface, namespace string) {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Logf("listing pods: %v", err)
 		return
@@ -205,17 +213,27 @@ func dumpPods(t *testing.T, lc *localCluster, namespace string) {
 	ready := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if podReady(p) {
+		if podReady(p) || p.Status.Phase == corev1.PodSucceeded {
 			ready++
 			continue
 		}
-		t.Logf("pod %s/%s: phase %s, not ready", namespace, p.Name, p.Status.Phase)
-		if len(p.Spec.Containers) == 0 {
-			continue
+		t.Logf("pod %s/%s on %q: phase %s, not ready", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
+		events, err := cs.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
+		if err == nil {
+			for _, e := range events.Items {
+				// The scheduler's events (events.k8s.io) set eventTime, not lastTimestamp.
+				at := e.LastTimestamp.Time
+				if at.IsZero() {
+					at = e.EventTime.Time
+				}
+				t.Logf("  %s %s %s (x%d)", at.Format(time.TimeOnly), e.Reason, e.Message, max(e.Count, 1))
+			}
 		}
 		tail := int64(15)
-		logs, err := lc.cs.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(context.Background())
-		t.Logf("logs of %s (%v):\n%s", p.Name, err, logs)
+		for _, c := range p.Spec.Containers {
+			logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail}).DoRaw(ctx)
+			t.Logf("  the log of its container %s (%v):\n%s", c.Name, err, logs)
+		}
 	}
 	t.Logf("%d of %d pods of %s ready", ready, len(pods.Items), namespace)
 }

@@ -483,7 +483,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	phase("faults of real nodes", func(t *testing.T) {
 		// Its processes killed, one at a time, come back; the provider's among them. After the
 		// workload cluster's check of stillness, which the faults' conditions would stir.
-		checkRealNodeFaults(t, mgmt, store, "e2e-mgmt")
+		checkRealNodeFaults(t, mc, store, "e2e-mgmt",
+			faultController{namespace: "capl-system", component: "local-infrastructure-controller"})
 	})
 
 	phase("the management cluster scales itself", func(t *testing.T) {
@@ -513,20 +514,12 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Logf("the management cluster scaled itself back to one worker in %s", time.Since(scaled).Round(100*time.Millisecond))
 	})
 
-	phase("a killed load balancer is started again", func(t *testing.T) {
+	phase("faults of the workload cluster's real nodes", func(t *testing.T) {
 		needWorkload(t)
-		// The workload cluster's load balancer, killed, is started again by the management
-		// cluster's own provider, and its API server answers through it.
-		wcDir, err := store.Dirs("e2e-wc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		killed := time.Now()
-		restarted := killAndWaitRestart(t, wcDir.LoadBalancerPID())
-		eventually(t, 30*time.Second, "the workload cluster's API server through its restarted load balancer", func() error {
-			return wcc.List(ctx, &corev1.NodeList{})
-		})
-		t.Logf("the killed load balancer of e2e-wc was started again in %s, serving in %s", restarted.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+		// The same suite on the workload cluster: its load balancer is started again by the
+		// management cluster's own provider, and its kapp-controller by the kubelet.
+		checkRealNodeFaults(t, wcc, store, "e2e-wc",
+			faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"})
 	})
 
 	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {

@@ -20,17 +20,16 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
-// checkRealNodeFaults is the fault suite on real nodes, run on the management cluster of real
-// nodes name: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each started
-// again by the node's init within restartBound, the node's lease renewed after it and a new pod
-// started on the node), the process of a static pod (kube-scheduler on the control-plane node: the kubelet starts its container
-// again and the pod is Ready), the cluster's load balancer (started again by the provider; the
-// API server answers through it) and the process of a controller (the local provider's, in its
-// container: started again, and the scale after this check goes through it). It logs the table
+// checkRealNodeFaults is the fault suite on real nodes, run on the cluster of real nodes name,
+// whose API c reaches: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each
+// started again by the node's init within restartBound, the node's lease renewed after it and a
+// new pod started on the node), the process of a static pod (kube-scheduler on the control-plane
+// node: the kubelet starts its container again and the pod is Ready), the cluster's load balancer
+// (started again by the local provider that made it; the API server answers through it) and the
+// process of a controller, the one pod of ctrl (started again by the kubelet). It logs the table
 // of what came back when.
-func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, name string) {
+func checkRealNodeFaults(t *testing.T, c client.Client, store cluster.Store, name string, ctrl faultController) {
 	ctx := t.Context()
-	c := mgmt.client
 	dirs, cp, worker := controlPlaneAndWorker(t, store, name)
 	var table []repair
 
@@ -61,35 +60,32 @@ func checkRealNodeFaults(t *testing.T, mgmt *localCluster, store cluster.Store, 
 
 	// The load balancer of the control-plane endpoint: the provider starts it again, and the API
 	// server answers through it.
-	pid := proc.ReadPID(dirs.LoadBalancerPID())
-	if pid <= 0 {
-		t.Fatalf("no load balancer of %s runs", name)
-	}
-	killed := kill9(t, pid)
-	var restarted time.Duration
-	eventually(t, 30*time.Second, "the load balancer started again", func() error {
-		if p := proc.ReadPID(dirs.LoadBalancerPID()); p <= 0 || p == pid || len(proc.Cmdline(p)) == 0 {
-			return fmt.Errorf("no new load balancer")
-		}
-		restarted = time.Since(killed)
-		return nil
-	})
+	killed := time.Now()
+	restarted := killAndWaitRestart(t, dirs.LoadBalancerPID())
 	eventually(t, 30*time.Second, "the API server through the restarted load balancer", func() error { return c.List(ctx, &corev1.NodeList{}) })
 	table = append(table, repair{"load balancer", name, restarted, time.Since(killed)})
 
-	// A controller's process: the local provider, in its container on one of the nodes.
+	// A controller's process, in its container on one of the nodes.
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace("capl-system")); err != nil || len(pods.Items) != 1 {
-		t.Fatalf("%d pods of the local provider (%v), want 1", len(pods.Items), err)
+	if err := c.List(ctx, pods, client.InNamespace(ctrl.namespace), ctrl.labels); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("%d pods of %s in %s (%v), want 1", len(pods.Items), ctrl.component, ctrl.namespace, err)
 	}
-	provider := pods.Items[0]
-	component := []byte(images.EnvComponent + "=local-infrastructure-controller\x00")
-	table = append(table, killContainerProcess(t, c, provider.Namespace, provider.Name, dirs.Node(provider.Spec.NodeName),
+	pod := pods.Items[0]
+	component := []byte(images.EnvComponent + "=" + ctrl.component + "\x00")
+	table = append(table, killContainerProcess(t, c, pod.Namespace, pod.Name, dirs.Node(pod.Spec.NodeName),
 		func(_ []string, environ []byte) bool { return bytes.Contains(environ, component) }))
 
 	for _, r := range table {
 		t.Logf("%-40s %-28s started again after %-8s serving after %s", r.kind, r.name, r.restarted.Round(10*time.Millisecond), r.answered.Round(10*time.Millisecond))
 	}
+}
+
+// faultController is the controller whose process the fault suite kills: the one pod in
+// namespace with labels, whose container runs slipway's component.
+type faultController struct {
+	namespace string
+	labels    client.MatchingLabels
+	component string
 }
 
 // killContainerProcess kills the process of a pod's container on the node at nodeDir, found by

@@ -80,6 +80,7 @@ func TestPackageSourcesRender(t *testing.T) {
 				}
 			}
 			checkRoleRefs(t, out)
+			checkNoObjectTwice(t, out)
 		})
 	}
 }
@@ -104,6 +105,24 @@ func checkRoleRefs(t *testing.T, manifests []byte) {
 		if kind == "ClusterRole" && !roles[name] && !strings.HasPrefix(name, "system:") {
 			t.Errorf("%s %s binds ClusterRole %s, which the package does not hold", o.GetKind(), o.GetName(), name)
 		}
+	}
+}
+
+// checkNoObjectTwice checks that the manifests hold each object once: upstream's kapp refuses a
+// configuration that names one twice ("Expected to not find duplicate resources").
+func checkNoObjectTwice(t *testing.T, manifests []byte) {
+	t.Helper()
+	objs, err := deploy.Parse(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, o := range objs {
+		key := fmt.Sprintf("%s %s %s/%s", o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+		if seen[key] {
+			t.Errorf("the package renders %s twice", key)
+		}
+		seen[key] = true
 	}
 }
 

@@ -3,7 +3,7 @@
 # passes. e2e.test and ginkgo are built from k8s.io/kubernetes in hack/tools/conformance (cached in
 # bin/conformance/v1.35.4); the test images that can be made here (`go run ./hack/images
 # conformance`: agnhost, busybox, nonroot, kitten, nautilus, nginx, jessie-dnsutils, nonewprivs,
-# pause; the host needs Debian's busybox-static, bash, bind9-dnsutils, libc-bin, curl,
+# sample-apiserver, etcd, pause; the host needs Debian's busybox-static, bash, bind9-dnsutils, libc-bin, curl,
 # netcat-openbsd and nginx-light, which they carry) are pushed to the local registry, through which real nodes pull
 # registry.k8s.io; the cluster has 1 control-plane node and 2 workers at v1.35.4. It exits
 # non-zero when a test failed or the suite did not finish.

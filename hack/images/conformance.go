@@ -19,6 +19,13 @@ const agnhostVersion = "2.59"
 // agnhostPrevious is the older agnhost the suite names (AgnhostPrev).
 const agnhostPrevious = "2.55"
 
+// sampleAPIServerModule is the aggregated API server the Aggregator's test runs, at the version
+// of the staging modules the suite is built with (hack/tools/conformance's replace lines).
+const (
+	sampleAPIServerModule  = "k8s.io/sample-apiserver"
+	sampleAPIServerVersion = "v0.35.4"
+)
+
 // e2eRegistry is where the suite's images are named (its "promoter e2e registry"); real nodes
 // pull registry.k8s.io through the local registry.
 const e2eRegistry = "registry.k8s.io/e2e-test-images/"
@@ -120,9 +127,8 @@ func bashAsShell(links []tarFile, dropped ...string) []tarFile {
 // upstream's is on Alpine's busybox, bind-tools, curl and netcat-openbsd), busybox (Debian's
 // 1.35 with bash as its shell, where the suite names 1.37), nonroot, kitten and nautilus
 // (agnhost's test-webserver serving their pages), nginx 1.14 and 1.15 (Debian's), jessie-dnsutils
-// (agnhost's shell and tools), nonewprivs (from its source, setuid) and pause. sample-apiserver
-// and etcd's test image are not made: the tests that run them fail to pull, and the report names
-// them.
+// (agnhost's shell and tools), nonewprivs (from its source, setuid), sample-apiserver (from its
+// source at the suite's Kubernetes version) with etcd beside it, and pause.
 func conformanceSpecs(root string) ([]spec, error) {
 	links, err := busyboxLinks()
 	if err != nil {
@@ -214,6 +220,13 @@ func conformanceSpecs(root string) ([]spec, error) {
 		{ref: e2eRegistry + "nonewprivs:1.3", root: true, bin: binary{name: "nonewprivs", file: "usr/local/bin/nnp", dir: conformanceDir,
 			pkg: kubernetesModule + "/test/images/nonewprivs", source: kubernetesModule, version: "1.3", setuid: true},
 			title: "nonewprivs 1.3: nnp from its source, setuid root"},
+		// The Aggregator's test runs sample-apiserver, an aggregated API server, with etcd in its
+		// pod. Upstream's image is sample-apiserver v0.33.2's code under the suite's tag 1.29.2;
+		// this one is the v0.35.4 the suite itself is built with. It serves on port 443: root.
+		{ref: e2eRegistry + "sample-apiserver:1.29.2", root: true, bin: binary{name: "sample-apiserver-" + sampleAPIServerVersion, file: "sample-apiserver",
+			dir: conformanceDir, pkg: sampleAPIServerModule, source: sampleAPIServerModule, version: sampleAPIServerVersion},
+			title: "sample-apiserver " + sampleAPIServerVersion + " from its source, as the suite's 1.29.2"},
+		{ref: "registry.k8s.io/etcd:3.6.6-0", root: true, bin: etcdBinary, title: "etcd " + etcdVersion + ", as the suite's 3.6.6-0"},
 		webserver("kitten"),
 		webserver("nautilus"),
 		// The suite runs pause as a container of its own, by upstream's name.

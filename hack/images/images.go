@@ -60,6 +60,9 @@ var (
 		"kubeadm-bootstrap-controller":     capiBinary("kubeadm-bootstrap-controller", capiModule+"/bootstrap/kubeadm"),
 		"kubeadm-control-plane-controller": capiBinary("kubeadm-control-plane-controller", capiModule+"/controlplane/kubeadm"),
 	}
+	// etcdBinary is the etcd `make assets` built, where upstream's etcd image has it.
+	etcdBinary = binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd",
+		source: etcdModule, version: etcdVersion}
 	capvBinary = binary{name: "cluster-api-vsphere-controller", dir: clusterAPIDir, pkg: capvModule, source: capvModule, version: capvVersion,
 		ldflags: versionFlags(capvModule+"/pkg/version", capvVersion, "1", "16")}
 )
@@ -308,8 +311,7 @@ func kubernetesImages() []spec {
 			title: "CoreDNS " + corednsVersion(r) + " (as root, where upstream's image gives its binary the capability to bind port 53)",
 			help:  "-conf"})
 		images = append(images, spec{ref: tkgRepository + "etcd:" + r.EtcdTag, root: true,
-			bin:   binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd", source: etcdModule, version: etcdVersion},
-			title: "etcd " + etcdVersion, help: "--help"})
+			bin: etcdBinary, title: "etcd " + etcdVersion, help: "--help"})
 		images = append(images, spec{ref: tkgRepository + "pause:" + r.PauseTag, root: true,
 			bin:   binary{name: "pause", file: "pause", dir: ".", pkg: "./hack/images/pause", source: slipwayModule},
 			title: "pause, the pod sandbox (slipway's, as Kubernetes' build/pause)", help: "holds a pod's namespaces"})

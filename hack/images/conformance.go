@@ -19,12 +19,9 @@ const agnhostVersion = "2.59"
 // agnhostPrevious is the older agnhost the suite names (AgnhostPrev).
 const agnhostPrevious = "2.55"
 
-// sampleAPIServerModule is the aggregated API server the Aggregator's test runs, at the version
-// of the staging modules the suite is built with (hack/tools/conformance's replace lines).
-const (
-	sampleAPIServerModule  = "k8s.io/sample-apiserver"
-	sampleAPIServerVersion = "v0.35.4"
-)
+// sampleAPIServerModule is the aggregated API server the Aggregator's test runs, built at the
+// version hack/tools/conformance's replace line gives it, the suite's own.
+const sampleAPIServerModule = "k8s.io/sample-apiserver"
 
 // e2eRegistry is where the suite's images are named (its "promoter e2e registry"); real nodes
 // pull registry.k8s.io through the local registry.
@@ -99,6 +96,18 @@ func nginxSpec(tag, version string) spec {
 		title: "Debian's nginx-light " + version + " as the suite's nginx " + tag}
 }
 
+// replacedVersion is the version hack/tools/conformance's replace line gives a module.
+func replacedVersion(root, module string) (string, error) {
+	var stderr strings.Builder
+	list := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", "{{with .Replace}}{{.Version}}{{end}}", module)
+	list.Stderr = &stderr
+	out, err := list.Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("failed to read the version %s replaces %s with: %v: %s", conformanceDir, module, err, strings.TrimSpace(stderr.String()))
+}
+
 // debianVersion is the version of an installed Debian package the conformance images carry
 // files of, for what.
 func debianVersion(pkg, what string) (string, error) {
@@ -140,6 +149,10 @@ func conformanceSpecs(root string) ([]spec, error) {
 	k8sDir, err := list.Output()
 	if err != nil {
 		return nil, fmt.Errorf("failed to find %s's source from %s: %w: %s", kubernetesModule, conformanceDir, err, strings.TrimSpace(stderr.String()))
+	}
+	sampleVersion, err := replacedVersion(root, sampleAPIServerModule)
+	if err != nil {
+		return nil, err
 	}
 	busyboxVersion, err := debianVersion("busybox-static", "the shell and tools of busybox's images")
 	if err != nil {
@@ -221,11 +234,11 @@ func conformanceSpecs(root string) ([]spec, error) {
 			pkg: kubernetesModule + "/test/images/nonewprivs", source: kubernetesModule, version: "1.3", setuid: true},
 			title: "nonewprivs 1.3: nnp from its source, setuid root"},
 		// The Aggregator's test runs sample-apiserver, an aggregated API server, with etcd in its
-		// pod. Upstream's image is sample-apiserver v0.33.2's code under the suite's tag 1.29.2;
-		// this one is the v0.35.4 the suite itself is built with. It serves on port 443: root.
-		{ref: e2eRegistry + "sample-apiserver:1.29.2", root: true, bin: binary{name: "sample-apiserver-" + sampleAPIServerVersion, file: "sample-apiserver",
-			dir: conformanceDir, pkg: sampleAPIServerModule, source: sampleAPIServerModule, version: sampleAPIServerVersion},
-			title: "sample-apiserver " + sampleAPIServerVersion + " from its source, as the suite's 1.29.2"},
+		// pod. Upstream's 1.29.2, which the suite names, is sample-apiserver v0.29.2's code; this
+		// one is the version the suite itself is built with. It serves on port 443: root.
+		{ref: e2eRegistry + "sample-apiserver:1.29.2", root: true, bin: binary{name: "sample-apiserver-" + sampleVersion, file: "sample-apiserver",
+			dir: conformanceDir, pkg: sampleAPIServerModule, source: sampleAPIServerModule, version: sampleVersion},
+			title: "sample-apiserver " + sampleVersion + " from its source, as the suite's 1.29.2"},
 		{ref: "registry.k8s.io/etcd:3.6.6-0", root: true, bin: etcdBinary, title: "etcd " + etcdVersion + ", as the suite's 3.6.6-0"},
 		webserver("kitten"),
 		webserver("nautilus"),

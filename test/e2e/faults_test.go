@@ -58,10 +58,7 @@ func checkFaults(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version 
 	table = append(table, repair{"node agent (workload worker)", worker, restarted, time.Since(killed)})
 
 	// Its load balancer: started again by the provider, the API server answers through it.
-	killed = time.Now()
-	restarted = killAndWaitRestart(t, wcDirs.LoadBalancerPID())
-	eventually(t, 30*time.Second, "the API server through the restarted load balancer", func() error { return wcc.List(ctx, &corev1.NodeList{}) })
-	table = append(table, repair{"load balancer", wc.Name, restarted, time.Since(killed)})
+	table = append(table, checkLoadBalancerRestart(t, lc.client, wcc, wc, wcDirs.LoadBalancerPID()))
 
 	// Each static component of the control-plane node: started again by the node's agent.
 	for _, component := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {

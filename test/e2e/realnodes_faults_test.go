@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/images"
@@ -20,17 +21,18 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
-// checkRealNodeFaults is the fault suite on real nodes, run on the cluster of real nodes name,
-// whose API c reaches: it kills with SIGKILL, in turn, a worker's containerd and its kubelet (each
-// started again by the node's init within restartBound, the node's lease renewed after it and a
-// new pod started on the node), the process of a static pod (kube-scheduler on the control-plane
-// node: the kubelet starts its container again and the pod is Ready), the cluster's load balancer
-// (started again by the local provider that made it; the API server answers through it) and the
-// process of a controller, the one pod of ctrl (started again by the kubelet). It logs the table
-// of what came back when.
-func checkRealNodeFaults(t *testing.T, c client.Client, store cluster.Store, name string, ctrl faultController) {
+// checkRealNodeFaults is the fault suite on real nodes, run on the cluster of real nodes cl,
+// whose API c reaches and whose Cluster the management cluster mgmt reaches holds: it kills with
+// SIGKILL, in turn, a worker's containerd and its kubelet (each started again by the node's init
+// within restartBound, the node's lease renewed after it and a new pod started on the node), the
+// process of a static pod (kube-scheduler on the control-plane node: the kubelet starts its
+// container again and the pod is Ready), the cluster's load balancer (started again within
+// restartBound by the management cluster's local provider, which counts it; the API server
+// answers through it) and the process of a controller, the one pod of ctrl (started again by the
+// kubelet). It logs the table of what came back when.
+func checkRealNodeFaults(t *testing.T, c, mgmt client.Client, cl *clusterv1.Cluster, store cluster.Store, ctrl faultController) {
 	ctx := t.Context()
-	dirs, cp, worker := controlPlaneAndWorker(t, store, name)
+	dirs, cp, worker := controlPlaneAndWorker(t, store, cl.Name)
 	var table []repair
 
 	// containerd and the kubelet of a worker: its init starts them again, as systemd would, and
@@ -58,12 +60,8 @@ func checkRealNodeFaults(t *testing.T, c client.Client, store cluster.Store, nam
 	table = append(table, killContainerProcess(t, c, "kube-system", scheduler, dirs.Node(cp),
 		func(args []string, _ []byte) bool { return filepath.Base(args[0]) == "kube-scheduler" }))
 
-	// The load balancer of the control-plane endpoint: the provider starts it again, and the API
-	// server answers through it.
-	killed := time.Now()
-	restarted := killAndWaitRestart(t, dirs.LoadBalancerPID())
-	eventually(t, 30*time.Second, "the API server through the restarted load balancer", func() error { return c.List(ctx, &corev1.NodeList{}) })
-	table = append(table, repair{"load balancer", name, restarted, time.Since(killed)})
+	// The load balancer of the control-plane endpoint.
+	table = append(table, checkLoadBalancerRestart(t, mgmt, c, cl, dirs.LoadBalancerPID()))
 
 	// A controller's process, in its container on one of the nodes.
 	pods := &corev1.PodList{}

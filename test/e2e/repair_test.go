@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -39,6 +40,38 @@ func killAndWaitRestart(t *testing.T, pidPath string) time.Duration {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// checkLoadBalancerRestart kills the load balancer of cluster cl with SIGKILL and waits until
+// the local provider of the management cluster that holds cl (reached by mgmt) has started it
+// again, within restartBound, counted the restart in cl's LocalCluster and said so in an Event,
+// and the cluster's API server (reached by c) answers through it. pidPath is the load
+// balancer's pid file.
+func checkLoadBalancerRestart(t *testing.T, mgmt, c client.Client, cl *clusterv1.Cluster, pidPath string) repair {
+	t.Helper()
+	key := client.ObjectKey{Namespace: cl.Namespace, Name: cl.Spec.InfrastructureRef.Name}
+	restarts := func() int32 {
+		lc := &infrav1.LocalCluster{}
+		if err := mgmt.Get(t.Context(), key, lc); err != nil {
+			t.Fatal(err)
+		}
+		return lc.Status.LoadBalancerRestarts
+	}
+	before := restarts()
+	killed := time.Now()
+	restarted := killAndWaitRestart(t, pidPath)
+	eventually(t, 30*time.Second, "the API server of "+cl.Name+" through its restarted load balancer", func() error {
+		return c.List(t.Context(), &corev1.NodeList{})
+	})
+	answered := time.Since(killed)
+	checkRestartEvent(t, mgmt, key.Namespace, key.Name, "LoadBalancerRestarted")
+	eventually(t, 10*time.Second, "the load balancer's restart counted", func() error {
+		if n := restarts(); n != before+1 {
+			return fmt.Errorf("LocalCluster %s counts %d load balancer restarts, %d before the kill", key, n, before)
+		}
+		return nil
+	})
+	return repair{"load balancer", cl.Name, restarted, answered}
 }
 
 // checkRestartEvent waits for the provider's Event of reason about the object namespace/name, a

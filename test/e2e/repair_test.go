@@ -49,7 +49,13 @@ func killAndWaitRestart(t *testing.T, pidPath string) time.Duration {
 // balancer's pid file.
 func checkLoadBalancerRestart(t *testing.T, mgmt, c client.Client, cl *clusterv1.Cluster, pidPath string) repair {
 	t.Helper()
-	key := client.ObjectKey{Namespace: cl.Namespace, Name: cl.Spec.InfrastructureRef.Name}
+	// The Cluster as its management cluster holds it now: a caller's copy may predate the
+	// topology controller's infrastructureRef.
+	current := &clusterv1.Cluster{}
+	if err := mgmt.Get(t.Context(), client.ObjectKeyFromObject(cl), current); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: current.Namespace, Name: current.Spec.InfrastructureRef.Name}
 	restarts := func() int32 {
 		lc := &infrav1.LocalCluster{}
 		if err := mgmt.Get(t.Context(), key, lc); err != nil {

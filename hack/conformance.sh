@@ -10,7 +10,7 @@
 #
 # Usage: hack/conformance.sh [FOCUS]        FOCUS: the tests to run (default '\[Conformance\]')
 #   SKIP=REGEXP   the tests not to run (default '\[Serial\]|\[Disruptive\]': they need the
-#                 cluster to themselves, for hours on this host)
+#                 cluster to themselves, one at a time: the 29 took 30 min here)
 #   TIMEOUT=60m   how long the whole run may take
 #   PROCS=6       how many of the suite's processes run tests side by side (ginkgo -p), as
 #                 sonobuoy runs the parallel part of the suite

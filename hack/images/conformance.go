@@ -96,16 +96,17 @@ func nginxSpec(tag, version string) spec {
 		title: "Debian's nginx-light " + version + " as the suite's nginx " + tag}
 }
 
-// replacedVersion is the version hack/tools/conformance's replace line gives a module.
-func replacedVersion(root, module string) (string, error) {
+// conformanceModule is what `go list -m -f format` says of a module in hack/tools/conformance:
+// what, which an empty answer lacks.
+func conformanceModule(root, module, format, what string) (string, error) {
 	var stderr strings.Builder
-	list := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", "{{with .Replace}}{{.Version}}{{end}}", module)
+	list := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", format, module)
 	list.Stderr = &stderr
 	out, err := list.Output()
 	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
 		return v, nil
 	}
-	return "", fmt.Errorf("failed to read the version %s replaces %s with: %v: %s", conformanceDir, module, err, strings.TrimSpace(stderr.String()))
+	return "", fmt.Errorf("failed to read %s of %s from %s: %v: %s", what, module, conformanceDir, err, strings.TrimSpace(stderr.String()))
 }
 
 // debianVersion is the version of an installed Debian package the conformance images carry
@@ -143,14 +144,11 @@ func conformanceSpecs(root string) ([]spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stderr strings.Builder
-	list := exec.Command("go", "list", "-C", filepath.Join(root, conformanceDir), "-m", "-f", "{{.Dir}}", kubernetesModule)
-	list.Stderr = &stderr
-	k8sDir, err := list.Output()
+	k8sDir, err := conformanceModule(root, kubernetesModule, "{{.Dir}}", "its source")
 	if err != nil {
-		return nil, fmt.Errorf("failed to find %s's source from %s: %w: %s", kubernetesModule, conformanceDir, err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
-	sampleVersion, err := replacedVersion(root, sampleAPIServerModule)
+	sampleVersion, err := conformanceModule(root, sampleAPIServerModule, "{{with .Replace}}{{.Version}}{{end}}", "the version its replace line gives")
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +156,7 @@ func conformanceSpecs(root string) ([]spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	images := filepath.Join(strings.TrimSpace(string(k8sDir)), "test", "images")
+	images := filepath.Join(k8sDir, "test", "images")
 	busybox := binary{name: "busybox", file: "bin/busybox", prebuilt: "/bin/busybox", source: "debian:busybox-static", version: busyboxVersion}
 	agnhost := binary{name: "agnhost-" + agnhostVersion, file: "agnhost", dir: conformanceDir, pkg: kubernetesModule + "/test/images/agnhost",
 		source: kubernetesModule, version: agnhostVersion}

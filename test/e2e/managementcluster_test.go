@@ -52,8 +52,9 @@ import (
 // `management-cluster upgrade` before its delete. Every node of it, of its bootstrap, workload
 // and cleanup clusters, is real (the default, nothing said of the nodes): the fault suite of
 // real nodes runs on it and on its workload cluster (checkRealNodeFaults), and the upgrades roll
-// real nodes, whose kubeadm joins each new one at the new version. It is the package's one management cluster of the
-// local provider; the installer makes one on the vCenter simulator (TestVSphereFlows).
+// real nodes, whose kubeadm joins each new one at the new version. It is the package's one
+// management cluster of the local provider; the installer makes one on the vCenter simulator
+// (TestVSphereFlows).
 func TestManagementClusterCreate(t *testing.T) {
 	needRoot(t)
 	addr, repo := pushPackages(t)

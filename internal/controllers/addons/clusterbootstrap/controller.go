@@ -300,9 +300,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 }
 
 // retry looks again later: soon and quietly when a package only waits (for its values, or for
-// the workload cluster's kapp-controller to install its CRDs), never for what will not fix itself (said on the ClusterBootstrap as an Event), with the
-// controller's backoff on any other error. controller-runtime ignores a RequeueAfter returned
-// with an error, so none is.
+// the workload cluster's kapp-controller to install its CRDs), never for what will not fix
+// itself (said on the ClusterBootstrap as an Event), with the controller's backoff on any other
+// error. controller-runtime ignores a RequeueAfter returned with an error, so none is.
 func (r *Reconciler) retry(ctx context.Context, cb *runv1alpha3.ClusterBootstrap, err error) (ctrl.Result, error) {
 	switch {
 	case err == nil:

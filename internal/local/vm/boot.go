@@ -301,8 +301,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // firstBoot executes the node's cloud-init once, when containerd answers, and records that it
 // did; a node started again (after a host restart) does not run kubeadm again, as a VM does not.
 func firstBoot(ctx context.Context, dir string, spec Spec, env []string) error {
-	done := filepath.Join(dir, bootedFile)
-	if _, err := os.Stat(done); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, bootedFile)); err == nil {
 		return nil
 	}
 	data, err := os.ReadFile(filepath.Join(dir, userDataFile))
@@ -331,8 +330,19 @@ func firstBoot(ctx context.Context, dir string, spec Spec, env []string) error {
 		status = "failed: " + result.Error()
 	}
 	fmt.Fprintf(out, "cloud-init: %s after %s\n", status, time.Since(start).Round(time.Millisecond))
-	if err := os.WriteFile(done, []byte(status+"\n"), 0o600); err != nil {
+	if err := recordBoot(dir, status); err != nil {
 		return errors.Join(result, err)
 	}
 	return result
+}
+
+// recordBoot writes how the node's cloud-init ended where Booted reads it. It writes a file
+// beside it and renames it into place, so that a reader never sees it empty or half written.
+func recordBoot(dir, status string) error {
+	done := filepath.Join(dir, bootedFile)
+	tmp := done + ".tmp"
+	if err := os.WriteFile(tmp, []byte(status+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, done)
 }

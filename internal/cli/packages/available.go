@@ -34,21 +34,21 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 				if err != nil {
 					return err
 				}
-				var rows [][]string
+				var rows []listed
 				for _, v := range versions {
-					rows = append(rows, row(ns.all, v.Namespace, v.Name, v.Version, v.ReleasedAt))
+					rows = append(rows, listed{v.Namespace, []string{v.Name, v.Version, v.ReleasedAt}})
 				}
-				return out.print(streams.Out, withNamespace([]string{"NAME", "VERSION", "RELEASED-AT"}, ns.all), rows)
+				return printListed(out, streams.Out, ns.all, []string{"NAME", "VERSION", "RELEASED-AT"}, rows)
 			}
 			pkgs, err := c.AvailableList(cmd.Context(), ns.list())
 			if err != nil {
 				return err
 			}
-			var rows [][]string
+			var rows []listed
 			for _, p := range pkgs {
-				rows = append(rows, row(ns.all, p.Namespace, p.Name, p.DisplayName, p.ShortDescription, p.LatestVersion))
+				rows = append(rows, listed{p.Namespace, []string{p.Name, p.DisplayName, p.ShortDescription, p.LatestVersion}})
 			}
-			return out.print(streams.Out, withNamespace([]string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, ns.all), rows)
+			return printListed(out, streams.Out, ns.all, []string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, rows)
 		},
 	}
 	ns.add(cmd, true)

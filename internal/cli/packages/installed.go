@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -66,56 +67,27 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 }
 
 func newInstalledList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	out := &outputFlag{}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List installed packages",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
-			installed, err := c.InstalledList(cmd.Context(), ns.list())
-			if err != nil {
-				return err
-			}
-			var rows [][]string
+	return newListCommand(g, streams, "List installed packages", []string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS"},
+		func(ctx context.Context, c *pkgclient.Client, namespace string) ([]listed, error) {
+			installed, err := c.InstalledList(ctx, namespace)
+			var rows []listed
 			for _, i := range installed {
-				rows = append(rows, row(ns.all, i.Namespace, i.Name, i.PackageName, i.PackageVersion, i.Status))
+				rows = append(rows, listed{i.Namespace, []string{i.Name, i.PackageName, i.PackageVersion, i.Status}})
 			}
-			return out.print(streams.Out, withNamespace([]string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS"}, ns.all), rows)
-		},
-	}
-	ns.add(cmd, true)
-	out.add(cmd)
-	return cmd
+			return rows, err
+		})
 }
 
 func newInstalledGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	out := &outputFlag{}
-	cmd := &cobra.Command{
-		Use:   "get INSTALLED_PACKAGE_NAME",
-		Short: "Get an installed package",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
+	return newGetCommand(g, streams, "get INSTALLED_PACKAGE_NAME", "Get an installed package",
+		[]string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS", "CONDITIONS", "USEFUL-ERROR-MESSAGE"},
+		func(ctx context.Context, c *pkgclient.Client, name, namespace string) ([]string, error) {
+			r, pi, err := c.InstalledGet(ctx, name, namespace)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			r, pi, err := c.InstalledGet(cmd.Context(), args[0], ns.namespace)
-			if err != nil {
-				return err
-			}
-			return out.print(streams.Out, []string{"NAME", "PACKAGE-NAME", "PACKAGE-VERSION", "STATUS", "CONDITIONS", "USEFUL-ERROR-MESSAGE"},
-				[][]string{{r.Name, r.PackageName, r.PackageVersion, r.Status, conditions(pi.Status.Conditions), pi.Status.UsefulErrorMessage}})
-		},
-	}
-	ns.add(cmd, false)
-	out.add(cmd)
-	return cmd
+			return []string{r.Name, r.PackageName, r.PackageVersion, r.Status, conditions(pi.Status.Conditions), pi.Status.UsefulErrorMessage}, nil
+		})
 }
 
 func newInstalledDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {

@@ -84,18 +84,81 @@ func (n *namespaceFlags) list() string {
 	return n.namespace
 }
 
-func withNamespace(headers []string, all bool) []string {
-	if all {
-		return append(headers, "NAMESPACE")
-	}
-	return headers
+// listed is a row of a list: its cells, and the namespace of its object, which a list across
+// every namespace (-A) prints as its last column.
+type listed struct {
+	namespace string
+	cells     []string
 }
 
-func row(all bool, namespace string, cells ...string) []string {
-	if all {
-		return append(cells, namespace)
+// newListCommand returns a list verb of -n, -A and -o: it prints headers and a row for each
+// object list finds in the namespace (in every namespace when it is empty).
+func newListCommand(g *globalFlags, streams genericiooptions.IOStreams, short string, headers []string,
+	list func(ctx context.Context, c *pkgclient.Client, namespace string) ([]listed, error)) *cobra.Command {
+	ns := &namespaceFlags{}
+	out := &outputFlag{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			rows, err := list(cmd.Context(), c, ns.list())
+			if err != nil {
+				return err
+			}
+			return printListed(out, streams.Out, ns.all, headers, rows)
+		},
 	}
-	return cells
+	ns.add(cmd, true)
+	out.add(cmd)
+	return cmd
+}
+
+// printListed prints a list's rows, with a NAMESPACE column when it is across namespaces.
+func printListed(out *outputFlag, w io.Writer, all bool, headers []string, rows []listed) error {
+	cells := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		if all {
+			cells = append(cells, append(r.cells, r.namespace))
+		} else {
+			cells = append(cells, r.cells)
+		}
+	}
+	if all {
+		headers = append(headers, "NAMESPACE")
+	}
+	return out.print(w, headers, cells)
+}
+
+// newGetCommand returns a get verb of one name, -n and -o: it prints headers and the row get
+// returns for the object.
+func newGetCommand(g *globalFlags, streams genericiooptions.IOStreams, use, short string, headers []string,
+	get func(ctx context.Context, c *pkgclient.Client, name, namespace string) ([]string, error)) *cobra.Command {
+	ns := &namespaceFlags{}
+	out := &outputFlag{}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(streams)
+			if err != nil {
+				return err
+			}
+			cells, err := get(cmd.Context(), c, args[0], ns.namespace)
+			if err != nil {
+				return err
+			}
+			return out.print(streams.Out, headers, [][]string{cells})
+		},
+	}
+	ns.add(cmd, false)
+	out.add(cmd)
+	return cmd
 }
 
 const defaultWaitTimeout = 5 * time.Minute

@@ -126,7 +126,7 @@ func TestPackageVerbs(t *testing.T) {
 		t.Errorf("updating a missing repository: %v\n%s", err, out)
 	}
 	out = mustRun(t, "repository", "list", "-A")
-	if !clitest.LineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !clitest.LineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded") {
+	if !clitest.LineHas(out, "NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS", "NAMESPACE") || !clitest.LineHas(out, "standard", host+"/packages/repo", "Reconcile succeeded", tkg.PackageRepoGlobalNamespace) {
 		t.Errorf("repository list:\n%s", out)
 	}
 	out = mustRun(t, "available", "list")

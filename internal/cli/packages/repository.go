@@ -1,6 +1,8 @@
 package packages
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -51,55 +53,26 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams, update
 }
 
 func newRepositoryList(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	out := &outputFlag{}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List package repositories",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
-			repos, err := c.RepositoryList(cmd.Context(), ns.list())
-			if err != nil {
-				return err
-			}
-			var rows [][]string
+	return newListCommand(g, streams, "List package repositories", []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"},
+		func(ctx context.Context, c *pkgclient.Client, namespace string) ([]listed, error) {
+			repos, err := c.RepositoryList(ctx, namespace)
+			var rows []listed
 			for _, r := range repos {
-				rows = append(rows, row(ns.all, r.Namespace, r.Name, r.Repository, r.Tag, r.Status, r.Details))
+				rows = append(rows, listed{r.Namespace, []string{r.Name, r.Repository, r.Tag, r.Status, r.Details}})
 			}
-			return out.print(streams.Out, withNamespace([]string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, ns.all), rows)
-		},
-	}
-	ns.add(cmd, true)
-	out.add(cmd)
-	return cmd
+			return rows, err
+		})
 }
 
 func newRepositoryGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	ns := &namespaceFlags{}
-	out := &outputFlag{}
-	cmd := &cobra.Command{
-		Use:   "get REPOSITORY_NAME",
-		Short: "Get a package repository",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
+	return newGetCommand(g, streams, "get REPOSITORY_NAME", "Get a package repository", []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"},
+		func(ctx context.Context, c *pkgclient.Client, name, namespace string) ([]string, error) {
+			r, err := c.RepositoryGet(ctx, name, namespace)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			r, err := c.RepositoryGet(cmd.Context(), args[0], ns.namespace)
-			if err != nil {
-				return err
-			}
-			return out.print(streams.Out, []string{"NAME", "REPOSITORY", "TAG", "STATUS", "DETAILS"}, [][]string{{r.Name, r.Repository, r.Tag, r.Status, r.Details}})
-		},
-	}
-	ns.add(cmd, false)
-	out.add(cmd)
-	return cmd
+			return []string{r.Name, r.Repository, r.Tag, r.Status, r.Details}, nil
+		})
 }
 
 func newRepositoryDelete(g *globalFlags, streams genericiooptions.IOStreams) *cobra.Command {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Objects are objects read through one client, for ExpectStill.
@@ -73,4 +74,40 @@ func Consistently(t testing.TB, d time.Duration, what string, f func() error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// Reconciles is how many reconciles the named controller of this test process has finished,
+// whatever their result, as its manager counts them (controller_runtime_reconcile_total).
+func Reconciles(t testing.TB, controller string) int {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("failed to read the controllers' metrics: %v", err)
+	}
+	n := 0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return n
+}
+
+// ReconciledSince waits until the named controller has finished a reconcile since Reconciles
+// returned before: the positive sign that it looked at a change, for a Consistently to follow.
+func ReconciledSince(t testing.TB, controller string, before int) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "a reconcile of controller "+controller, func() error {
+		if n := Reconciles(t, controller); n <= before {
+			return fmt.Errorf("%d reconciles, none since %d", n, before)
+		}
+		return nil
+	})
 }

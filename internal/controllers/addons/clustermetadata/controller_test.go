@@ -115,12 +115,16 @@ func published(ctx context.Context, c client.Client) (*clustermetadata.Metadata,
 func TestWorkloadClusterMetadata(t *testing.T) {
 	ctx := t.Context()
 	publishManagement(t, "v2.5.1")
+	before := envtest.Reconciles(t, "clustermetadata")
 	cluster, remote := newWorkload(t, "wc", false, map[string]string{tkg.AnnotationPlan: "prodcc"})
-	// Nothing before the control plane is up.
-	time.Sleep(2 * resync)
-	if _, _, err := published(ctx, remote); !apierrors.IsNotFound(err) {
-		t.Fatalf("metadata before the control plane is initialized: %v", err)
-	}
+	// Nothing before the control plane is up, once the controller has looked at the Cluster.
+	envtest.ReconciledSince(t, "clustermetadata", before)
+	envtest.Consistently(t, 2*resync, "no metadata before the control plane is initialized", func() error {
+		if _, _, err := published(ctx, remote); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("metadata published: %v", err)
+		}
+		return nil
+	})
 	cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 	if err := mgmt.Client.Status().Update(ctx, cluster); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -320,5 +321,49 @@ func TestPrintTreeGroupsAndConditions(t *testing.T) {
 	got := print(tree.ObjectTreeOptions{Grouping: false, ShowOtherConditions: "Cluster"})
 	if !strings.Contains(got, "Machine/wc-md-0-a") || !strings.Contains(got, "Machine/wc-md-0-b") || !strings.Contains(got, "│ └─RemoteConnectionProbe True ProbeSucceeded") {
 		t.Errorf("members and the Cluster's conditions: %s", got)
+	}
+}
+
+// TestDelete: a workload cluster is deleted in two steps, the second naming what holds it when it
+// outlasts the timeout; a management cluster and a missing one are refused with the command that
+// helps.
+func TestDelete(t *testing.T) {
+	wc := topologyCluster(1)
+	delete(wc.Labels, tkg.LabelManagementCluster)
+	wc.Finalizers = []string{clusterv1.ClusterFinalizer}
+	mc := topologyCluster(1)
+	mc.Name = "mc"
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(wc, mc).Build()
+	var out strings.Builder
+	p := progress.ForWriter(&out)
+
+	err := Delete(t.Context(), c, client.ObjectKeyFromObject(wc), time.Second, p)
+	var se *progress.StepError
+	if !errors.As(err, &se) || se.Step != "cluster gone" || !strings.Contains(err.Error(), "cluster wc is not deleted after 1s: finalizers [cluster.cluster.x-k8s.io]") ||
+		!strings.Contains(err.Error(), "`slipway cluster get wc -n default` shows what is left") {
+		t.Errorf("a cluster its finalizer holds: %v", err)
+	}
+	if !strings.Contains(out.String(), "Workload cluster 'wc' is being deleted") || strings.Contains(out.String(), "Workload cluster 'wc' deleted") {
+		t.Errorf("printed:\n%s", out.String())
+	}
+	if steps := p.Steps(); len(steps) != 2 || steps[0].Name != "delete" || steps[0].Failed || !steps[1].Failed {
+		t.Errorf("steps %+v", steps)
+	}
+
+	free := topologyCluster(1)
+	free.Name = "free"
+	delete(free.Labels, tkg.LabelManagementCluster)
+	if err := c.Create(t.Context(), free); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Delete(t.Context(), c, client.ObjectKeyFromObject(free), 10*time.Second, progress.ForWriter(&out)); err != nil || !strings.Contains(out.String(), "Workload cluster 'free' deleted") {
+		t.Errorf("a cluster nothing holds: %v\n%s", err, out.String())
+	}
+	if err := Delete(t.Context(), c, client.ObjectKeyFromObject(free), time.Second, p); err == nil || !strings.Contains(err.Error(), "`slipway cluster list -A` lists the clusters") {
+		t.Errorf("a missing cluster: %v", err)
+	}
+	if err := Delete(t.Context(), c, client.ObjectKeyFromObject(mc), time.Second, p); err == nil || !strings.Contains(err.Error(), "`slipway management-cluster delete` deletes it") {
+		t.Errorf("the management cluster: %v", err)
 	}
 }

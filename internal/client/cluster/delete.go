@@ -16,8 +16,8 @@ import (
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-// Delete deletes a workload cluster and waits until it is gone, saying what holds it when the
-// timeout passes. A management cluster is refused: `management-cluster delete` deletes it.
+// Delete deletes a workload cluster and waits until it is gone, in two steps (delete, cluster
+// gone), saying what holds it when the timeout passes. A management cluster is refused: `management-cluster delete` deletes it.
 func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, p *progress.Printer) error {
 	cl := &clusterv1.Cluster{}
 	if err := c.Get(ctx, key, cl); err != nil {
@@ -29,11 +29,29 @@ func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout 
 	if _, management := cl.Labels[tkg.LabelManagementCluster]; management {
 		return fmt.Errorf("cluster %s is the management cluster: `slipway management-cluster delete` deletes it", key.Name)
 	}
-	if err := c.Delete(ctx, cl); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	p.Infof("Workload cluster '%s' is being deleted ", key.Name)
+	return p.Run(ctx,
+		progress.NamedStep{Name: "delete", Run: func(ctx context.Context) error {
+			if err := c.Delete(ctx, cl); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			p.Infof("Workload cluster '%s' is being deleted ", key.Name)
+			return nil
+		}},
+		progress.NamedStep{Name: "cluster gone", Run: func(ctx context.Context) error {
+			if err := waitGone(ctx, c, cl, timeout); err != nil {
+				return err
+			}
+			p.Infof("Workload cluster '%s' deleted", key.Name)
+			return nil
+		}},
+	)
+}
+
+// waitGone waits until the Cluster is gone, and says what holds it (its finalizers and its
+// Deleting condition's message) when the timeout passes.
+func waitGone(ctx context.Context, c client.Client, cl *clusterv1.Cluster, timeout time.Duration) error {
 	var why string
+	key := client.ObjectKeyFromObject(cl)
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, cl)
 		if apierrors.IsNotFound(err) {
@@ -47,9 +65,9 @@ func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout 
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("cluster %s is not deleted after %s: %s", key.Name, timeout, why)
+		return fmt.Errorf("cluster %s is not deleted after %s: %s; `slipway cluster get %s -n %s` shows what is left, and the deletion goes on",
+			key.Name, timeout, why, key.Name, key.Namespace)
 	}
-	p.Infof("Workload cluster '%s' deleted", key.Name)
 	return nil
 }
 

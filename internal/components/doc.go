@@ -1,6 +1,8 @@
-// Package components maps container images to slipway's in-cluster components and runs them.
-// On the local runtime, the node agent runs a pod whose image is a known component as the child
-// process `slipway component run <name> <args>`, with the pod's args and environment, its
-// volumes written to disk and its service-account token, exactly as in a container; any other
-// image is simulated. The same manifests run the upstream images on a real cluster.
+// Package components maps container images to slipway's in-cluster components and runs them as
+// `slipway component run <name> <args>`. An image slipway builds runs its component in a
+// container on real nodes (and on a real cluster) with its entrypoint. On the node agent of the
+// local runtime (--node-runtime agent), which runs no containers, the agent runs a pod whose
+// image is a known component as that child process, with the pod's args and environment, its
+// volumes written to disk and its service-account token, as in a container; any other image is
+// simulated there, and says so.
 package components

@@ -1,5 +1,11 @@
-// Package local is the local runtime: Kubernetes clusters whose nodes are processes on this
-// host, as kind builds them from containers. Its sub-packages hold the cluster state and flows
-// (cluster), the certificates (pki), the node agent that stands in for the kubelet (node) and
-// the load balancer in front of several control-plane nodes (lb).
+// Package local is the local runtime: Kubernetes clusters whose nodes are made of this host's
+// namespaces, as kind makes them of containers. A node is a real one by default (vm: containerd,
+// the kubelet and kubeadm in namespaces of their own, on the host-only network of hostnet, with
+// the pod network of podnet) or, with --node-runtime agent, the node agent that stands in for
+// the kubelet (node, with podenv, its contract with the components it runs). Beside the nodes:
+// the cluster state and flows of `slipway local cluster` (cluster), the load balancer in front of
+// the control-plane nodes (lb), the `local` Cluster API infrastructure provider
+// (infrastructure) and the host service it reaches from a container (nodeservice), the OCI
+// registry the nodes pull from (registry), the host's limits (hostlimits) and the detached
+// processes and daemons of all of these (proc).
 package local

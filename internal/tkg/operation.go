@@ -41,3 +41,20 @@ func ReadOperation(annotations map[string]string) (OperationInfo, bool) {
 	}
 	return info, true
 }
+
+// EndOperation removes the TKGOperationInfo of a finished operation, so that a later rollout is
+// not read against it, and says whether there was one; another operation's is left.
+func EndOperation(annotations map[string]string, operation string) bool {
+	if info, ok := ReadOperation(annotations); !ok || info.Operation != operation {
+		return false
+	}
+	delete(annotations, AnnotationOperationInfo)
+	return true
+}
+
+// LastObserved reads a Cluster's TKGOperationLastObservedTimestamp; false when there is none, or
+// none readable.
+func LastObserved(annotations map[string]string) (time.Time, bool) {
+	t, err := time.Parse(TimestampLayout, annotations[AnnotationOperationLastObservedTimestamp])
+	return t, err == nil
+}

@@ -100,8 +100,8 @@ func stalledAs(c *clusterv1.Cluster, now time.Time, operation, inProgress, stall
 	if !ok || info.Operation != operation || info.OperationTimeout <= 0 {
 		return inProgress
 	}
-	observed, err := time.Parse(tkg.TimestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
-	if err != nil {
+	observed, ok := tkg.LastObserved(c.Annotations)
+	if !ok {
 		return inProgress
 	}
 	if now.Sub(observed) > time.Duration(info.OperationTimeout)*time.Second {

@@ -299,8 +299,7 @@ func (w waiter) observed(ctx context.Context, c *clusterv1.Cluster) {
 	if available == nil || c.Annotations[tkg.AnnotationOperationInfo] == "" {
 		return
 	}
-	last, err := time.Parse(tkg.TimestampLayout, c.Annotations[tkg.AnnotationOperationLastObservedTimestamp])
-	if err == nil && !available.LastTransitionTime.After(last) {
+	if last, ok := tkg.LastObserved(c.Annotations); ok && !available.LastTransitionTime.After(last) {
 		return
 	}
 	before := c.DeepCopy()

@@ -184,11 +184,10 @@ func clearOperation(ctx context.Context, c client.Client, key client.ObjectKey, 
 	if err := c.Get(ctx, key, cl); err != nil {
 		return err
 	}
-	if info, ok := tkg.ReadOperation(cl.Annotations); !ok || info.Operation != operation {
+	before := cl.DeepCopy()
+	if !tkg.EndOperation(cl.Annotations, operation) {
 		return nil
 	}
-	before := cl.DeepCopy()
-	delete(cl.Annotations, tkg.AnnotationOperationInfo)
 	return c.Patch(ctx, cl, client.MergeFrom(before))
 }
 

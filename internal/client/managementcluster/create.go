@@ -504,7 +504,7 @@ func (f *flow) patch(ctx context.Context) error {
 	before := c.DeepCopy()
 	c.Annotations[tkg.AnnotationTKGVersion] = f.tkgVersion
 	c.Annotations[tkg.AnnotationEdition] = "tkg"
-	delete(c.Annotations, tkg.AnnotationOperationInfo)
+	tkg.EndOperation(c.Annotations, tkg.OperationCreate)
 	c.Annotations[tkg.AnnotationOperationLastObservedTimestamp] = tkg.Timestamp(f.o.Now())
 	if err := f.mgmt.Patch(ctx, c, client.MergeFrom(before)); err != nil {
 		return err

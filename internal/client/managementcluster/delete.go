@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -247,20 +246,8 @@ func (d *deletion) deleteCluster(ctx context.Context) error {
 	if err := d.cleanup.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	var why string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, d.o.Timeout, true, func(ctx context.Context) (bool, error) {
-		err := d.cleanup.Get(ctx, key, c)
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		why = fmt.Sprintf("Cluster %s is still being deleted", key)
-		if err != nil {
-			why = err.Error()
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s (after %s)", why, d.o.Timeout)
+	if err := cluster.WaitGone(ctx, d.cleanup, c, d.o.Timeout); err != nil {
+		return err
 	}
 	d.p.Infof("Management cluster '%s' deleted.", d.o.Name)
 	// Deleted: its audit log goes, as TKG's.

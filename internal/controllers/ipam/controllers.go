@@ -192,7 +192,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ct
 		if address, err = r.allocate(ctx, claim, spec, opts); err != nil || address == nil {
 			return ctrl.Result{}, err
 		}
-		ctrl.LoggerFrom(ctx).Info("Assigned address", "address", address.Spec.Address, "pool", ref.Name)
+		ctrl.LoggerFrom(ctx).Info("Assigned address", "address", address.Spec.Address, ref.Kind, ref.Name)
 	case err != nil:
 		return ctrl.Result{}, err
 	}

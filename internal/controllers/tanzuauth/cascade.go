@@ -114,7 +114,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: secret.Namespace, Name: clusterName}, cluster); err != nil {
 		// A Secret restored before its Cluster waits for it: the audience names the Cluster's UID.
-		return ctrl.Result{}, fmt.Errorf("cluster %s/%s of pinniped values Secret %s: %w", secret.Namespace, clusterName, secret.Name, err)
+		return ctrl.Result{}, fmt.Errorf("Cluster %s of pinniped values Secret %s: %w", klog.KRef(secret.Namespace, clusterName), secret.Name, err)
 	}
 	if _, ok := cluster.Labels[tkg.LabelManagementCluster]; ok || !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
@@ -147,7 +147,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Patch(ctx, secret, patch); err != nil {
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("Pinniped values written", "cluster", cluster.Name, "identityManagement", identityType(info))
+	ctrl.LoggerFrom(ctx).Info("Pinniped values written", "Cluster", klog.KObj(cluster), "identityManagement", identityType(info))
 	r.Recorder.Eventf(secret, cluster, corev1.EventTypeNormal, ReasonPinnipedValuesWritten, "Write",
 		"Pinniped values of cluster %s written from the management cluster: identity management %s", cluster.Name, identityType(info))
 	return ctrl.Result{}, nil

@@ -50,8 +50,8 @@ func (r *Runtime) ownedSpec(ctx context.Context, c *clusterv1.Cluster, uid strin
 		return nil, err
 	}
 	if spec.Owner == nil || spec.Owner.UID != uid {
-		return nil, fmt.Errorf("local cluster %q already exists and does not belong to Cluster %s/%s: "+
-			"delete it with `slipway local cluster delete %s` or give the Cluster another name", c.Name, c.Namespace, c.Name, c.Name)
+		return nil, fmt.Errorf("local cluster %q already exists and does not belong to Cluster %s: "+
+			"delete it with `slipway local cluster delete %s` or give the Cluster another name", c.Name, klog.KObj(c), c.Name)
 	}
 	return spec, nil
 }
@@ -158,7 +158,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		lc.Status.LoadBalancerRestarts++
 		r.Recorder.Eventf(lc, nil, corev1.EventTypeWarning, "LoadBalancerRestarted", "Restart",
 			"The load balancer of %s on %s was not running: started it again (restart %d)", owner.Name, spec.Endpoint(), lc.Status.LoadBalancerRestarts)
-		ctrl.LoggerFrom(ctx).Info("Restarted the load balancer", "cluster", owner.Name, "restarts", lc.Status.LoadBalancerRestarts)
+		ctrl.LoggerFrom(ctx).Info("Restarted the load balancer", "Cluster", klog.KObj(owner), "restarts", lc.Status.LoadBalancerRestarts)
 	}
 	// The LocalCluster keeps the UID its local cluster was made for, so that ownership follows
 	// the Cluster through clusterctl move.
@@ -258,7 +258,7 @@ func (r *ClusterReconciler) delete(ctx context.Context, owner *clusterv1.Cluster
 		if err := r.Runtime.Host.Delete(ctx, owner.Name); err != nil && !errors.Is(err, cluster.ErrNotFound) {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).Info("Deleted the local cluster", "cluster", owner.Name)
+		ctrl.LoggerFrom(ctx).Info("Deleted the local cluster", "Cluster", klog.KObj(owner))
 	} else if !errors.Is(err, os.ErrNotExist) {
 		ctrl.LoggerFrom(ctx).Info("Leaving a local cluster that is not this Cluster's", "reason", err.Error())
 	}

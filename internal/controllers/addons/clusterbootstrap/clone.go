@@ -63,7 +63,7 @@ func (r *Reconciler) cloneReferences(ctx context.Context, cluster *clusterv1.Clu
 	case vf.SecretRef != "":
 		src := &corev1.Secret{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: sourceNamespace, Name: vf.SecretRef}, src); err != nil {
-			return nil, fmt.Errorf("package %s: values Secret %s/%s: %w", pkg.RefName, sourceNamespace, vf.SecretRef, err)
+			return nil, fmt.Errorf("package %s: values Secret %s: %w", pkg.RefName, klog.KRef(sourceNamespace, vf.SecretRef), err)
 		}
 		s, err := r.writeSecret(ctx, cluster, name, labels, src.Data)
 		if err != nil {
@@ -87,7 +87,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, cluster *clusterv1.Cluster
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to write Secret %s/%s: %w", s.Namespace, name, err)
+		return nil, fmt.Errorf("failed to write Secret %s: %w", klog.KRef(s.Namespace, name), err)
 	}
 	return s, nil
 }
@@ -155,7 +155,7 @@ func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Clust
 	}
 	src, _ := r.providerObject(ref)
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: sourceNamespace, Name: ref.Name}, src); err != nil {
-		return nil, fmt.Errorf("package %s: %s %s/%s: %w", pkg.RefName, ref.Kind, sourceNamespace, ref.Name, err)
+		return nil, fmt.Errorf("package %s: %s %s: %w", pkg.RefName, ref.Kind, klog.KRef(sourceNamespace, ref.Name), err)
 	}
 	clone := &unstructured.Unstructured{Object: map[string]any{"apiVersion": src.GetAPIVersion(), "kind": src.GetKind(), "spec": src.Object["spec"]}}
 	clone.SetNamespace(cluster.Namespace)
@@ -163,7 +163,7 @@ func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Clust
 	clone.SetLabels(labels)
 	clone.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(cluster)})
 	if err := r.Client.Create(ctx, clone); err != nil {
-		return nil, fmt.Errorf("failed to clone %s %s/%s: %w", ref.Kind, sourceNamespace, ref.Name, err)
+		return nil, fmt.Errorf("failed to clone %s %s: %w", ref.Kind, klog.KRef(sourceNamespace, ref.Name), err)
 	}
 	ref.Name = name
 	made := []client.Object{clone}

@@ -250,7 +250,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 	if cb.Status.ResolvedTKR != followed {
-		ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "tkr", followed)
+		ctrl.LoggerFrom(ctx).Info("ClusterBootstrap follows release", "TanzuKubernetesRelease", followed)
 		cb.Status.ResolvedTKR = followed
 	}
 	return r.reconcileNormal(ctx, s)
@@ -399,6 +399,6 @@ func (r *Reconciler) reconcileUnpause(ctx context.Context, s *scope) error {
 		return fmt.Errorf("failed to unpause cluster %s: %w", klog.KObj(cluster), err)
 	}
 	r.Recorder.Eventf(cluster, s.cb, corev1.EventTypeNormal, ReasonUnpaused, "Unpause", "Unpaused: the cluster's packages follow release %s", want)
-	ctrl.LoggerFrom(ctx).Info("Unpaused the cluster: its packages follow the new release", "tkr", want)
+	ctrl.LoggerFrom(ctx).Info("Unpaused the cluster: its packages follow the new release", "TanzuKubernetesRelease", want)
 	return nil
 }

@@ -47,7 +47,7 @@ func (r *Reconciler) valuesSecret(ctx context.Context, cluster *clusterv1.Cluste
 			return "", err
 		}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: vf.ProviderRef.Name}, provider); err != nil {
-			return "", fmt.Errorf("package %s: %s %s/%s: %w", pkg.RefName, vf.ProviderRef.Kind, cluster.Namespace, vf.ProviderRef.Name, err)
+			return "", fmt.Errorf("package %s: %s %s: %w", pkg.RefName, vf.ProviderRef.Kind, klog.KRef(cluster.Namespace, vf.ProviderRef.Name), err)
 		}
 		name, _, _ := unstructured.NestedString(provider.Object, "status", "secretRef")
 		if name == "" {
@@ -161,7 +161,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 	if valuesName != "" {
 		local := &corev1.Secret{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: valuesName}, local); err != nil {
-			return fmt.Errorf("package %s: values Secret %s/%s: %w", pkg.RefName, cluster.Namespace, valuesName, err)
+			return fmt.Errorf("package %s: values Secret %s: %w", pkg.RefName, klog.KRef(cluster.Namespace, valuesName), err)
 		}
 		if local.Labels[addons.LabelClusterName] != cluster.Name {
 			// Labelled, a change of the Secret brings the Cluster back.

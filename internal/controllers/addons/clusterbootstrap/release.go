@@ -79,10 +79,10 @@ func controlledBy(cb *runv1alpha3.ClusterBootstrap, cluster *clusterv1.Cluster) 
 func (r *Reconciler) template(ctx context.Context, name string) (*runv1alpha3.ClusterBootstrapTemplate, error) {
 	cbt := &runv1alpha3.ClusterBootstrapTemplate{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: name}, cbt); err != nil {
-		return nil, fmt.Errorf("ClusterBootstrapTemplate %s/%s: %w", r.SystemNamespace, name, err)
+		return nil, fmt.Errorf("ClusterBootstrapTemplate %s: %w", klog.KRef(r.SystemNamespace, name), err)
 	}
 	if cbt.Spec == nil {
-		return nil, reconcile.TerminalError(fmt.Errorf("ClusterBootstrapTemplate %s/%s has no spec: the release's TKR package writes it; reinstall the release", r.SystemNamespace, name))
+		return nil, reconcile.TerminalError(fmt.Errorf("ClusterBootstrapTemplate %s has no spec: the release's TKR package writes it; reinstall the release", klog.KRef(r.SystemNamespace, name)))
 	}
 	return cbt, nil
 }

@@ -169,10 +169,10 @@ func (r *Reconciler) readManagementMetadata(ctx context.Context) (*Metadata, []b
 	}
 	own, err := Parse(cm.Data[MetadataKey])
 	if err != nil {
-		return nil, nil, fmt.Errorf("the management cluster's %s/%s: %w", Namespace, ConfigMap, err)
+		return nil, nil, fmt.Errorf("the management cluster's %s: %w", klog.KRef(Namespace, ConfigMap), err)
 	}
 	if own.BOM.ConfigMapRef.Name == "" {
-		return nil, nil, fmt.Errorf("the management cluster's %s/%s names no BOM (bom.configmapRef.name): `slipway management-cluster upgrade` writes it again", Namespace, ConfigMap)
+		return nil, nil, fmt.Errorf("the management cluster's %s names no BOM (bom.configmapRef.name): `slipway management-cluster upgrade` writes it again", klog.KRef(Namespace, ConfigMap))
 	}
 	key := client.ObjectKey{Namespace: Namespace, Name: own.BOM.ConfigMapRef.Name}
 	if err := r.apiReader.Get(ctx, key, cm); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -61,6 +62,6 @@ func (w *ClusterPause) Default(ctx context.Context, cluster *clusterv1.Cluster) 
 		cluster.Annotations = map[string]string{}
 	}
 	cluster.Annotations[addons.AnnotationPaused] = tkr
-	ctrl.LoggerFrom(ctx).Info("Pausing the cluster until its packages follow the new release", "cluster", client.ObjectKeyFromObject(cluster), "tkr", tkr)
+	ctrl.LoggerFrom(ctx).Info("Pausing the cluster until its packages follow the new release", "Cluster", klog.KObj(cluster), "TanzuKubernetesRelease", tkr)
 	return nil
 }

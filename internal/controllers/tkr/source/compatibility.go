@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -134,7 +135,7 @@ func (c *Compatibility) metadata(ctx context.Context) (*CompatibilityMetadata, e
 	}
 	m := &CompatibilityMetadata{}
 	if err := yaml.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("ConfigMap %s/%s binaryData.%s: %w", c.Namespace, CompatibilityConfigMap, CompatibilityKey, err)
+		return nil, fmt.Errorf("ConfigMap %s binaryData.%s: %w", klog.KRef(c.Namespace, CompatibilityConfigMap), CompatibilityKey, err)
 	}
 	return m, nil
 }

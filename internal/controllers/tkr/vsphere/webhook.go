@@ -131,7 +131,7 @@ func (r *TemplateResolver) Default(ctx context.Context, cluster *clusterv1.Clust
 			return err
 		}
 	}
-	ctrl.LoggerFrom(ctx).Info("VM templates resolved", "cluster", cluster.Namespace+"/"+cluster.Name, "templates", len(queries))
+	ctrl.LoggerFrom(ctx).Info("VM templates resolved", "Cluster", klog.KObj(cluster), "templates", len(queries))
 	return nil
 }
 

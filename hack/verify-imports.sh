@@ -41,6 +41,8 @@ forbid ./internal/carvel/... 'internal/(cli|client|controllers)' \
 	'the Carvel library (internal/carvel) imports no controllers and nothing of the CLI side'
 forbid './internal/vsphere/prerequisites ./internal/vsphere/vcenter' 'internal/vsphere/simulator' \
 	'validating a vCenter does not build the simulator'
+forbid ./internal/tkg/... '.+' \
+	"internal/tkg, TKG's shared vocabulary (labels, annotations, names, the release order), is a leaf"
 forbid ./internal/pki/... '.+' \
 	'internal/pki imports nothing of slipway'"'"'s'
 forbid ./api/... 'internal|cmd|test|config|hack' \

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/tkg"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Role is what a cluster is for: the management cluster or a workload cluster.
@@ -347,10 +347,4 @@ func (c *Cluster) ClassName() string { return classes[c.InfrastructureProvider] 
 // RealNodes says the cluster's nodes are real nodes of the local provider.
 func (c *Cluster) RealNodes() bool {
 	return c.InfrastructureProvider == "local" && c.NodeRuntime == infrav1.NodeRuntimeReal
-}
-
-// ReleaseOf says whether a release's version (v1.35.4+vmware.1-tkg.1) is one of the Kubernetes
-// version asked for (KUBERNETES_VERSION: v1.35.4, v1.35.4+vmware.1 or the release's own).
-func ReleaseOf(release, asked string) bool {
-	return release == asked || strings.HasPrefix(release, asked+"+") || strings.HasPrefix(release, asked+"-")
 }

@@ -177,26 +177,6 @@ func TestRealNodesAnnotateTheCluster(t *testing.T) {
 	}
 }
 
-// TestReleaseOf matches a release to the Kubernetes version asked for, never by a shorter
-// version's prefix.
-func TestReleaseOf(t *testing.T) {
-	for _, tc := range []struct {
-		release, asked string
-		want           bool
-	}{
-		{"v1.35.4+vmware.1-tkg.1", "v1.35.4", true},
-		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1", true},
-		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", true},
-		{"v1.35.4+vmware.1-tkg.1", "v1.35", false},
-		{"v1.35.40+vmware.1-tkg.1", "v1.35.4", false},
-		{"v1.34.3+vmware.1-tkg.1", "v1.35.4", false},
-	} {
-		if got := ReleaseOf(tc.release, tc.asked); got != tc.want {
-			t.Errorf("ReleaseOf(%s, %s) = %t, want %t", tc.release, tc.asked, got, tc.want)
-		}
-	}
-}
-
 // TestPrecedenceOfEveryFamily checks flags > environment > file > defaults for the proxy, size,
 // health check and vSphere variables, and that the environment reads only known variables.
 func TestPrecedenceOfEveryFamily(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/local/node"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // listed is a workload cluster as `slipway ui` lists it: `cluster list`'s columns and its
@@ -131,7 +132,7 @@ func workloadOf(p *corev1.Pod) string {
 // packageStateOf reads a package's state from the ClusterBootstrap's conditions, named
 // <Short>-ReconcileSucceeded and <Short>-ReconcileFailed as TKG writes them.
 func packageStateOf(cb *runv1alpha3.ClusterBootstrap, refName string) string {
-	prefix := addons.ConditionPrefix(refName)
+	prefix := tkg.ConditionPrefix(refName)
 	for _, c := range cb.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

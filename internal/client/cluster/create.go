@@ -238,7 +238,7 @@ func release(ctx context.Context, c client.Client, version string) (*runv1alpha3
 			continue
 		}
 		ready = append(ready, tkr.Spec.Version)
-		if config.ReleaseOf(tkr.Spec.Version, version) {
+		if tkg.ReleaseOf(tkr.Spec.Version, version) {
 			return tkr, nil
 		}
 	}
@@ -385,8 +385,8 @@ func (w waiter) corePackages(ctx context.Context) error {
 			if pkg == nil || pkg.RefName == "" || strings.HasSuffix(pkg.RefName, "*") || skip[pkg] {
 				continue
 			}
-			name := addons.PackageInstallName(w.key.Name, pkg.RefName)
-			typ := addons.ConditionPrefix(pkg.RefName) + "-ReconcileSucceeded"
+			name := tkg.PackageInstallName(w.key.Name, pkg.RefName)
+			typ := tkg.ConditionPrefix(pkg.RefName) + "-ReconcileSucceeded"
 			if !done[name] && cb.Status.Conditions.IsTrue(typ) {
 				done[name] = true
 				namespace := tkg.SystemNamespace

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // TreeOptions are TKG's `get` flags for the object tree.
@@ -74,7 +74,7 @@ func PrintPackages(out io.Writer, cb *runv1alpha3.ClusterBootstrap) error {
 			continue
 		}
 		condition, status, message := "", "", ""
-		prefix := addons.ConditionPrefix(p.RefName) + "-"
+		prefix := tkg.ConditionPrefix(p.RefName) + "-"
 		for _, c := range cb.Status.Conditions {
 			if strings.HasPrefix(c.Type, prefix) {
 				condition, status, message = strings.TrimPrefix(c.Type, prefix), string(c.Status), c.Message

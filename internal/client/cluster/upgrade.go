@@ -16,8 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -45,7 +43,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, ask
 		chosen = ""
 		for _, u := range updates {
 			name := strings.ReplaceAll(u, "+", "---")
-			if tkr.HasVersionPrefix(u, asked) || tkr.HasVersionPrefix(name, asked) {
+			if tkg.HasVersionPrefix(u, asked) || tkg.HasVersionPrefix(name, asked) {
 				chosen = u
 			}
 		}
@@ -74,8 +72,8 @@ func availableVersions(ctx context.Context, c client.Client, key client.ObjectKe
 	}
 	// Just after an upgrade, the condition may still list the release the cluster is now on, or
 	// one between the old and the new: neither is an upgrade.
-	if current := tkr.VersionFromLabel(cl.Labels[runv1alpha3.LabelTKR]); current != "" {
-		versions = slices.DeleteFunc(versions, func(v string) bool { return tkr.CompareVersions(v, current) <= 0 })
+	if current := tkg.VersionFromLabel(cl.Labels[runv1alpha3.LabelTKR]); current != "" {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return tkg.CompareVersions(v, current) <= 0 })
 	}
 	if len(versions) == 0 {
 		return nil, noUpgradesError{key}
@@ -240,12 +238,12 @@ func (w waiter) pausedFor(ctx context.Context) string {
 	if err := w.c.Get(ctx, w.key, cl); err != nil || !ptr.Deref(cl.Spec.Paused, false) {
 		return ""
 	}
-	tkr, ok := cl.Annotations[addons.AnnotationPaused]
+	tkr, ok := cl.Annotations[tkg.AnnotationPaused]
 	if !ok {
 		return "the cluster is paused (spec.paused): unpause it for its machines to move"
 	}
 	return fmt.Sprintf("the cluster stays paused until its ClusterBootstrap follows release %s (annotation %s): "+
-		"`kubectl get clusterbootstrap -n %s %s -o yaml` and the tanzu-addons-manager's log say what it waits for", tkr, addons.AnnotationPaused, w.key.Namespace, w.key.Name)
+		"`kubectl get clusterbootstrap -n %s %s -o yaml` and the tanzu-addons-manager's log say what it waits for", tkr, tkg.AnnotationPaused, w.key.Namespace, w.key.Name)
 }
 
 // resolved waits until the cluster's ClusterBootstrap follows the new release.

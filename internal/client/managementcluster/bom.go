@@ -10,7 +10,7 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // BOM is a TKG bill of materials in TKG's shape (tkg-bom-vX.Y.Z.yaml): the release, its default
@@ -87,7 +87,7 @@ func (r *Repository) BOM(defaultKubernetesVersion string) (*BOM, error) {
 		b.Components[pkg.Spec.RefName] = append(b.Components[pkg.Spec.RefName], c)
 	}
 	for _, versions := range b.Components {
-		slices.SortFunc(versions, func(a, b BOMComponent) int { return tkr.CompareVersions(b.Version, a.Version) })
+		slices.SortFunc(versions, func(a, b BOMComponent) int { return tkg.CompareVersions(b.Version, a.Version) })
 	}
 	return b, nil
 }

@@ -295,7 +295,7 @@ func (f *flow) checkRelease(ctx context.Context) error {
 		}
 		why = fmt.Sprintf("no TanzuKubernetesRelease of Kubernetes %s", f.cfg.KubernetesVersion)
 		for _, tkr := range list.Items {
-			if !config.ReleaseOf(tkr.Spec.Version, f.cfg.KubernetesVersion) {
+			if !tkg.ReleaseOf(tkr.Spec.Version, f.cfg.KubernetesVersion) {
 				continue
 			}
 			if !announced {

@@ -14,6 +14,7 @@ import (
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/tkg"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 )
 
@@ -118,7 +119,7 @@ func (f *flow) validate(ctx context.Context) error {
 		return err
 	}
 	releases := f.repo.Releases()
-	i := slices.IndexFunc(releases, func(r string) bool { return config.ReleaseOf(r, f.cfg.KubernetesVersion) })
+	i := slices.IndexFunc(releases, func(r string) bool { return tkg.ReleaseOf(r, f.cfg.KubernetesVersion) })
 	if i < 0 {
 		return fmt.Errorf("invalid %s %q: the package repository %s has no Kubernetes release of it: use one of %s",
 			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))

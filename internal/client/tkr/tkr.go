@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/status"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Release is one release as the CLI shows it.
@@ -65,7 +65,7 @@ func List(ctx context.Context, c client.Client, name string) ([]Release, error) 
 	for i := range list.Items {
 		out = append(out, releaseOf(&list.Items[i]))
 	}
-	sort.Slice(out, func(i, j int) bool { return tkr.CompareVersions(out[i].Version, out[j].Version) < 0 })
+	sort.Slice(out, func(i, j int) bool { return tkg.CompareVersions(out[i].Version, out[j].Version) < 0 })
 	return out, nil
 }
 
@@ -122,7 +122,7 @@ func ReleaseUpgrades(ctx context.Context, c client.Client, name string) ([]Relea
 	var out []Release
 	for _, r := range all {
 		v, err := version.ParseSemantic(r.Version)
-		if err != nil || !r.Usable() || v.Major() != current.Major() || v.Minor() > current.Minor()+1 || tkr.CompareVersions(r.Version, from.Spec.Version) <= 0 {
+		if err != nil || !r.Usable() || v.Major() != current.Major() || v.Minor() > current.Minor()+1 || tkg.CompareVersions(r.Version, from.Spec.Version) <= 0 {
 			continue
 		}
 		out = append(out, r)
@@ -149,10 +149,10 @@ func Resolve(ctx context.Context, c client.Client, name string) (*runv1alpha3.Ta
 		if t.Name == name {
 			return t, nil
 		}
-		if !tkr.HasVersionPrefix(t.Name, name) && !tkr.HasVersionPrefix(t.Spec.Version, name) {
+		if !tkg.HasVersionPrefix(t.Name, name) && !tkg.HasVersionPrefix(t.Spec.Version, name) {
 			continue
 		}
-		if chosen == nil || tkr.CompareVersions(t.Spec.Version, chosen.Spec.Version) > 0 {
+		if chosen == nil || tkg.CompareVersions(t.Spec.Version, chosen.Spec.Version) > 0 {
 			chosen = t
 		}
 	}
@@ -184,7 +184,7 @@ func AvailableUpgrades(ctx context.Context, c client.Client, namespace, name str
 	var out []Release
 	for _, v := range status.ParseUpdates(cond.Message) {
 		t := &runv1alpha3.TanzuKubernetesRelease{}
-		if err := c.Get(ctx, client.ObjectKey{Name: tkr.VersionLabel(v)}, t); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: tkg.VersionLabel(v)}, t); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Packages lists a ClusterBootstrap spec's packages that are set: CNI, CPI, CSI, kapp, then the
@@ -89,14 +90,14 @@ func AddMissingFields(template, spec *runv1alpha3.ClusterBootstrapTemplateSpec) 
 		case t == nil:
 		case *p == nil:
 			*p = t.DeepCopy()
-		case (*p).ValuesFrom == nil && ShortName((*p).RefName) == ShortName(t.RefName):
+		case (*p).ValuesFrom == nil && tkg.ShortName((*p).RefName) == tkg.ShortName(t.RefName):
 			(*p).ValuesFrom = t.ValuesFrom.DeepCopy()
 		}
 	}
 	for _, t := range template.AdditionalPackages {
 		found := false
 		for _, p := range spec.AdditionalPackages {
-			if ShortName(p.RefName) == ShortName(t.RefName) {
+			if tkg.ShortName(p.RefName) == tkg.ShortName(t.RefName) {
 				found = true
 				if p.ValuesFrom == nil {
 					p.ValuesFrom = t.ValuesFrom.DeepCopy()

@@ -80,12 +80,12 @@ func (r *CascadeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func isPinnipedValues(s *corev1.Secret) bool {
-	return s.Type == addons.SecretTypeClusterBootstrap && strings.Contains(s.Labels[addons.LabelPackageName], pinnipedPackage)
+	return s.Type == addons.SecretTypeClusterBootstrap && strings.Contains(s.Labels[tkg.LabelPackageName], pinnipedPackage)
 }
 
 func (r *CascadeReconciler) allSecrets(ctx context.Context, _ client.Object) []ctrl.Request {
 	secrets := &corev1.SecretList{}
-	if err := r.Client.List(ctx, secrets, client.HasLabels{addons.LabelPackageName}); err != nil {
+	if err := r.Client.List(ctx, secrets, client.HasLabels{tkg.LabelPackageName}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list pinniped values Secrets")
 		return nil
 	}
@@ -108,7 +108,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	clusterName := clusterOf(secret)
 	if clusterName == "" {
-		ctrl.LoggerFrom(ctx).Info("Pinniped values Secret names no Cluster (owner reference or label " + addons.LabelClusterName + "); left alone")
+		ctrl.LoggerFrom(ctx).Info("Pinniped values Secret names no Cluster (owner reference or label " + tkg.LabelClusterName + "); left alone")
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1.Cluster{}
@@ -161,7 +161,7 @@ func clusterOf(s *corev1.Secret) string {
 			return ref.Name
 		}
 	}
-	return s.Labels[addons.LabelClusterName]
+	return s.Labels[tkg.LabelClusterName]
 }
 
 func identityType(info *corev1.ConfigMap) string {

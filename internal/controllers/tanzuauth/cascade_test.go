@@ -50,7 +50,7 @@ func createValues(t *testing.T, c *clusterv1.Cluster, values string) {
 	t.Helper()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.Name + "-pinniped-package",
-			Labels:          map[string]string{addons.LabelPackageName: "pinniped.tanzu.vmware.com.0.25.0---vmware.1-tkg.1", addons.LabelClusterName: c.Name},
+			Labels:          map[string]string{tkg.LabelPackageName: "pinniped.tanzu.vmware.com.0.25.0---vmware.1-tkg.1", tkg.LabelClusterName: c.Name},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.Name, UID: c.UID}}},
 		Type: addons.SecretTypeClusterBootstrap,
 		Data: map[string][]byte{addons.ValuesKey: []byte(values)},

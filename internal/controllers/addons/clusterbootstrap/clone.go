@@ -22,6 +22,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // clusterOwner is the owner reference every object cloned for a cluster carries.
@@ -50,7 +51,7 @@ func (r *Reconciler) cloneReferences(ctx context.Context, cluster *clusterv1.Clu
 	if err != nil {
 		return nil, err
 	}
-	name := addons.PackageConfigName(cluster.Name, p.Spec.RefName)
+	name := tkg.PackageConfigName(cluster.Name, p.Spec.RefName)
 	labels := packageLabels(cluster, pkg)
 	switch vf := pkg.ValuesFrom; {
 	case vf.Inline != nil:
@@ -95,7 +96,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, cluster *clusterv1.Cluster
 // packageLabels are the labels of the objects that hold a cluster's package values; a change of
 // a labelled Secret or provider brings the Cluster back.
 func packageLabels(cluster *clusterv1.Cluster, pkg *runv1alpha3.ClusterBootstrapPackage) map[string]string {
-	return map[string]string{addons.LabelClusterName: cluster.Name, addons.LabelPackageName: addons.LabelValue(pkg.RefName)}
+	return map[string]string{tkg.LabelClusterName: cluster.Name, tkg.LabelPackageName: tkg.LabelValue(pkg.RefName)}
 }
 
 // adopt makes an object the user made for a cluster's package (a *Config or values Secret) the
@@ -232,7 +233,7 @@ func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
 func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 	for _, p := range addons.Packages(s.cb.Spec) {
 		// Inline values are written to a Secret of that name; a Secret is copied under it.
-		name := addons.PackageConfigName(s.cluster.Name, p.RefName)
+		name := tkg.PackageConfigName(s.cluster.Name, p.RefName)
 		if vf := p.ValuesFrom; vf == nil || vf.Inline == nil && vf.SecretRef != name {
 			continue
 		}

@@ -84,7 +84,7 @@ func provider(kind, group, name string) *runv1alpha3.ValuesFrom {
 	return &runv1alpha3.ValuesFrom{ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To(group), Kind: kind, Name: name}}
 }
 
-var templateConfig = map[string]string{addons.AnnotationTemplateConfig: "true"}
+var templateConfig = map[string]string{tkg.AnnotationTemplateConfig: "true"}
 
 // release makes a TKR and its ClusterBootstrapTemplate: kapp-controller and antrea with values
 // from template *Configs, metrics-server with inline values, secretgen-controller with a
@@ -236,7 +236,7 @@ func TestClusterLifecycle(t *testing.T) {
 			}
 			return nil
 		})
-		if _, template := antrea.Annotations[addons.AnnotationTemplateConfig]; template || antrea.Labels[addons.LabelClusterName] != "wl" || len(antrea.OwnerReferences) != 2 {
+		if _, template := antrea.Annotations[tkg.AnnotationTemplateConfig]; template || antrea.Labels[tkg.LabelClusterName] != "wl" || len(antrea.OwnerReferences) != 2 {
 			t.Errorf("cloned AntreaConfig: annotations %v labels %v owners %v", antrea.Annotations, antrea.Labels, antrea.OwnerReferences)
 		}
 		values(t, mgmt.Client, ns, "wl-antrea-data-values", "serviceCIDR: 100.64.0.0/13")
@@ -413,7 +413,7 @@ func TestClusterLifecycle(t *testing.T) {
 		eventually(t, workload.Client, key(sys, "antrea.tanzu.vmware.com.1.13.1"), &datapkgingv1alpha1.Package{}, ok)
 		values(t, workload.Client, sys, "wl-antrea-data-values", "trafficEncapMode: noEncap")
 		eventually(t, mgmt.Client, key(ns, "wl"), cluster, func(c *clusterv1.Cluster) error {
-			if ptr.Deref(c.Spec.Paused, false) || c.Annotations[addons.AnnotationPaused] != "" {
+			if ptr.Deref(c.Spec.Paused, false) || c.Annotations[tkg.AnnotationPaused] != "" {
 				return fmt.Errorf("still paused: %v %v", c.Spec.Paused, c.Annotations)
 			}
 			return nil

@@ -178,7 +178,7 @@ func sameName(_ context.Context, o client.Object) []ctrl.Request {
 
 // labelledCluster maps a values Secret or *Config, labelled with its cluster, to the Cluster.
 func labelledCluster(_ context.Context, o client.Object) []ctrl.Request {
-	if name := o.GetLabels()[addons.LabelClusterName]; name != "" {
+	if name := o.GetLabels()[tkg.LabelClusterName]; name != "" {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	}
 	return nil
@@ -187,7 +187,7 @@ func labelledCluster(_ context.Context, o client.Object) []ctrl.Request {
 // annotatedCluster maps a PackageInstall the controller made, on the management or the workload
 // cluster, to its Cluster.
 func annotatedCluster(_ context.Context, o client.Object) []ctrl.Request {
-	name, namespace := o.GetAnnotations()[addons.AnnotationClusterName], o.GetAnnotations()[addons.AnnotationClusterNamespace]
+	name, namespace := o.GetAnnotations()[tkg.AnnotationClusterName], o.GetAnnotations()[tkg.AnnotationClusterNamespace]
 	if name == "" || namespace == "" {
 		return nil
 	}
@@ -211,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	// A Cluster paused by its user is left alone; one paused by the upgrade webhook is what
 	// this controller must finish and unpause.
-	if ptr.Deref(cluster.Spec.Paused, false) && cluster.Annotations[addons.AnnotationPaused] == "" {
+	if ptr.Deref(cluster.Spec.Paused, false) && cluster.Annotations[tkg.AnnotationPaused] == "" {
 		return ctrl.Result{}, nil
 	}
 	tkr := &runv1alpha3.TanzuKubernetesRelease{}
@@ -388,12 +388,12 @@ func foreignPackages(ctx context.Context, c client.Reader, cluster *clusterv1.Cl
 // the release the Cluster was paused for.
 func (r *Reconciler) reconcileUnpause(ctx context.Context, s *scope) error {
 	cluster := s.cluster
-	want, ok := cluster.Annotations[addons.AnnotationPaused]
+	want, ok := cluster.Annotations[tkg.AnnotationPaused]
 	if !ok || want != s.cb.Status.ResolvedTKR {
 		return nil
 	}
 	patch := client.MergeFrom(cluster.DeepCopy())
-	delete(cluster.Annotations, addons.AnnotationPaused)
+	delete(cluster.Annotations, tkg.AnnotationPaused)
 	cluster.Spec.Paused = ptr.To(false)
 	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
 		return fmt.Errorf("failed to unpause cluster %s: %w", klog.KObj(cluster), err)

@@ -23,6 +23,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // errWaiting says what a package waits for before it can be installed.
@@ -38,7 +39,7 @@ func (r *Reconciler) valuesSecret(ctx context.Context, cluster *clusterv1.Cluste
 	case vf == nil:
 		return "", nil
 	case vf.Inline != nil:
-		return addons.PackageConfigName(cluster.Name, p.Spec.RefName), nil
+		return tkg.PackageConfigName(cluster.Name, p.Spec.RefName), nil
 	case vf.SecretRef != "":
 		return vf.SecretRef, nil
 	case vf.ProviderRef != nil:
@@ -68,8 +69,8 @@ func clusterAnnotations(pi *pkgingv1alpha1.PackageInstall, cluster *clusterv1.Cl
 	if pi.Annotations == nil {
 		pi.Annotations = map[string]string{}
 	}
-	pi.Annotations[addons.AnnotationClusterName] = cluster.Name
-	pi.Annotations[addons.AnnotationClusterNamespace] = cluster.Namespace
+	pi.Annotations[tkg.AnnotationClusterName] = cluster.Name
+	pi.Annotations[tkg.AnnotationClusterNamespace] = cluster.Namespace
 }
 
 // installKappController makes the PackageInstall, in the cluster's namespace on the management
@@ -87,7 +88,7 @@ func (r *Reconciler) installKappController(ctx context.Context, cluster *cluster
 	if err != nil {
 		return err
 	}
-	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: addons.PackageInstallName(cluster.Name, p.Spec.RefName)}}
+	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: tkg.PackageInstallName(cluster.Name, p.Spec.RefName)}}
 	_, err = controllerutil.CreateOrPatch(ctx, r.Client, pi, func() error {
 		clusterAnnotations(pi, cluster)
 		pi.OwnerReferences = util.EnsureOwnerRef(pi.OwnerReferences, clusterOwner(cluster))
@@ -163,7 +164,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: valuesName}, local); err != nil {
 			return fmt.Errorf("package %s: values Secret %s: %w", pkg.RefName, klog.KRef(cluster.Namespace, valuesName), err)
 		}
-		if local.Labels[addons.LabelClusterName] != cluster.Name {
+		if local.Labels[tkg.LabelClusterName] != cluster.Name {
 			// Labelled, a change of the Secret brings the Cluster back.
 			patch := client.MergeFrom(local.DeepCopy())
 			local.Labels = mergeLabels(local.Labels, packageLabels(cluster, pkg))
@@ -171,7 +172,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 				return err
 			}
 		}
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: addons.DataValuesSecretName(cluster.Name, p.Spec.RefName)}}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: tkg.DataValuesSecretName(cluster.Name, p.Spec.RefName)}}
 		if _, err := controllerutil.CreateOrPatch(ctx, remote, s, func() error {
 			// The type is set on creation only: on a management cluster that manages itself
 			// this is the *Config controller's Secret (see configs.Config.Reconcile).
@@ -185,7 +186,7 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 		}
 		remoteValues = s.Name
 	}
-	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: addons.PackageInstallName(cluster.Name, p.Spec.RefName)}}
+	pi := &pkgingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: tkg.PackageInstallName(cluster.Name, p.Spec.RefName)}}
 	if _, err := controllerutil.CreateOrPatch(ctx, remote, pi, func() error {
 		clusterAnnotations(pi, cluster)
 		pi.Spec.ServiceAccountName = addons.ServiceAccount

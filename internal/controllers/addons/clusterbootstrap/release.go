@@ -19,6 +19,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // getOrCreate returns the Cluster's ClusterBootstrap, cloning it from the release's template
@@ -210,7 +211,7 @@ func (r *Reconciler) adoptUsers(ctx context.Context, s *scope) (string, error) {
 // isTemplate says whether an object is a release's template of package values, which is cloned
 // for a cluster, never adopted.
 func isTemplate(o client.Object) bool {
-	_, ok := o.GetAnnotations()[addons.AnnotationTemplateConfig]
+	_, ok := o.GetAnnotations()[tkg.AnnotationTemplateConfig]
 	return ok
 }
 
@@ -270,10 +271,10 @@ func followRelease(spec, template, addable *runv1alpha3.ClusterBootstrapTemplate
 	// released names the release's bootstrap package of each short name.
 	released := map[string]string{}
 	for _, bp := range tkr.Spec.BootstrapPackages {
-		released[addons.ShortName(bp.Name)] = bp.Name
+		released[tkg.ShortName(bp.Name)] = bp.Name
 	}
 	follow := func(p *runv1alpha3.ClusterBootstrapPackage) {
-		if name, ok := released[addons.ShortName(p.RefName)]; ok {
+		if name, ok := released[tkg.ShortName(p.RefName)]; ok {
 			p.RefName = name
 		}
 	}
@@ -282,7 +283,7 @@ func followRelease(spec, template, addable *runv1alpha3.ClusterBootstrapTemplate
 	for _, name := range addons.CorePackages {
 		p, t := core[name], *templateCore[name]
 		switch {
-		case *p != nil && t != nil && addons.ShortName((*p).RefName) == addons.ShortName(t.RefName):
+		case *p != nil && t != nil && tkg.ShortName((*p).RefName) == tkg.ShortName(t.RefName):
 			(*p).RefName = t.RefName
 		case *p != nil:
 			follow(*p)
@@ -297,7 +298,7 @@ func followRelease(spec, template, addable *runv1alpha3.ClusterBootstrapTemplate
 	for _, t := range addable.AdditionalPackages {
 		found := false
 		for _, p := range spec.AdditionalPackages {
-			if addons.ShortName(p.RefName) == addons.ShortName(t.RefName) {
+			if tkg.ShortName(p.RefName) == tkg.ShortName(t.RefName) {
 				p.RefName, found = t.RefName, true
 			}
 		}

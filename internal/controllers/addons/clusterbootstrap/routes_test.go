@@ -96,7 +96,7 @@ func TestCustomisation(t *testing.T) {
 			t.Errorf("the user's ClusterBootstrap was changed: %+v", cb.Spec)
 		}
 		eventually(t, mgmt.Client, key(ns, "c2-antrea"), &cniv1alpha1.AntreaConfig{}, func(a *cniv1alpha1.AntreaConfig) error {
-			if a.Status.SecretRef == "" || a.Labels[addons.LabelClusterName] != "c2" {
+			if a.Status.SecretRef == "" || a.Labels[tkg.LabelClusterName] != "c2" {
 				return fmt.Errorf("the user's AntreaConfig was not adopted: labels %v status %+v", a.Labels, a.Status)
 			}
 			return nil
@@ -280,7 +280,7 @@ func TestManagementClusterInTheSystemNamespace(t *testing.T) {
 		if err := mgmt.Client.Get(ctx, key(sys, name), o); err != nil {
 			t.Fatal(err)
 		}
-		if len(o.GetOwnerReferences()) != 0 || o.GetLabels()[addons.LabelClusterName] != "" {
+		if len(o.GetOwnerReferences()) != 0 || o.GetLabels()[tkg.LabelClusterName] != "" {
 			t.Errorf("the release's template %s was adopted: owners %v, labels %v", name, o.GetOwnerReferences(), o.GetLabels())
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Condition of a deleting cluster's ClusterBootstrap and its reasons.
@@ -63,12 +64,12 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) error {
 	}
 	wasSettled, settled := true, true
 	for _, src := range sources {
-		prefix := addons.ConditionPrefix(src.pkg.RefName) + "-"
+		prefix := tkg.ConditionPrefix(src.pkg.RefName) + "-"
 		if c := cb.Status.Conditions.Get(prefix + string(kappctrlv1alpha1.ReconcileSucceeded)); c == nil || c.Status != corev1.ConditionTrue {
 			wasSettled = false
 		}
 		pi := &pkgingv1alpha1.PackageInstall{}
-		err := src.c.Get(ctx, client.ObjectKey{Namespace: src.namespace, Name: addons.PackageInstallName(cluster.Name, src.pkg.RefName)}, pi)
+		err := src.c.Get(ctx, client.ObjectKey{Namespace: src.namespace, Name: tkg.PackageInstallName(cluster.Name, src.pkg.RefName)}, pi)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -180,7 +181,7 @@ func (r *Reconciler) removeAdditional(ctx context.Context, cluster *clusterv1.Cl
 	var remaining []string
 	for _, p := range cb.Spec.AdditionalPackages {
 		pi := &pkgingv1alpha1.PackageInstall{}
-		pi.Namespace, pi.Name = r.SystemNamespace, addons.PackageInstallName(cluster.Name, p.RefName)
+		pi.Namespace, pi.Name = r.SystemNamespace, tkg.PackageInstallName(cluster.Name, p.RefName)
 		if err := remote.Delete(ctx, pi); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue

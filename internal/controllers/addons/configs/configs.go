@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Config is one *Config kind and how its values are made.
@@ -93,7 +94,7 @@ func clusterName(o client.Object) (string, bool) {
 			return ref.Name, true
 		}
 	}
-	name, ok := o.GetLabels()[addons.LabelClusterName]
+	name, ok := o.GetLabels()[tkg.LabelClusterName]
 	return name, ok && name != ""
 }
 
@@ -103,7 +104,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if _, template := obj.GetAnnotations()[addons.AnnotationTemplateConfig]; template || !obj.GetDeletionTimestamp().IsZero() {
+	if _, template := obj.GetAnnotations()[tkg.AnnotationTemplateConfig]; template || !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
 	name, ok := clusterName(obj)
@@ -123,7 +124,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: addons.DataValuesSecretName(cluster.Name, r.Package)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: tkg.DataValuesSecretName(cluster.Name, r.Package)}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
 		// A Secret's type cannot change. On a management cluster that manages itself, the
 		// ClusterBootstrap controller's copy of these values on the "workload" cluster is this
@@ -135,8 +136,8 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		if s.Labels == nil {
 			s.Labels = map[string]string{}
 		}
-		s.Labels[addons.LabelClusterName] = cluster.Name
-		s.Labels[addons.LabelPackageName] = r.Package
+		s.Labels[tkg.LabelClusterName] = cluster.Name
+		s.Labels[tkg.LabelPackageName] = r.Package
 		s.Data = map[string][]byte{addons.ValuesKey: data}
 		return controllerutil.SetOwnerReference(obj, s, r.Client.Scheme())
 	}); err != nil {

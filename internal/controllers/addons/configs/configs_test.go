@@ -22,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 var env *envtest.Environment
@@ -57,7 +58,7 @@ func TestConfigValues(t *testing.T) {
 	ctx := t.Context()
 	const ns = "configs"
 	owner := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{addons.LabelClusterName: "vs"}}
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{tkg.LabelClusterName: "vs"}}
 	}
 	vsphereCluster := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "VSphereCluster",
@@ -87,7 +88,7 @@ func TestConfigValues(t *testing.T) {
 		&csiv1alpha1.VSphereCSIConfig{ObjectMeta: owner("vs-vsphere-csi-package"), Spec: csiv1alpha1.VSphereCSIConfigSpec{VSphereCSI: csiv1alpha1.VSphereCSI{Mode: csiv1alpha1.ModeVSphereCSI}}},
 		&runv1alpha3.KappControllerConfig{ObjectMeta: owner("vs-kapp-controller-package")},
 		&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "template",
-			Labels: map[string]string{addons.LabelClusterName: "vs"}, Annotations: map[string]string{addons.AnnotationTemplateConfig: "true"}}},
+			Labels: map[string]string{tkg.LabelClusterName: "vs"}, Annotations: map[string]string{tkg.AnnotationTemplateConfig: "true"}}},
 	} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -116,7 +117,7 @@ func TestConfigValues(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-calico-data-values"}, calico); err != nil {
 		t.Fatal(err)
 	}
-	if calico.Type != corev1.SecretTypeOpaque || calico.Labels[addons.LabelClusterName] != "vs" || calico.Labels[addons.LabelPackageName] != "calico" {
+	if calico.Type != corev1.SecretTypeOpaque || calico.Labels[tkg.LabelClusterName] != "vs" || calico.Labels[tkg.LabelPackageName] != "calico" {
 		t.Errorf("the Opaque values Secret the CalicoConfig took over: type %s, labels %v; want Opaque, labelled", calico.Type, calico.Labels)
 	}
 	cpi := &cpiv1alpha1.VSphereCPIConfig{}
@@ -157,7 +158,7 @@ func TestConfigValues(t *testing.T) {
 	other.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
 	other.Spec.ClusterNetwork.Services.CIDRBlocks = []string{"100.64.0.0/13"}
 	for _, o := range []client.Object{other, &cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "an-antrea-package",
-		Labels: map[string]string{addons.LabelClusterName: "an"}}}} {
+		Labels: map[string]string{tkg.LabelClusterName: "an"}}}} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}

@@ -343,7 +343,7 @@ func (w *ClusterBootstrap) ValidateUpdate(ctx context.Context, oldCB, newCB *run
 		}
 		found := false
 		for i, n := range newCB.Spec.AdditionalPackages {
-			if n == nil || addons.ShortName(n.RefName) != addons.ShortName(o.RefName) {
+			if n == nil || tkg.ShortName(n.RefName) != tkg.ShortName(o.RefName) {
 				continue
 			}
 			found = true
@@ -372,7 +372,7 @@ func (w *ClusterBootstrap) compare(ctx context.Context, namespace string, path *
 	if err != nil {
 		return nil, err
 	}
-	oldRef, newRef := addons.ShortName(o.RefName), addons.ShortName(n.RefName)
+	oldRef, newRef := tkg.ShortName(o.RefName), tkg.ShortName(n.RefName)
 	if oldPkg != nil && newPkg != nil {
 		oldRef, newRef = oldPkg.Spec.RefName, newPkg.Spec.RefName
 	}

@@ -17,7 +17,6 @@ import (
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -318,7 +317,7 @@ func TestClusterPause(t *testing.T) {
 	if err := w.Default(t.Context(), upgraded); err != nil {
 		t.Fatal(err)
 	}
-	if !ptr.Deref(upgraded.Spec.Paused, false) || upgraded.Annotations[addons.AnnotationPaused] != "v1.35.4---vmware.1-tkg.1" {
+	if !ptr.Deref(upgraded.Spec.Paused, false) || upgraded.Annotations[tkg.AnnotationPaused] != "v1.35.4---vmware.1-tkg.1" {
 		t.Errorf("new release: paused=%v annotations=%v, want paused for v1.35.4---vmware.1-tkg.1", upgraded.Spec.Paused, upgraded.Annotations)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // ClusterPausePath is where the Cluster pause webhook is served.
@@ -61,7 +61,7 @@ func (w *ClusterPause) Default(ctx context.Context, cluster *clusterv1.Cluster) 
 	if cluster.Annotations == nil {
 		cluster.Annotations = map[string]string{}
 	}
-	cluster.Annotations[addons.AnnotationPaused] = tkr
+	cluster.Annotations[tkg.AnnotationPaused] = tkr
 	ctrl.LoggerFrom(ctx).Info("Pausing the cluster until its packages follow the new release", "Cluster", klog.KObj(cluster), "TanzuKubernetesRelease", tkr)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // OSImageQuery is what one part of a cluster (its control plane or a machine deployment) asks for.
@@ -137,7 +138,7 @@ func Candidates(tkrs []*runv1alpha3.TanzuKubernetesRelease, osImages []*runv1alp
 		results = append(results, res)
 	}
 	sort.SliceStable(results, func(i, j int) bool {
-		return tkr.CompareVersions(results[i].TKR.Spec.Version, results[j].TKR.Spec.Version) > 0
+		return tkg.CompareVersions(results[i].TKR.Spec.Version, results[j].TKR.Spec.Version) > 0
 	})
 	return results, rejected
 }
@@ -165,7 +166,7 @@ func unwanted(t *runv1alpha3.TanzuKubernetesRelease) []string {
 // it does not match.
 func matchPart(t *runv1alpha3.TanzuKubernetesRelease, osImages map[string]*runv1alpha3.OSImage, q OSImageQuery) ([]*runv1alpha3.OSImage, string) {
 	ls := labels.Set(tkr.TKRLabels(t))
-	if q.K8sVersionPrefix != "" && !ls.Has(tkr.VersionLabel(q.K8sVersionPrefix)) && t.Name != q.K8sVersionPrefix {
+	if q.K8sVersionPrefix != "" && !ls.Has(tkg.VersionLabel(q.K8sVersionPrefix)) && t.Name != q.K8sVersionPrefix {
 		return nil, fmt.Sprintf("version %s does not match %s", t.Spec.Version, q.K8sVersionPrefix)
 	}
 	if q.TKRSelector != nil && !q.TKRSelector.Matches(ls) {

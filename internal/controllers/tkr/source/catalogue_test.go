@@ -19,9 +19,9 @@ import (
 	"github.com/slipway-dev/slipway/internal/carvel/deploy"
 	"github.com/slipway-dev/slipway/internal/carvel/template"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // release is one release of the default catalogue, rendered from packages/tkr.
@@ -52,10 +52,10 @@ func TestDefaultCatalogue(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := render(t, root, dir)
 			releases[name] = r
-			if r.tkr.Name != name || tkr.VersionLabel(r.tkr.Spec.Version) != name {
+			if r.tkr.Name != name || tkg.VersionLabel(r.tkr.Spec.Version) != name {
 				t.Errorf("the release in %s is %s version %s", dir, r.tkr.Name, r.tkr.Spec.Version)
 			}
-			if !slices.Contains(tkr.VersionPrefixes(name), tkr.VersionLabel(r.tkr.Spec.Kubernetes.Version)) {
+			if !slices.Contains(tkg.VersionPrefixes(name), tkg.VersionLabel(r.tkr.Spec.Kubernetes.Version)) {
 				t.Errorf("Kubernetes %s is not a prefix of %s", r.tkr.Spec.Kubernetes.Version, r.tkr.Spec.Version)
 			}
 			var kinds []string

@@ -22,10 +22,8 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/carvel/deploy"
 	"github.com/slipway-dev/slipway/internal/carvel/fetch"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
-
-// LabelTKRPackage marks the Packages of a TKR package repository that carry a release.
-const LabelTKRPackage = "run.tanzu.vmware.com/tkr-package"
 
 // Fetcher discovers the catalogue: it copies the newest compatibility metadata into the
 // bom-metadata ConfigMap and creates the TKR Packages of every compatible release found in the
@@ -200,7 +198,7 @@ func (f *Fetcher) createTKRPackages(ctx context.Context, reg fetch.Registry, ref
 			continue
 		}
 		for _, u := range objs {
-			if _, ok := u.GetLabels()[LabelTKRPackage]; !ok || u.GetKind() != "Package" {
+			if _, ok := u.GetLabels()[tkg.LabelTKRPackage]; !ok || u.GetKind() != "Package" {
 				continue
 			}
 			pkg := &datapkgingv1alpha1.Package{}

@@ -16,7 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/carvel/deploy"
 	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/carvel/template"
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // PackageReconciler installs TKR Packages: it fetches and templates the Package's bundle as an
@@ -35,7 +35,7 @@ type PackageReconciler struct {
 // SetupWithManager registers the reconciler for TKR Packages of its namespace.
 func (r *PackageReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	isTKRPackage := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		_, ok := o.GetLabels()[LabelTKRPackage]
+		_, ok := o.GetLabels()[tkg.LabelTKRPackage]
 		return ok && o.GetNamespace() == r.Namespace
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -93,7 +93,7 @@ func (r *PackageReconciler) install(ctx context.Context, pkg *datapkgingv1alpha1
 		}
 	}
 	target := deploy.Target{Client: r.Client, Namespace: pkg.Namespace}
-	_, err = deploy.Apply(ctx, target, deploy.AppName("tkr-"+tkr.VersionLabel(pkg.Spec.Version)), objs, time.Minute)
+	_, err = deploy.Apply(ctx, target, deploy.AppName("tkr-"+tkg.VersionLabel(pkg.Spec.Version)), objs, time.Minute)
 	return err
 }
 

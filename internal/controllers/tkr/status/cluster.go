@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/resolver"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Reasons of the UpdatesAvailable condition.
@@ -110,7 +110,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 				"Kubernetes releases to upgrade to: %s", now.Message)
 		}
 	}()
-	current, err := version.ParseSemantic(tkr.VersionFromLabel(name))
+	current, err := version.ParseSemantic(tkg.VersionFromLabel(name))
 	if err != nil {
 		conditions.Set(cluster, metav1.Condition{Type: runv1alpha3.ConditionUpdatesAvailable, Status: metav1.ConditionUnknown, Reason: ReasonCannotParseTKR,
 			Message: fmt.Sprintf("cannot read a version from TKR name %q: %v", name, err)})
@@ -156,7 +156,7 @@ func (r *ClusterReconciler) updates(ctx context.Context, cluster *clusterv1.Clus
 		results, _ := resolver.Candidates(tkrs, images, q)
 		for i := len(results) - 1; i >= 0; i-- {
 			v := results[i].TKR.Spec.Version
-			if tkr.CompareVersions(v, current.String()) > 0 {
+			if tkg.CompareVersions(v, current.String()) > 0 {
 				out = append(out, v)
 			}
 		}

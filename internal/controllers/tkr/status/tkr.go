@@ -18,6 +18,7 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Reasons of a release that is not Valid, as TKG names them.
@@ -114,8 +115,8 @@ func setReady(t *runv1alpha3.TanzuKubernetesRelease) {
 // ClusterBootstrapTemplate exist. It returns the reason and message of the first failure.
 func (r *TKRReconciler) validity(ctx context.Context, t *runv1alpha3.TanzuKubernetesRelease) (string, string, error) {
 	k8s := t.Spec.Kubernetes.Version
-	prefixes := tkr.VersionPrefixes(tkr.VersionLabel(t.Spec.Version))
-	if !slices.Contains(prefixes, tkr.VersionLabel(k8s)) {
+	prefixes := tkg.VersionPrefixes(tkg.VersionLabel(t.Spec.Version))
+	if !slices.Contains(prefixes, tkg.VersionLabel(k8s)) {
 		return ReasonTKRVersionMismatch, fmt.Sprintf("Kubernetes version %q is not a prefix of TKR version %q", k8s, t.Spec.Version), nil
 	}
 	for _, ref := range t.Spec.OSImages {

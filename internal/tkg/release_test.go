@@ -1,4 +1,4 @@
-package tkr
+package tkg
 
 import "testing"
 
@@ -50,6 +50,26 @@ func TestHasVersionPrefix(t *testing.T) {
 	} {
 		if got := HasVersionPrefix(tc.s, tc.prefix); got != tc.want {
 			t.Errorf("HasVersionPrefix(%s, %s) = %t, want %t", tc.s, tc.prefix, got, tc.want)
+		}
+	}
+}
+
+// TestReleaseOf matches a release to the Kubernetes version asked for, never by a shorter
+// version's prefix.
+func TestReleaseOf(t *testing.T) {
+	for _, tc := range []struct {
+		release, asked string
+		want           bool
+	}{
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35.4+vmware.1-tkg.1", true},
+		{"v1.35.4+vmware.1-tkg.1", "v1.35", false},
+		{"v1.35.40+vmware.1-tkg.1", "v1.35.4", false},
+		{"v1.34.3+vmware.1-tkg.1", "v1.35.4", false},
+	} {
+		if got := ReleaseOf(tc.release, tc.asked); got != tc.want {
+			t.Errorf("ReleaseOf(%s, %s) = %t, want %t", tc.release, tc.asked, got, tc.want)
 		}
 	}
 }

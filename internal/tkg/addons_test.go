@@ -1,6 +1,8 @@
-package addons
+package tkg
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestNames(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	slipwayconfig "github.com/slipway-dev/slipway/config"
+	"github.com/slipway-dev/slipway/config/crd"
 	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
@@ -58,7 +58,7 @@ func runKappController(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := installCRDs(ctx, c, slipwayconfig.CarvelCRDs); err != nil {
+	if err := installCRDs(ctx, c); err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -83,31 +83,31 @@ func runKappController(ctx context.Context, args []string) error {
 	return mgr.Start(ctx)
 }
 
-// installCRDs creates or updates a set of CRDs and waits until they are established.
-func installCRDs(ctx context.Context, c client.Client, set string) error {
-	crds, err := slipwayconfig.CRDs(set)
+// installCRDs creates or updates kapp-controller's CRDs and waits until they are established.
+func installCRDs(ctx context.Context, c client.Client) error {
+	crds, err := crd.Carvel()
 	if err != nil {
 		return err
 	}
-	for _, crd := range crds {
-		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	for _, def := range crds {
+		def.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 		existing := &apiextensionsv1.CustomResourceDefinition{}
-		err := c.Get(ctx, client.ObjectKeyFromObject(crd), existing)
+		err := c.Get(ctx, client.ObjectKeyFromObject(def), existing)
 		switch {
 		case apierrors.IsNotFound(err):
-			err = c.Create(ctx, crd)
+			err = c.Create(ctx, def)
 		case err == nil:
-			crd.ResourceVersion = existing.ResourceVersion
-			err = c.Update(ctx, crd)
+			def.ResourceVersion = existing.ResourceVersion
+			err = c.Update(ctx, def)
 		}
 		if err != nil {
-			return fmt.Errorf("failed to install CRD %s: %w", crd.Name, err)
+			return fmt.Errorf("failed to install CRD %s: %w", def.Name, err)
 		}
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		for _, crd := range crds {
+		for _, def := range crds {
 			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(def), got); err != nil {
 				return false, nil
 			}
 			established := false

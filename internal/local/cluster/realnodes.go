@@ -370,5 +370,5 @@ func (s Store) bootRealNodes(ctx context.Context, p *progress.Printer, dirs Dirs
 	})
 }
 
-// podNetworkName is the runtime's pod network DaemonSet (config/local-pod-network).
+// podNetworkName is the runtime's pod network DaemonSet (internal/local/podnet/pod-network.yaml).
 const podNetworkName = "local-pod-network"

@@ -14,13 +14,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/slipway-dev/slipway/config"
+	"github.com/slipway-dev/slipway/internal/local/podnet"
 )
 
 // adminConfig is the kubeconfig kubeadm leaves on a control-plane node.
 const adminConfig = "/etc/kubernetes/admin.conf"
 
-// ensurePodNetwork applies the runtime's pod network (config.PodNetwork) at every boot of a
+// ensurePodNetwork applies the runtime's pod network (podnet.Manifest) at every boot of a
 // control-plane node, once its API server answers, as kind applies its CNI after kubeadm init;
 // applying it again changes nothing. A worker, which has no admin kubeconfig, returns at once. It retries until it applies or the
 // context ends.
@@ -29,7 +29,7 @@ func ensurePodNetwork(ctx context.Context) {
 	if _, err := os.Stat(adminConfig); err != nil {
 		return
 	}
-	objs, err := utilyaml.ToUnstructured(config.PodNetwork)
+	objs, err := utilyaml.ToUnstructured(podnet.Manifest)
 	if err != nil {
 		log.Error(err, "The pod network's manifest is broken")
 		return

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -184,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			errs = append(errs, fmt.Errorf("namespace %s: %w", ns.Name, err))
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return ctrl.Result{}, kerrors.NewAggregate(errs)
 }
 
 // propagate makes the copy of source in namespace, or deletes it when source is nil.

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -139,7 +140,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	defer func() {
 		if err := helper.Patch(ctx, lc, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition}}); err != nil {
-			reterr = errors.Join(reterr, client.IgnoreNotFound(err))
+			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
 		}
 	}()
 	if !lc.DeletionTimestamp.IsZero() {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -106,7 +107,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	defer func() {
 		if err := helper.Patch(ctx, lm, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, infrav1.NodeStartedCondition}}); err != nil {
-			reterr = errors.Join(reterr, client.IgnoreNotFound(err))
+			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
 		}
 	}()
 	if !lm.DeletionTimestamp.IsZero() {

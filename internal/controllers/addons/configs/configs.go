@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,12 +37,27 @@ type Config[T client.Object] struct {
 	// SecretRef reads and SetSecretRef writes status.secretRef.
 	SecretRef    func(T) string
 	SetSecretRef func(T, string)
+	// Recorder records an Event on the object when its values are written or cannot be
+	// computed; the manager's when nil.
+	Recorder events.EventRecorder
 }
+
+// Reasons of the Events recorded on a *Config.
+const (
+	// ReasonValuesWritten: the package's values Secret was written (created or changed).
+	ReasonValuesWritten = "ValuesWritten"
+	// ReasonValuesFailed: the values could not be computed (a missing infrastructure object or
+	// credentials Secret, say); the note says what.
+	ReasonValuesFailed = "ValuesFailed"
+)
 
 // SetupWithManager registers the controller; a change of a Cluster recomputes its objects, and
 // a change of credentials (a Secret with a username and a password, such as a vSphere
 // cluster's identity, which `credentials update` rotates) those of its namespace.
 func (r *Config[T]) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(r.Package + "-config-controller")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Package+"_config").
 		For(r.New()).
@@ -98,6 +114,8 @@ func clusterName(o client.Object) (string, bool) {
 	return name, ok && name != ""
 }
 
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Reconcile writes the object's values Secret and its status.secretRef.
 func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.New()
@@ -118,6 +136,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	values, err := r.Values(ctx, r.Client, cluster, obj)
 	if err != nil {
+		r.Recorder.Eventf(obj, cluster, corev1.EventTypeWarning, ReasonValuesFailed, "ComputeValues", "Failed to compute the %s values: %v", r.Package, err)
 		return ctrl.Result{}, fmt.Errorf("%s %s: %w", r.Package, req.NamespacedName, err)
 	}
 	data, err := yaml.Marshal(values)
@@ -125,7 +144,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return ctrl.Result{}, err
 	}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: tkg.DataValuesSecretName(cluster.Name, r.Package)}}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
+	op, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
 		// A Secret's type cannot change. On a management cluster that manages itself, the
 		// ClusterBootstrap controller's copy of these values on the "workload" cluster is this
 		// very Secret (same namespace, same name), written as Opaque by the bootstrap cluster
@@ -140,8 +159,12 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		s.Labels[tkg.LabelPackageName] = r.Package
 		s.Data = map[string][]byte{addons.ValuesKey: data}
 		return controllerutil.SetOwnerReference(obj, s, r.Client.Scheme())
-	}); err != nil {
+	})
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to write Secret %s: %w", klog.KObj(s), err)
+	}
+	if op != controllerutil.OperationResultNone {
+		r.Recorder.Eventf(obj, s, corev1.EventTypeNormal, ReasonValuesWritten, "WriteValues", "Wrote the %s values into Secret %s", r.Package, s.Name)
 	}
 	if r.SecretRef(obj) != s.Name {
 		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))

@@ -113,6 +113,9 @@ func TestConfigValues(t *testing.T) {
 			return nil
 		})
 	}
+	// Each config says where its values went.
+	envtest.ExpectEvent(t, env.Client, ns, "vs-vsphere-cpi-package", corev1.EventTypeNormal, configs.ReasonValuesWritten,
+		func(note string) bool { return note == "Wrote the vsphere-cpi values into Secret vs-vsphere-cpi-data-values" })
 	calico := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-calico-data-values"}, calico); err != nil {
 		t.Fatal(err)
@@ -151,6 +154,19 @@ func TestConfigValues(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	// A config whose values cannot be computed says why, on itself.
+	broken := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nocreds"}}
+	broken.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "VSphereCluster", Name: "nocreds"}
+	for _, o := range []client.Object{broken, &cpiv1alpha1.VSphereCPIConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nocreds-vsphere-cpi-package",
+		Labels: map[string]string{tkg.LabelClusterName: "nocreds"}}}} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := envtest.ExpectEvent(t, env.Client, ns, "nocreds-vsphere-cpi-package", corev1.EventTypeWarning, configs.ReasonValuesFailed, nil)
+	if !strings.Contains(note, "Failed to compute the vsphere-cpi values: ") || !strings.Contains(note, "nocreds") {
+		t.Errorf("the Warning of a config without its VSphereCluster says %q", note)
 	}
 	// An AntreaConfig of another cluster, created after the template, gets its values: the
 	// AntreaConfig controller has looked at the template too, and must leave it without values.

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,7 +126,7 @@ func ReadCompatibility(ctx context.Context, image string, reg fetch.Registry) ([
 		}
 		errs = append(errs, err)
 	}
-	return nil, errors.Join(errs...)
+	return nil, kerrors.NewAggregate(errs)
 }
 
 // compatibilityFile returns the one metadata file of the image, checked to parse.
@@ -172,7 +173,7 @@ func (f *Fetcher) fetchTKRPackages(ctx context.Context, reg fetch.Registry) erro
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return kerrors.NewAggregate(errs)
 }
 
 // createTKRPackages creates the Packages labelled run.tanzu.vmware.com/tkr-package of one TKR
@@ -218,7 +219,7 @@ func (f *Fetcher) createTKRPackages(ctx context.Context, reg fetch.Registry, ref
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return kerrors.NewAggregate(errs)
 }
 
 func (f *Fetcher) savePackage(ctx context.Context, want *datapkgingv1alpha1.Package) error {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,22 +76,7 @@ func results(t *testing.T, gate string, want ...string) []corev1alpha2.FeatureRe
 // expectEvent waits for an Event of a reason about the object named regarding, with the note.
 func expectEvent(t *testing.T, reason, regarding, note string) {
 	t.Helper()
-	envtest.Eventually(t, 10*time.Second, regarding+" Event "+reason, func() error {
-		list := &eventsv1.EventList{}
-		if err := env.Client.List(t.Context(), list); err != nil {
-			return err
-		}
-		var notes []string
-		for _, e := range list.Items {
-			if e.Reason == reason && e.Regarding.Name == regarding {
-				if e.Note == note {
-					return nil
-				}
-				notes = append(notes, e.Note)
-			}
-		}
-		return fmt.Errorf("Events %q, want %q", notes, note)
-	})
+	envtest.ExpectEvent(t, env.Client, "", regarding, "", reason, func(n string) bool { return n == note })
 }
 
 // TestActivationFollowsPoliciesAndGates toggles Features of each stability through a gate.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -152,22 +151,7 @@ func TestPropagation(t *testing.T) {
 // expectEvent waits for an Event of a reason about the source prop-source/class, with the note.
 func expectEvent(t *testing.T, reason, note string) {
 	t.Helper()
-	envtest.Eventually(t, 10*time.Second, "Event "+reason, func() error {
-		list := &eventsv1.EventList{}
-		if err := env.Client.List(t.Context(), list, client.InNamespace("prop-source")); err != nil {
-			return err
-		}
-		var notes []string
-		for _, e := range list.Items {
-			if e.Reason == reason && e.Regarding.Name == "class" {
-				if e.Note == note {
-					return nil
-				}
-				notes = append(notes, e.Note)
-			}
-		}
-		return fmt.Errorf("Events %q, want %q", notes, note)
-	})
+	envtest.ExpectEvent(t, env.Client, "prop-source", "class", "", reason, func(n string) bool { return n == note })
 }
 
 func TestParseSaysWhatIsWrong(t *testing.T) {

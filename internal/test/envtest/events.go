@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ExpectEvent waits up to 20 s for an Event of the type and reason regarding the object
-// (namespace and name) whose note match accepts (nil accepts any), and returns its note; it fails
+// ExpectEvent waits up to 20 s for an Event of the type (any when empty) and reason regarding the
+// object (namespace, empty for every one, and name) whose note match accepts (nil accepts any), and returns its note; it fails
 // the test with the notes of that reason it found instead.
 func ExpectEvent(t testing.TB, c client.Reader, namespace, name, typ, reason string, match func(note string) bool) string {
 	t.Helper()
@@ -22,7 +22,7 @@ func ExpectEvent(t testing.TB, c client.Reader, namespace, name, typ, reason str
 		}
 		var notes []string
 		for _, e := range list.Items {
-			if e.Type != typ || e.Reason != reason || e.Regarding.Name != name {
+			if typ != "" && e.Type != typ || e.Reason != reason || e.Regarding.Name != name {
 				continue
 			}
 			if match == nil || match(e.Note) {

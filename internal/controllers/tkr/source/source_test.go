@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -220,22 +219,7 @@ func expectState(t *testing.T, name, want string) {
 // the text.
 func expectEvent(t *testing.T, release, typ, reason, text string) {
 	t.Helper()
-	eventually(t, release+" Event "+reason, func() error {
-		list := &eventsv1.EventList{}
-		if err := env.Client.List(t.Context(), list); err != nil {
-			return err
-		}
-		var found []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "TanzuKubernetesRelease" && e.Regarding.Name == release && e.Reason == reason {
-				if e.Type == typ && strings.Contains(e.Note, text) {
-					return nil
-				}
-				found = append(found, e.Type+": "+e.Note)
-			}
-		}
-		return fmt.Errorf("Events %q, want %s: …%s…", found, typ, text)
-	})
+	envtest.ExpectEvent(t, env.Client, "", release, typ, reason, func(n string) bool { return strings.Contains(n, text) })
 }
 
 func TestCatalogue(t *testing.T) {

@@ -115,7 +115,9 @@ func TestConfigValues(t *testing.T) {
 	}
 	// Each config says where its values went.
 	envtest.ExpectEvent(t, env.Client, ns, "vs-vsphere-cpi-package", corev1.EventTypeNormal, configs.ReasonValuesWritten,
-		func(note string) bool { return note == "Wrote the vsphere-cpi values into Secret vs-vsphere-cpi-data-values" })
+		func(note string) bool {
+			return note == "Wrote the vsphere-cpi values into Secret vs-vsphere-cpi-data-values"
+		})
 	calico := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vs-calico-data-values"}, calico); err != nil {
 		t.Fatal(err)

@@ -306,6 +306,7 @@ func TestCatalogue(t *testing.T) {
 		expectState(t, n134, "Compatible=True Valid=True Ready=True label:v1 label:"+n134)
 		expectState(t, n135, "Compatible=False Valid=True Ready=False label:incompatible label:v1 label:"+n135)
 		expectEvent(t, n134, corev1.EventTypeNormal, source.ReasonCompatible, "compatible with this management cluster again")
+		expectEvent(t, n134, corev1.EventTypeNormal, status.ReasonReleaseReady, "Release "+v134+" is Ready")
 		if err := env.Client.Delete(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
@@ -335,6 +336,7 @@ func TestCatalogue(t *testing.T) {
 		if ready.Reason != status.ReasonMissingOSImage {
 			t.Fatalf("Ready %+v", ready)
 		}
+		expectEvent(t, n136, corev1.EventTypeWarning, status.ReasonMissingOSImage, "Release "+v136+" is not valid: OSImage \"ubuntu-"+n136+"\" is missing")
 	})
 
 	t.Run("OSImages are labelled for selectors", func(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 	"slices"
 
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +32,9 @@ const (
 	ReasonMissingClusterBootstrapTemplate = "MissingClusterBootstrapTemplate"
 	// ReasonWaitingForCompatibility says a release's Compatible condition is not set yet.
 	ReasonWaitingForCompatibility = "WaitingForCompatibility"
+	// ReasonReleaseReady is the Event of a release that became Ready: clusters of it are
+	// admitted. A release found not Valid has an Event of the reason it is not (a Warning).
+	ReasonReleaseReady = "ReleaseReady"
 )
 
 // TKRReconciler labels a release, sets its Valid and Ready conditions, and labels OSImages.
@@ -37,11 +42,17 @@ type TKRReconciler struct {
 	Client client.Client
 	// Namespace holds the releases' ClusterBootstrapTemplates and bootstrap Packages.
 	Namespace string
+	// Recorder records an Event when a release becomes Ready or is found not Valid; the
+	// manager's when nil.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler. A release changes validity when its OSImages,
 // ClusterBootstrapTemplate or bootstrap Packages come or go.
 func (r *TKRReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("tkr-status-controller")
+	}
 	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []ctrl.Request {
 		return source.AllTKRs(ctx, r.Client)
 	})
@@ -69,6 +80,11 @@ func (r *TKRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	statusPatch := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	wasReady := t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady)
+	var wasInvalid string
+	if v := t.Status.Conditions.Get(runv1alpha3.ConditionValid); v != nil && v.Status == "False" {
+		wasInvalid = v.Reason + ": " + v.Message
+	}
 	reason, message, err := r.validity(ctx, t)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -81,6 +97,12 @@ func (r *TKRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	setReady(t)
 	if err := r.Client.Status().Patch(ctx, t, statusPatch); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	switch {
+	case reason != "" && reason+": "+message != wasInvalid:
+		r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, reason, "Validate", "Release %s is not valid: %s", t.Spec.Version, message)
+	case !wasReady && t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady):
+		r.Recorder.Eventf(t, nil, corev1.EventTypeNormal, ReasonReleaseReady, "Validate", "Release %s is Ready: clusters of it are admitted", t.Spec.Version)
 	}
 	return ctrl.Result{}, setLabels(ctx, r.Client, t, tkr.TKRLabels(t))
 }

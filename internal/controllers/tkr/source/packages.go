@@ -7,7 +7,9 @@ import (
 	"time"
 
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,10 +32,19 @@ type PackageReconciler struct {
 	Namespace string
 	// Trust is how registries are trusted (tkr-controller-config); nil trusts the system's CAs.
 	Trust *fetch.ConfigTrust
+	// Recorder records a Warning on a Package that cannot be installed; the manager's when nil.
+	Recorder events.EventRecorder
 }
+
+// ReasonInstallFailed is the Warning of a TKR Package that could not be installed (its bundle
+// not fetched, not templated or not applied); the note says why, and it is tried again.
+const ReasonInstallFailed = "TKRPackageInstallFailed"
 
 // SetupWithManager registers the reconciler for TKR Packages of its namespace.
 func (r *PackageReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("tkr-source-controller")
+	}
 	isTKRPackage := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[tkg.LabelTKRPackage]
 		return ok && o.GetNamespace() == r.Namespace
@@ -54,6 +65,7 @@ func (r *PackageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	if err := r.install(ctx, pkg); err != nil {
+		r.Recorder.Eventf(pkg, nil, corev1.EventTypeWarning, ReasonInstallFailed, "Install", "Failed to install release %s: %v", pkg.Spec.Version, err)
 		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", pkg.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -337,6 +338,22 @@ func TestCatalogue(t *testing.T) {
 			t.Fatalf("Ready %+v", ready)
 		}
 		expectEvent(t, n136, corev1.EventTypeWarning, status.ReasonMissingOSImage, "Release "+v136+" is not valid: OSImage \"ubuntu-"+n136+"\" is missing")
+	})
+
+	t.Run("a TKR Package that cannot be fetched says why", func(t *testing.T) {
+		pkg := &datapkgingv1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tkr.tanzu.vmware.com.9.9.9",
+			Labels: map[string]string{tkg.LabelTKRPackage: ""}},
+			Spec: datapkgingv1alpha1.PackageSpec{RefName: "tkr.tanzu.vmware.com", Version: "9.9.9",
+				Template: datapkgingv1alpha1.AppTemplateSpec{Spec: &kappctrlv1alpha1.AppSpec{
+					Fetch: []kappctrlv1alpha1.AppFetch{{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: host + "/tkg/nothing:v9.9.9"}}}}}}}
+		if err := env.Client.Create(ctx, pkg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pkg) })
+		note := envtest.ExpectEvent(t, env.Client, ns, pkg.Name, corev1.EventTypeWarning, source.ReasonInstallFailed, nil)
+		if !strings.HasPrefix(note, "Failed to install release 9.9.9: ") || !strings.Contains(note, "nothing") {
+			t.Errorf("the Warning of a Package whose bundle is missing says %q", note)
+		}
 	})
 
 	t.Run("OSImages are labelled for selectors", func(t *testing.T) {

@@ -107,6 +107,23 @@ func runSlipway(t *testing.T, args ...string) (string, error) {
 	return runSlipwayContext(t.Context(), args...)
 }
 
+// slipwayOutput runs the binary in dir (the test's own when empty) and returns what it printed
+// on stdout, the JSON or YAML a test parses, apart from the notices it prints on stderr (such as
+// which of several management clusters it chose); a failure's error holds stderr.
+func slipwayOutput(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, slipway, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
 // runSlipwayContext runs the binary under ctx; cleanups use it, as t.Context is done by then.
 func runSlipwayContext(parent context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, 5*time.Minute)

@@ -439,7 +439,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if data, err := os.ReadFile(audit); err != nil || !strings.Contains(string(data), "] Workload cluster 'e2e-wc' created") {
 			t.Errorf("the audit log %s: %v\n%s", audit, err, data)
 		}
-		out, err = runSlipway(t, "cluster", "list", "-o", "json")
+		out, err = slipwayOutput(t, "", "cluster", "list", "-o", "json")
 		var listed []map[string]any
 		if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 {
 			t.Fatalf("cluster list -o json: %v\n%s", err, out)
@@ -936,7 +936,7 @@ func checkClusterctl(t *testing.T, name, infraKind string) {
 // whose node pool md-0 has TKG's default check, and follows Cluster API's MachineHealthCheck.
 func checkMachineHealthCheckVerbs(t *testing.T, mc client.Client) {
 	t.Helper()
-	out, err := runSlipway(t, "cluster", "machinehealthcheck", "node", "get", "e2e-wc")
+	out, err := slipwayOutput(t, "", "cluster", "machinehealthcheck", "node", "get", "e2e-wc")
 	var checks []clusterclient.MachineHealthCheck
 	if err != nil || json.Unmarshal([]byte(out), &checks) != nil || len(checks) != 1 || checks[0].Spec.Selector.MatchLabels[clusterv1.ClusterTopologyMachineDeploymentNameLabel] != "md-0" {
 		t.Fatalf("machinehealthcheck node get: %v\n%s", err, out)

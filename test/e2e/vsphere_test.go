@@ -479,7 +479,7 @@ func runSlipwayIn(t *testing.T, dir string, timeout time.Duration, args ...strin
 // cluster server, when not empty, is among the servers.
 func checkContextAware(t *testing.T, dir, server string) {
 	t.Helper()
-	out, err := runSlipwayIn(t, dir, time.Minute, "config", "get")
+	out, err := slipwayOutput(t, dir, "config", "get")
 	if err != nil {
 		t.Fatalf("config get: %v\n%s", err, out)
 	}
@@ -520,7 +520,7 @@ func checkClusterListJSON(t *testing.T, dir string) {
 
 // clusterListJSON says how seeds/001's listing differs from what it shows of tkg-mgmt-vc.
 func clusterListJSON(t *testing.T, dir string) error {
-	out, err := runSlipwayIn(t, dir, time.Minute, "cluster", "list", "--include-management-cluster", "-A", "--output=json")
+	out, err := slipwayOutput(t, dir, "cluster", "list", "--include-management-cluster", "-A", "--output=json")
 	if err != nil {
 		return fmt.Errorf("cluster list: %v\n%s", err, out)
 	}

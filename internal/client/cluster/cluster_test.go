@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -365,5 +368,42 @@ func TestDelete(t *testing.T) {
 	}
 	if err := Delete(t.Context(), c, client.ObjectKeyFromObject(mc), time.Second, p); err == nil || !strings.Contains(err.Error(), "`slipway management-cluster delete` deletes it") {
 		t.Errorf("the management cluster: %v", err)
+	}
+}
+
+// TestRecordOutlastsAWebhookOfTheMoment: the flow's last write is tried again while a webhook
+// cannot be called (as its pod starts on a new node after an upgrade), and a refusal that lasts
+// is returned.
+func TestRecordOutlastsAWebhookOfTheMoment(t *testing.T) {
+	c := topologyCluster(1)
+	maps.Copy(c.Annotations, tkg.OperationAnnotations(tkg.OperationUpgrade, time.Now(), 30*time.Minute))
+	refusals := 2
+	webhookDown := apierrors.NewInternalError(errors.New(`failed calling webhook "tkr-resolver-cluster-webhook.tanzu.vmware.com": connection refused`))
+	fc := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(c).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if refusals > 0 {
+				refusals--
+				return webhookDown
+			}
+			return cl.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	key := client.ObjectKeyFromObject(c)
+	if err := clearOperation(t.Context(), fc, key, tkg.OperationUpgrade); err != nil {
+		t.Fatalf("two refusals of the moment: %v", err)
+	}
+	got := &clusterv1.Cluster{}
+	if err := fc.Get(t.Context(), key, got); err != nil || got.Annotations[tkg.AnnotationOperationInfo] != "" {
+		t.Errorf("the record is still there after the retries: %v", err)
+	}
+
+	refusals = 100
+	maps.Copy(got.Annotations, tkg.OperationAnnotations(tkg.OperationUpgrade, time.Now(), 30*time.Minute))
+	if err := fc.Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := clearOperation(ctx, fc, key, tkg.OperationUpgrade); !apierrors.IsInternalError(err) {
+		t.Errorf("a lasting refusal: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -176,17 +177,48 @@ func selectOSImage(cl *clusterv1.Cluster, selector string) error {
 }
 
 // clearOperation removes a finished operation's TKGOperationInfo, so that a later rollout is not
-// read against it.
+// read against it. It is the flow's last write, which meets the webhooks on Clusters just after
+// their pods moved to the new nodes of an upgrade: a refusal of the moment is tried again.
 func clearOperation(ctx context.Context, c client.Client, key client.ObjectKey, operation string) error {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
-		return err
+	return whileTransient(ctx, func(ctx context.Context) error {
+		cl := &clusterv1.Cluster{}
+		if err := c.Get(ctx, key, cl); err != nil {
+			return err
+		}
+		before := cl.DeepCopy()
+		if !tkg.EndOperation(cl.Annotations, operation) {
+			return nil
+		}
+		return c.Patch(ctx, cl, client.MergeFrom(before))
+	})
+}
+
+// whileTransient runs write until it succeeds, fails for good, or has met refusals of the moment
+// for transientBackoff's tries (or ctx ends): then it returns the last refusal.
+func whileTransient(ctx context.Context, write func(context.Context) error) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, transientBackoff, func(ctx context.Context) (bool, error) {
+		last = write(ctx)
+		if last != nil && isTransient(last) {
+			return false, nil
+		}
+		return true, last
+	})
+	if wait.Interrupted(err) && last != nil {
+		return last
 	}
-	before := cl.DeepCopy()
-	if !tkg.EndOperation(cl.Annotations, operation) {
-		return nil
-	}
-	return c.Patch(ctx, cl, client.MergeFrom(before))
+	return err
+}
+
+// transientBackoff spaces the tries of a write that met a refusal of the moment: about 90 s in
+// all, the time a webhook's pod takes to start on a new node.
+var transientBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second}
+
+// isTransient says whether the API server refused a write for a moment: a webhook it could not
+// call (an internal error), or it was unavailable, timed out or busy.
+func isTransient(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)
 }
 
 // machinesAt waits until every control-plane machine (or every worker) runs the version and is

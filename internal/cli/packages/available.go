@@ -24,11 +24,7 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 		Use:   "list [PACKAGE_NAME]",
 		Short: "List available packages, or the versions of one",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			if len(args) == 1 {
 				versions, err := c.AvailableVersions(cmd.Context(), args[0], ns.list())
 				if err != nil {
@@ -49,7 +45,7 @@ func newAvailableList(g *globalFlags, streams genericiooptions.IOStreams) *cobra
 				rows = append(rows, listed{p.Namespace, []string{p.Name, p.DisplayName, p.ShortDescription, p.LatestVersion}})
 			}
 			return printListed(out, streams.Out, ns.all, []string{"NAME", "DISPLAY-NAME", "SHORT-DESCRIPTION", "LATEST-VERSION"}, rows)
-		},
+		}),
 	}
 	ns.add(cmd, true)
 	out.add(cmd)
@@ -64,11 +60,7 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 		Use:   "get PACKAGE_NAME[/VERSION]",
 		Short: "Get a package, or its values schema",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			p, err := c.AvailableGet(cmd.Context(), args[0], ns.namespace)
 			if err != nil {
 				return err
@@ -103,7 +95,7 @@ func newAvailableGet(g *globalFlags, streams genericiooptions.IOStreams) *cobra.
 			_, err = fmt.Fprintf(streams.Out, "NAME:\t%s\nVERSION:\t%s\nRELEASED-AT:\t%s\nRELEASE-NOTES:\t%s\nLICENSE:\t%v\n",
 				p.Spec.RefName, p.Spec.Version, p.Spec.ReleasedAt, p.Spec.ReleaseNotes, p.Spec.Licenses)
 			return err
-		},
+		}),
 	}
 	ns.add(cmd, false)
 	out.add(cmd)

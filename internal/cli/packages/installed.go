@@ -32,12 +32,9 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			o.Name, o.Namespace = args[0], ns.namespace
+			var err error
 			if valuesFile != "" {
 				if o.Values, err = os.ReadFile(valuesFile); err != nil {
 					return fmt.Errorf("--values-file: %w", err)
@@ -49,7 +46,7 @@ func newInstalledCreate(g *globalFlags, streams genericiooptions.IOStreams, upda
 				err = c.InstalledCreate(cmd.Context(), o)
 			}
 			return cliutil.FlagError(err, map[string]string{"packageName": "--package", "version": "--version"})
-		},
+		}),
 	}
 	ns.add(cmd, false)
 	cmd.Flags().StringVarP(&o.PackageName, "package", "p", "", "the package's refName")

@@ -31,6 +31,17 @@ func (g *globalFlags) client(streams genericiooptions.IOStreams) (*pkgclient.Cli
 	return &pkgclient.Client{C: c, Progress: progress.ForWriter(streams.ErrOut), PollInterval: g.pollInterval}, nil
 }
 
+// runE is a verb's RunE that makes the packaging client, then runs run with it.
+func (g *globalFlags) runE(streams genericiooptions.IOStreams, run func(cmd *cobra.Command, c *pkgclient.Client, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := g.client(streams)
+		if err != nil {
+			return err
+		}
+		return run(cmd, c, args)
+	}
+}
+
 // addWaitTimeout adds --wait-timeout and its older name of the tanzu package plugin,
 // --poll-timeout, both setting timeout.
 func addWaitTimeout(cmd *cobra.Command, timeout *time.Duration) {
@@ -101,17 +112,13 @@ func newListCommand(g *globalFlags, streams genericiooptions.IOStreams, short st
 		Use:   "list",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, _ []string) error {
 			rows, err := list(cmd.Context(), c, ns.list())
 			if err != nil {
 				return err
 			}
 			return printListed(out, streams.Out, ns.all, headers, rows)
-		},
+		}),
 	}
 	ns.add(cmd, true)
 	out.add(cmd)
@@ -144,17 +151,13 @@ func newGetCommand(g *globalFlags, streams genericiooptions.IOStreams, use, shor
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			cells, err := get(cmd.Context(), c, args[0], ns.namespace)
 			if err != nil {
 				return err
 			}
 			return out.print(streams.Out, headers, [][]string{cells})
-		},
+		}),
 	}
 	ns.add(cmd, false)
 	out.add(cmd)
@@ -174,18 +177,14 @@ func newDeleteCommand(g *globalFlags, streams genericiooptions.IOStreams, use, s
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			if !yes {
 				if err := cliutil.Confirm(streams, fmt.Sprintf("Deleting %s '%s' in namespace '%s'. Are you sure?", what, args[0], ns.namespace)); err != nil {
 					return err
 				}
 			}
 			return del(c, cmd.Context(), args[0], ns.namespace, timeout)
-		},
+		}),
 	}
 	ns.add(cmd, false)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")

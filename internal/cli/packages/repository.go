@@ -33,14 +33,10 @@ func newRepositoryAdd(g *globalFlags, streams genericiooptions.IOStreams, update
 		Short:   short,
 		Example: example,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client(streams)
-			if err != nil {
-				return err
-			}
+		RunE: g.runE(streams, func(cmd *cobra.Command, c *pkgclient.Client, args []string) error {
 			o.Name, o.Namespace = args[0], ns.namespace
 			return cliutil.FlagError(c.RepositoryAdd(cmd.Context(), o), map[string]string{"url": "--url"})
-		},
+		}),
 	}
 	ns.add(cmd, false)
 	cmd.Flags().StringVar(&o.URL, "url", "", "the imgpkg bundle of the repository")

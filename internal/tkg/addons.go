@@ -2,7 +2,7 @@ package tkg
 
 import "strings"
 
-// Labels, annotations and names of TKG's addons manager, which the CLI reads too.
+// Labels, annotations and object names of TKG's addons manager.
 const (
 	// LabelClusterName and LabelPackageName mark the Secrets and provider objects cloned or
 	// written for one cluster's package.

@@ -16,11 +16,9 @@ const (
 	LabelImageType = "image-type"
 )
 
-// Labels the TKR source puts on what it makes.
-const (
-	// LabelTKRPackage marks the Packages of a TKR package repository that carry a release.
-	LabelTKRPackage = "run.tanzu.vmware.com/tkr-package"
-)
+// LabelTKRPackage marks the Packages of a TKR package repository that carry a release (the
+// repository's build writes it); the TKR source installs what it marks.
+const LabelTKRPackage = "run.tanzu.vmware.com/tkr-package"
 
 // VersionLabel turns a version into a label key: "+" is not allowed in labels, so
 // v1.35.4+vmware.1-tkg.1 becomes v1.35.4---vmware.1-tkg.1, as in TKG.

@@ -1,7 +1,8 @@
-// Package tkg is TKG's vocabulary that more than one side of slipway uses: the namespaces of the
-// management packages, the label of the management cluster's own Cluster, the TKGOperationInfo
-// annotations the CLI's flows write, the labels, annotations and object names of the addons
-// manager (addons.go), and the release versions' labels and order (release.go). It is a leaf:
+// Package tkg is TKG's vocabulary, in one place whichever side of slipway reads it: the
+// namespaces of the management packages, the label of the management cluster's own Cluster, the
+// TKGOperationInfo annotations the CLI's flows write, the labels, annotations and object names of
+// the addons manager (addons.go), and the release versions' and OSImages' labels and the release
+// order (release.go). It is a leaf:
 // the flows, the controllers and the components import it, and it imports nothing of slipway's
 // (`make verify` checks).
 package tkg

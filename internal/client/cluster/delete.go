@@ -6,7 +6,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +36,7 @@ func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout 
 			return nil
 		}},
 		progress.NamedStep{Name: "cluster gone", Run: func(ctx context.Context) error {
-			if err := WaitGone(ctx, c, cl, timeout); err != nil {
+			if err := WaitGone(ctx, c, key, timeout, p); err != nil {
 				return fmt.Errorf("%w; `slipway cluster get %s -n %s` shows what is left, and the deletion goes on", err, key.Name, key.Namespace)
 			}
 			p.Infof("Workload cluster '%s' deleted", key.Name)
@@ -47,24 +46,17 @@ func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout 
 }
 
 // WaitGone waits until a Cluster being deleted is gone, and says what holds it (its finalizers
-// and its Deleting condition's message) when the timeout passes.
-func WaitGone(ctx context.Context, c client.Client, cl *clusterv1.Cluster, timeout time.Duration) error {
-	var why string
-	key := client.ObjectKeyFromObject(cl)
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, key, cl)
-		if apierrors.IsNotFound(err) {
-			return true, nil
+// and its Deleting condition's message) when the timeout passes or the wait is interrupted.
+func WaitGone(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, p *progress.Printer) error {
+	err := Wait{Client: c, Key: key, Timeout: timeout, Progress: p, UntilGone: true}.Until(ctx, func(cl *clusterv1.Cluster) (bool, string) {
+		why := fmt.Sprintf("finalizers %v", cl.Finalizers)
+		if deleting := conditions.GetMessage(cl, clusterv1.ClusterDeletingCondition); deleting != "" {
+			why += "; " + deleting
 		}
-		if err != nil {
-			why = err.Error()
-			return false, nil
-		}
-		why = fmt.Sprintf("finalizers %v; %s", cl.Finalizers, conditions.GetMessage(cl, clusterv1.ClusterDeletingCondition))
-		return false, nil
+		return false, why
 	})
 	if err != nil {
-		return fmt.Errorf("cluster %s is not deleted after %s: %s", key.Name, timeout, why)
+		return fmt.Errorf("cluster %s is not deleted: %w", key.Name, err)
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, ask
 	if asked != "" {
 		chosen = ""
 		for _, u := range updates {
-			name := strings.ReplaceAll(u, "+", "---")
+			name := tkg.VersionLabel(u)
 			if tkg.HasVersionPrefix(u, asked) || tkg.HasVersionPrefix(name, asked) {
 				chosen = u
 			}
@@ -53,7 +53,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, ask
 		}
 	}
 	release := &runv1alpha3.TanzuKubernetesRelease{}
-	name := strings.ReplaceAll(chosen, "+", "---")
+	name := tkg.VersionLabel(chosen)
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, release); err != nil {
 		return nil, fmt.Errorf("the release %s: %w", name, err)
 	}
@@ -194,10 +194,10 @@ func clearOperation(ctx context.Context, c client.Client, key client.ObjectKey, 
 }
 
 // whileTransient runs write until it succeeds, fails for good, or has met refusals of the moment
-// for transientBackoff's tries (or ctx ends): then it returns the last refusal.
+// for transientTimeout (or ctx ends): then it returns the last refusal.
 func whileTransient(ctx context.Context, write func(context.Context) error) error {
 	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, transientBackoff, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, transientInterval, transientTimeout, true, func(ctx context.Context) (bool, error) {
 		last = write(ctx)
 		if last != nil && isTransient(last) {
 			return false, nil
@@ -210,9 +210,12 @@ func whileTransient(ctx context.Context, write func(context.Context) error) erro
 	return err
 }
 
-// transientBackoff spaces the tries of a write that met a refusal of the moment: about 90 s in
-// all, the time a webhook's pod takes to start on a new node.
-var transientBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second}
+// A write that met a refusal of the moment is tried every transientInterval for transientTimeout,
+// longer than a webhook's pod takes to start on a new node.
+const (
+	transientInterval = 2 * time.Second
+	transientTimeout  = 90 * time.Second
+)
 
 // isTransient says whether the API server refused a write for a moment: a webhook it could not
 // call (an internal error), or it was unavailable, timed out or busy.

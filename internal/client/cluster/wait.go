@@ -31,6 +31,8 @@ type Wait struct {
 	// waiting out the timeout would only hide it.
 	Unanswered time.Duration
 	Which      string
+	// UntilGone ends the wait, done, when the Cluster is not found: the wait of a delete.
+	UntilGone bool
 }
 
 // Until calls check with the Cluster until it says done. Its error says why it still waited:
@@ -46,6 +48,9 @@ func (w Wait) Until(ctx context.Context, check func(*clusterv1.Cluster) (bool, s
 	err := wait.PollUntilContextTimeout(ctx, interval, w.Timeout, true, func(ctx context.Context) (bool, error) {
 		c := &clusterv1.Cluster{}
 		if err := w.Client.Get(ctx, w.Key, c); err != nil {
+			if w.UntilGone && apierrors.IsNotFound(err) {
+				return true, nil
+			}
 			why = err.Error()
 			if _, answered := err.(apierrors.APIStatus); answered || ctx.Err() != nil || w.Unanswered == 0 {
 				silentSince = time.Time{}

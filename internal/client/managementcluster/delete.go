@@ -246,7 +246,7 @@ func (d *deletion) deleteCluster(ctx context.Context) error {
 	if err := d.cleanup.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := cluster.WaitGone(ctx, d.cleanup, c, d.o.Timeout); err != nil {
+	if err := cluster.WaitGone(ctx, d.cleanup, key, d.o.Timeout, d.p); err != nil {
 		return err
 	}
 	d.p.Infof("Management cluster '%s' deleted.", d.o.Name)

@@ -125,7 +125,7 @@ func (f *flow) validate(ctx context.Context) error {
 			config.KubernetesVersion, f.cfg.KubernetesVersion, f.o.PackageRepository, strings.Join(releases, ", "))
 	}
 	// A release's name is its version with '+' spelt "---", as TKG names them.
-	f.tkrName = strings.ReplaceAll(releases[i], "+", "---")
+	f.tkrName = tkg.VersionLabel(releases[i])
 	if f.cfg.VSphere != nil {
 		// No cluster holds the release yet: its node image is named as the catalogue names it.
 		image, err := clientvsphere.ReleaseImage(releases[i], f.cfg)

@@ -114,7 +114,7 @@ func (r *CascadeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: secret.Namespace, Name: clusterName}, cluster); err != nil {
 		// A Secret restored before its Cluster waits for it: the audience names the Cluster's UID.
-		return ctrl.Result{}, fmt.Errorf("the Cluster %s of pinniped values Secret %s: %w", klog.KRef(secret.Namespace, clusterName), secret.Name, err)
+		return ctrl.Result{}, fmt.Errorf("failed to get Cluster %s of pinniped values Secret %s: %w", klog.KRef(secret.Namespace, clusterName), klog.KObj(secret), err)
 	}
 	if _, ok := cluster.Labels[tkg.LabelManagementCluster]; ok || !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil

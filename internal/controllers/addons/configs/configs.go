@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	"github.com/slipway-dev/slipway/internal/controllers/eventonce"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -40,6 +41,7 @@ type Config[T client.Object] struct {
 	// Recorder records an Event on the object when its values are written or cannot be
 	// computed; the manager's when nil.
 	Recorder events.EventRecorder
+	warnings eventonce.Warnings
 }
 
 // Reasons of the Events recorded on a *Config.
@@ -114,8 +116,6 @@ func clusterName(o client.Object) (string, bool) {
 	return name, ok && name != ""
 }
 
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
 // Reconcile writes the object's values Secret and its status.secretRef.
 func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.New()
@@ -136,7 +136,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	values, err := r.Values(ctx, r.Client, cluster, obj)
 	if err != nil {
-		r.Recorder.Eventf(obj, cluster, corev1.EventTypeWarning, ReasonValuesFailed, "ComputeValues", "Failed to compute the %s values: %v", r.Package, err)
+		r.warnings.Warn(r.Recorder, obj, cluster, ReasonValuesFailed, "ComputeValues", "Failed to compute the %s values: %v", r.Package, err)
 		return ctrl.Result{}, fmt.Errorf("%s %s: %w", r.Package, req.NamespacedName, err)
 	}
 	data, err := yaml.Marshal(values)
@@ -163,6 +163,7 @@ func (r *Config[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to write Secret %s: %w", klog.KObj(s), err)
 	}
+	r.warnings.Clear(obj)
 	if op != controllerutil.OperationResultNone {
 		r.Recorder.Eventf(obj, s, corev1.EventTypeNormal, ReasonValuesWritten, "WriteValues", "Wrote the %s values into Secret %s", r.Package, s.Name)
 	}

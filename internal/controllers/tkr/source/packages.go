@@ -7,9 +7,9 @@ import (
 	"time"
 
 	datapkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +18,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/carvel/deploy"
 	"github.com/slipway-dev/slipway/internal/carvel/fetch"
 	"github.com/slipway-dev/slipway/internal/carvel/template"
+	"github.com/slipway-dev/slipway/internal/controllers/eventonce"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -34,11 +35,12 @@ type PackageReconciler struct {
 	Trust *fetch.ConfigTrust
 	// Recorder records a Warning on a Package that cannot be installed; the manager's when nil.
 	Recorder events.EventRecorder
+	warnings eventonce.Warnings
 }
 
-// ReasonInstallFailed is the Warning of a TKR Package that could not be installed (its bundle
+// ReasonTKRPackageInstallFailed is the Warning of a TKR Package that could not be installed (its bundle
 // not fetched, not templated or not applied); the note says why, and it is tried again.
-const ReasonInstallFailed = "TKRPackageInstallFailed"
+const ReasonTKRPackageInstallFailed = "TKRPackageInstallFailed"
 
 // SetupWithManager registers the reconciler for TKR Packages of its namespace.
 func (r *PackageReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -65,10 +67,11 @@ func (r *PackageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	if err := r.install(ctx, pkg); err != nil {
-		r.Recorder.Eventf(pkg, nil, corev1.EventTypeWarning, ReasonInstallFailed, "Install", "Failed to install release %s: %v", pkg.Spec.Version, err)
-		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", pkg.Name, err)
+		r.warnings.Warn(r.Recorder, pkg, nil, ReasonTKRPackageInstallFailed, "Install", "Failed to install release %s: %v", pkg.Spec.Version, err)
+		return ctrl.Result{}, fmt.Errorf("failed to install TKR Package %s: %w", klog.KObj(pkg), err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Installed TKR Package", "name", pkg.Name, "version", pkg.Spec.Version)
+	r.warnings.Clear(pkg)
+	ctrl.LoggerFrom(ctx).Info("Installed TKR Package", "Package", klog.KObj(pkg), "version", pkg.Spec.Version)
 	return ctrl.Result{}, nil
 }
 

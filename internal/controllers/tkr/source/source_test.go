@@ -350,7 +350,7 @@ func TestCatalogue(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pkg) })
-		note := envtest.ExpectEvent(t, env.Client, ns, pkg.Name, corev1.EventTypeWarning, source.ReasonInstallFailed, nil)
+		note := envtest.ExpectEvent(t, env.Client, ns, pkg.Name, corev1.EventTypeWarning, source.ReasonTKRPackageInstallFailed, nil)
 		if !strings.HasPrefix(note, "Failed to install release 9.9.9: ") || !strings.Contains(note, "nothing") {
 			t.Errorf("the Warning of a Package whose bundle is missing says %q", note)
 		}

@@ -82,7 +82,7 @@ func (r *TKRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	statusPatch := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	wasReady := t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady)
 	var wasInvalid string
-	if v := t.Status.Conditions.Get(runv1alpha3.ConditionValid); v != nil && v.Status == "False" {
+	if v := t.Status.Conditions.Get(runv1alpha3.ConditionValid); v != nil && v.Status == corev1.ConditionFalse {
 		wasInvalid = v.Reason + ": " + v.Message
 	}
 	reason, message, err := r.validity(ctx, t)

@@ -21,12 +21,13 @@ var imageLine = regexp.MustCompile(`(?m)^\s*-?\s*image:\s*"?([a-z0-9.-]+\.[a-z]+
 var clusterctlDefault = regexp.MustCompile(`\$\{[A-Z_]+:=([^}]+)\}`)
 
 // namedImages returns every image reference the package locks, the provider manifests of this
-// tree and the provider repository's upstream providers name, by tag.
+// tree, the local runtime's pod network and the provider repository's upstream providers name,
+// by tag.
 func namedImages(t *testing.T, root string) map[string]string {
 	t.Helper()
 	named := map[string]string{}
 	var files []string
-	for _, pattern := range []string{"packages/*/*/bundle/.imgpkg/images.yml", "config/*/*.yaml"} {
+	for _, pattern := range []string{"packages/*/*/bundle/.imgpkg/images.yml", "config/*/*.yaml", "internal/local/podnet/*.yaml"} {
 		matches, err := filepath.Glob(filepath.Join(root, pattern))
 		if err != nil {
 			t.Fatal(err)

@@ -8,24 +8,27 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/finalizers"
 	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -112,8 +115,14 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("LocalCluster"), mgr.GetClient(), &infrav1.LocalCluster{})),
-			builder.WithPredicates(predicates.ClusterUnpaused(mgr.GetScheme(), log))).
+			builder.WithPredicates(pauseTransitions(mgr.GetScheme(), log))).
 		Complete(r)
+}
+
+// pauseTransitions passes the Cluster events a provider's objects follow: a Cluster created
+// unpaused, and every change of spec.paused, so that their Paused condition follows it.
+func pauseTransitions(scheme *runtime.Scheme, log logr.Logger) predicate.Funcs {
+	return predicates.Any(scheme, log, predicates.ClusterCreateNotPaused(scheme, log), predicates.ClusterPausedTransitions(scheme, log))
 }
 
 // Reconcile allocates the cluster's address block and runs its load balancer, which is the
@@ -128,8 +137,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		// Cluster API sets the owner reference; until then there is nothing to do.
 		return ctrl.Result{}, err
 	}
-	if annotations.IsPaused(owner, lc) {
-		return ctrl.Result{}, nil
+	// Paused (clusterctl move, or the annotation): the Paused condition says so, and nothing else
+	// is touched; a change of the condition comes back as an update of the object.
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lc); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
 	}
 	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lc, infrav1.ClusterFinalizer); err != nil || done {
 		return ctrl.Result{}, err

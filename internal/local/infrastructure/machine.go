@@ -14,10 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/finalizers"
 	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -52,7 +52,7 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("LocalMachine")))).
 		Watches(&infrav1.LocalCluster{}, handler.EnqueueRequestsFromMapFunc(r.localClusterToMachines)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachines),
-			builder.WithPredicates(predicates.ClusterUnpaused(mgr.GetScheme(), log))).
+			builder.WithPredicates(pauseTransitions(mgr.GetScheme(), log))).
 		Complete(r)
 }
 
@@ -95,8 +95,8 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if annotations.IsPaused(owner, lm) {
-		return ctrl.Result{}, nil
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lm); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
 	}
 	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lm, infrav1.MachineFinalizer); err != nil || done {
 		return ctrl.Result{}, err

@@ -13,7 +13,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -21,11 +20,11 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/client/tkr"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -282,37 +281,11 @@ func (f *flow) saveConfig(context.Context) error {
 	return nil
 }
 
-// checkRelease finds the release of the configured version on the bootstrap cluster and waits
-// until it is Ready.
+// checkRelease waits until a release of the configured Kubernetes version is Ready on the
+// bootstrap cluster.
 func (f *flow) checkRelease(ctx context.Context) error {
-	var why string
-	announced := false
-	err := wait.PollUntilContextTimeout(ctx, time.Second, f.o.Timeout, true, func(ctx context.Context) (bool, error) {
-		list := &runv1alpha3.TanzuKubernetesReleaseList{}
-		if err := f.boot.List(ctx, list); err != nil {
-			why = err.Error()
-			return false, nil
-		}
-		why = fmt.Sprintf("no TanzuKubernetesRelease of Kubernetes %s", f.cfg.KubernetesVersion)
-		for _, tkr := range list.Items {
-			if !tkg.ReleaseOf(tkr.Spec.Version, f.cfg.KubernetesVersion) {
-				continue
-			}
-			if !announced {
-				announced = true
-				f.p.Infof("Checking Tkr %s in bootstrap cluster...", tkr.Name)
-			}
-			if tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
-				return true, nil
-			}
-			why = fmt.Sprintf("TanzuKubernetesRelease %s is not Ready", tkr.Name)
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", why, err)
-	}
-	return nil
+	return tkr.WaitReady(ctx, f.boot, []string{f.cfg.KubernetesVersion}, f.o.Timeout, tkr.Progress{
+		Found: func(name string) { f.p.Infof("Checking Tkr %s in bootstrap cluster...", name) }})
 }
 
 // createCluster applies the management Cluster on the bootstrap cluster, after the vSphere

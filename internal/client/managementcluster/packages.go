@@ -12,12 +12,11 @@ import (
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/packaging"
+	"github.com/slipway-dev/slipway/internal/client/tkr"
 	"github.com/slipway-dev/slipway/internal/controllers/tkr/source"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
@@ -99,33 +98,10 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 	if err := waitForPackages(ctx, pc, c, o.Timeout, o.Progress); err != nil {
 		return "", err
 	}
-	return "v" + version, waitForReleases(ctx, c, tkrs, o.Timeout, o.Progress)
-}
-
-// waitForReleases waits until the TKR source has installed each compatible release and it is
-// Ready, so that clusters of them are admitted once the payload is in.
-func waitForReleases(ctx context.Context, c client.Client, versions []string, timeout time.Duration, out *progress.Printer) error {
-	out.Infof("Waiting for Kubernetes releases %s", strings.Join(versions, ", "))
-	ready := map[string]bool{}
-	var missing []string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		list := &runv1alpha3.TanzuKubernetesReleaseList{}
-		if err := c.List(ctx, list); err != nil {
-			return false, err
-		}
-		for _, tkr := range list.Items {
-			if !ready[tkr.Spec.Version] && slices.Contains(versions, tkr.Spec.Version) && tkr.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
-				ready[tkr.Spec.Version] = true
-				out.Infof("Kubernetes release %s is ready", tkr.Name)
-			}
-		}
-		missing = slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return ready[v] })
-		return len(missing) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the Kubernetes releases %s are not ready after %s (`slipway kubernetes-release get` shows their conditions): %w", strings.Join(missing, ", "), timeout, err)
-	}
-	return nil
+	// The TKR source installs each compatible release; clusters of them are admitted once Ready.
+	o.Progress.Infof("Waiting for Kubernetes releases %s", strings.Join(tkrs, ", "))
+	return "v" + version, tkr.WaitReady(ctx, c, tkrs, o.Timeout, tkr.Progress{
+		Ready: func(name string) { o.Progress.Infof("Kubernetes release %s is ready", name) }})
 }
 
 // waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.

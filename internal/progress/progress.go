@@ -300,6 +300,24 @@ func (p *Printer) Run(ctx context.Context, steps ...NamedStep) error {
 	return nil
 }
 
+// Announced returns the steps with kind's lines around each one's work, as `local cluster
+// create` shows them: " • NAME ...", then " ✓ NAME" or " ✗ NAME".
+func (p *Printer) Announced(steps ...NamedStep) []NamedStep {
+	out := make([]NamedStep, len(steps))
+	for i, s := range steps {
+		out[i] = NamedStep{Name: s.Name, Run: func(ctx context.Context) error {
+			p.Infof(" • %s ...", s.Name)
+			if err := s.Run(ctx); err != nil {
+				p.Infof(" ✗ %s", s.Name)
+				return err
+			}
+			p.Infof(" ✓ %s", s.Name)
+			return nil
+		}}
+	}
+	return out
+}
+
 // Steps returns the steps run so far with their durations.
 func (p *Printer) Steps() []StepTime {
 	if p == nil {

@@ -212,3 +212,20 @@ func TestAudit(t *testing.T) {
 		t.Errorf("terminal:\n%s\naudit path %q", term.String(), p.AuditPath())
 	}
 }
+
+// TestAnnouncedSteps: kind's lines surround each step, ✓ for one that passed and ✗ for the one
+// that failed; the steps after it print nothing.
+func TestAnnouncedSteps(t *testing.T) {
+	out := &strings.Builder{}
+	p := ForWriter(out)
+	ok := NamedStep{Name: "Preparing nodes 📦", Run: func(context.Context) error { p.Infof("inside"); return nil }}
+	failed := NamedStep{Name: "Joining worker nodes 🚜", Run: func(context.Context) error { return errors.New("node w did not boot") }}
+	never := NamedStep{Name: "never", Run: func(context.Context) error { return nil }}
+	if err := p.Run(t.Context(), p.Announced(ok, failed, never)...); err == nil || err.Error() != `step "Joining worker nodes 🚜" failed: node w did not boot` {
+		t.Errorf("Run: %v", err)
+	}
+	want := " • Preparing nodes 📦 ...\ninside\n ✓ Preparing nodes 📦\n • Joining worker nodes 🚜 ...\n ✗ Joining worker nodes 🚜\n"
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -119,18 +119,6 @@ func checkPorts(spec *Spec) error {
 	return nil
 }
 
-// step runs one named step of the creation with kind's lines around it: " • X ...", then
-// " ✓ X" or " ✗ X".
-func step(p *progress.Printer, msg string, f func() error) error {
-	p.Infof(" • %s ...", msg)
-	if err := p.Step(msg, f); err != nil {
-		p.Infof(" ✗ %s", msg)
-		return err
-	}
-	p.Infof(" ✓ %s", msg)
-	return nil
-}
-
 // Create builds a local cluster and merges its context into the kubeconfig.
 func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err := s.validate(&opts); err != nil {
@@ -164,25 +152,14 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	p, start := opts.Progress, time.Now()
+	p := opts.Progress
+	b := &boot{store: s, dirs: dirs, spec: spec, exe: opts.Executable, start: time.Now()}
 	p.Infof("Creating cluster %q ...", opts.Name)
-	// Nothing has started before the binaries are known to be there.
-	image := "slipway local runtime"
-	if spec.Real() {
-		image = "slipway real node: containerd, kubelet, kubeadm"
-	}
-	var registryAddr string
-	if err := step(p, fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), func() error {
-		if spec.Real() {
-			registryAddr, err = s.EnsureRealNodeImage(ctx, spec.KubernetesVersion)
-			return err
-		}
-		return EnsureNodeImage(spec.KubernetesVersion)
-	}); err != nil {
-		return err
-	}
+	// Nothing has started before the binaries are known to be there; from then on, a failure
+	// deletes the cluster, or keeps it with Retain.
+	started := false
 	defer func() {
-		if err == nil {
+		if err == nil || !started {
 			return
 		}
 		if opts.Retain {
@@ -193,32 +170,34 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
 		}
 	}()
-
-	if err := step(p, "Preparing nodes 📦", func() error { return s.prepare(dirs, spec, opts.CAs, registryAddr) }); err != nil {
-		return err
+	image := "slipway local runtime"
+	if spec.Real() {
+		image = "slipway real node: containerd, kubelet, kubeadm"
 	}
-	if err := step(p, "Writing configuration 📜", func() error { return s.writeConfiguration(dirs, spec) }); err != nil {
-		return err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", dirs.Kubeconfig())
-	if err != nil {
-		return err
+	steps := []progress.NamedStep{
+		{Name: fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), Run: func(ctx context.Context) error {
+			err := b.ensureImage(ctx)
+			started = err == nil
+			return err
+		}},
+		{Name: "Preparing nodes 📦", Run: func(context.Context) error { return s.prepare(dirs, spec, opts.CAs, b.registry) }},
+		{Name: "Writing configuration 📜", Run: b.writeConfiguration},
 	}
 	if spec.Real() {
-		err = s.bootRealNodes(ctx, p, dirs, spec, cfg, opts.Executable, start)
+		steps = append(steps, b.realNodeSteps()...)
 	} else {
-		err = s.startAgents(ctx, p, dirs, spec, cfg, opts.Executable, start)
+		steps = append(steps, b.agentSteps()...)
 	}
-	if err != nil {
+	if opts.Wait > 0 {
+		steps = append(steps, progress.NamedStep{Name: fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), Run: func(ctx context.Context) error {
+			return waitForNodes(ctx, b.cfg, spec.ControlPlane(), b.start, opts.Wait)
+		}})
+	}
+	if err := p.Run(ctx, p.Announced(steps...)...); err != nil {
 		return err
 	}
 	if opts.Wait > 0 {
-		if err := step(p, fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), func() error {
-			return waitForNodes(ctx, cfg, spec.ControlPlane(), start, opts.Wait)
-		}); err != nil {
-			return err
-		}
-		p.Infof(" • Ready after %s 💚", time.Since(start).Round(time.Second))
+		p.Infof(" • Ready after %s 💚", time.Since(b.start).Round(time.Second))
 	}
 	path := opts.Kubeconfig
 	if path == "" {
@@ -232,37 +211,74 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	return nil
 }
 
-// startAgents starts the node agents of a new cluster and applies what kubeadm and kind add.
-func (s Store) startAgents(ctx context.Context, p *progress.Printer, dirs Dirs, spec *Spec, cfg *rest.Config, exe string, start time.Time) error {
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
+// boot is a new cluster as the steps of its creation share it: what one step makes, a later
+// one uses.
+type boot struct {
+	store Store
+	dirs  Dirs
+	spec  *Spec
+	// exe is the slipway binary the nodes run.
+	exe   string
+	start time.Time
+	// registry is the local registry real nodes pull their images from, once the image step
+	// made sure of it.
+	registry string
+	// cfg reaches the cluster's API server once the configuration is written.
+	cfg *rest.Config
+}
+
+// ensureImage checks that what a node of the cluster runs is built; for real nodes, that the
+// local registry serves their images.
+func (b *boot) ensureImage(ctx context.Context) (err error) {
+	if b.spec.Real() {
+		b.registry, err = b.store.EnsureRealNodeImage(ctx, b.spec.KubernetesVersion)
 		return err
 	}
-	values := newManifestValues(spec, cfg.CAData)
-	if err := step(p, "Starting control-plane 🕹️", func() error {
-		if _, err := s.startProcesses(dirs, spec, exe); err != nil {
-			return err
-		}
-		if err := waitForAPI(ctx, cfg, 3*time.Minute); err != nil {
-			return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(spec.ControlPlane()[0].Name))
-		}
-		if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
-			return err
-		}
-		return applyManifest(ctx, c, ManifestAddons, values)
-	}); err != nil {
+	return EnsureNodeImage(b.spec.KubernetesVersion)
+}
+
+// writeConfiguration writes the cluster's kubeconfig and configuration and reads the former.
+func (b *boot) writeConfiguration(context.Context) (err error) {
+	if err := b.store.writeConfiguration(b.dirs, b.spec); err != nil {
 		return err
 	}
-	if err := step(p, "Installing CNI 🔌", func() error { return applyManifest(ctx, c, ManifestCNI, values) }); err != nil {
-		return err
+	b.cfg, err = clientcmd.BuildConfigFromFlags("", b.dirs.Kubeconfig())
+	return err
+}
+
+// workers are the cluster's worker nodes.
+func (b *boot) workers() []NodeSpec { return b.spec.Nodes[len(b.spec.ControlPlane()):] }
+
+// agentSteps start the node agents of a new cluster and apply what kubeadm and kind add.
+func (b *boot) agentSteps() []progress.NamedStep {
+	var c client.Client
+	var values manifestValues
+	steps := []progress.NamedStep{
+		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) (err error) {
+			if c, err = client.New(b.cfg, client.Options{Scheme: scheme.New()}); err != nil {
+				return err
+			}
+			values = newManifestValues(b.spec, b.cfg.CAData)
+			if _, err := b.store.startProcesses(b.dirs, b.spec, b.exe); err != nil {
+				return err
+			}
+			if err := waitForAPI(ctx, b.cfg, 3*time.Minute); err != nil {
+				return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, b.dirs.NodeLogs(b.spec.ControlPlane()[0].Name))
+			}
+			if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
+				return err
+			}
+			return applyManifest(ctx, c, ManifestAddons, values)
+		}},
+		{Name: "Installing CNI 🔌", Run: func(ctx context.Context) error { return applyManifest(ctx, c, ManifestCNI, values) }},
+		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error { return applyManifest(ctx, c, ManifestStorage, values) }},
 	}
-	if err := step(p, "Installing StorageClass 💾", func() error { return applyManifest(ctx, c, ManifestStorage, values) }); err != nil {
-		return err
+	if len(b.workers()) == 0 {
+		return steps
 	}
-	if len(spec.Nodes) > len(spec.ControlPlane()) {
-		return step(p, "Joining worker nodes 🚜", func() error { return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute) })
-	}
-	return nil
+	return append(steps, progress.NamedStep{Name: "Joining worker nodes 🚜", Run: func(ctx context.Context) error {
+		return waitForNodes(ctx, b.cfg, b.spec.Nodes, b.start, 3*time.Minute)
+	}})
 }
 
 // prepare writes the spec, the CAs and every node's certificates, or for real nodes their state

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -305,69 +304,69 @@ func deleteRealNodes(dirs Dirs, spec *Spec) error {
 	return errors.Join(errs...)
 }
 
-// bootRealNodes boots a new cluster's real nodes in kind's order: the first control-plane node
+// realNodeSteps boot a new cluster's real nodes in kind's order: the first control-plane node
 // (kubeadm init, which also applies the runtime's pod network), then the other control-plane
 // nodes one at a time (kubeadm join --control-plane adds an etcd member each), then the workers
 // together.
-func (s Store) bootRealNodes(ctx context.Context, p *progress.Printer, dirs Dirs, spec *Spec, cfg *rest.Config, exe string, start time.Time) error {
-	cps := spec.ControlPlane()
-	if err := step(p, "Starting control-plane 🕹️", func() error {
-		for i, n := range cps {
-			if _, err := startRealNodes(dirs, spec, []NodeSpec{n}, exe); err != nil {
-				return err
-			}
-			if err := waitForBoot(ctx, dirs, []NodeSpec{n}, 4*time.Minute); err != nil {
-				return err
-			}
-			if i == 0 {
-				if err := waitForAPI(ctx, cfg, 2*time.Minute); err != nil {
-					return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, dirs.NodeLogs(n.Name))
+func (b *boot) realNodeSteps() []progress.NamedStep {
+	cps := b.spec.ControlPlane()
+	steps := []progress.NamedStep{
+		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) error {
+			for i, n := range cps {
+				if _, err := startRealNodes(b.dirs, b.spec, []NodeSpec{n}, b.exe); err != nil {
+					return err
+				}
+				if err := waitForBoot(ctx, b.dirs, []NodeSpec{n}, 4*time.Minute); err != nil {
+					return err
+				}
+				if i == 0 {
+					if err := waitForAPI(ctx, b.cfg, 2*time.Minute); err != nil {
+						return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, b.dirs.NodeLogs(n.Name))
+					}
 				}
 			}
-		}
-		return nil
-	}); err != nil {
-		return err
+			return nil
+		}},
+		{Name: "Installing CNI 🔌", Run: func(ctx context.Context) error {
+			cs, err := kubernetes.NewForConfig(b.cfg)
+			if err != nil {
+				return err
+			}
+			// The control-plane node applies the pod network when its API server answers.
+			err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				_, err := cs.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, podNetworkName, metav1.GetOptions{})
+				return err == nil, nil
+			})
+			if err != nil {
+				return fmt.Errorf("the pod network was not applied: %w (log: %s)", err, vm.LogPath(b.dirs.Node(cps[0].Name), "boot.log"))
+			}
+			return nil
+		}},
+		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error {
+			c, err := client.New(b.cfg, client.Options{Scheme: scheme.New()})
+			if err != nil {
+				return err
+			}
+			values := newManifestValues(b.spec, b.cfg.CAData)
+			if err := applyManifest(ctx, c, ManifestStorage, values); err != nil {
+				return err
+			}
+			return applyManifest(ctx, c, ManifestLocalPath, values)
+		}},
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if err := step(p, "Installing CNI 🔌", func() error {
-		// The control-plane node applies the pod network when its API server answers.
-		return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := cs.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, podNetworkName, metav1.GetOptions{})
-			return err == nil, nil
-		})
-	}); err != nil {
-		return fmt.Errorf("the pod network was not applied: %w (log: %s)", err, vm.LogPath(dirs.Node(cps[0].Name), "boot.log"))
-	}
-	if err := step(p, "Installing StorageClass 💾", func() error {
-		c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-		if err != nil {
-			return err
-		}
-		values := newManifestValues(spec, cfg.CAData)
-		if err := applyManifest(ctx, c, ManifestStorage, values); err != nil {
-			return err
-		}
-		return applyManifest(ctx, c, ManifestLocalPath, values)
-	}); err != nil {
-		return err
-	}
-	workers := spec.Nodes[len(cps):]
+	workers := b.workers()
 	if len(workers) == 0 {
-		return nil
+		return steps
 	}
-	return step(p, "Joining worker nodes 🚜", func() error {
-		if _, err := startRealNodes(dirs, spec, workers, exe); err != nil {
+	return append(steps, progress.NamedStep{Name: "Joining worker nodes 🚜", Run: func(ctx context.Context) error {
+		if _, err := startRealNodes(b.dirs, b.spec, workers, b.exe); err != nil {
 			return err
 		}
-		if err := waitForBoot(ctx, dirs, workers, 4*time.Minute); err != nil {
+		if err := waitForBoot(ctx, b.dirs, workers, 4*time.Minute); err != nil {
 			return err
 		}
-		return waitForNodes(ctx, cfg, spec.Nodes, start, 3*time.Minute)
-	})
+		return waitForNodes(ctx, b.cfg, b.spec.Nodes, b.start, 3*time.Minute)
+	}})
 }
 
 // podNetworkName is the runtime's pod network DaemonSet (internal/local/podnet/pod-network.yaml).

@@ -138,19 +138,22 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, err
 	}
 	// Paused (clusterctl move, or the annotation): the Paused condition says so, and nothing else
-	// is touched; a change of the condition comes back as an update of the object.
+	// is touched; a change of the condition comes back as an update of the object. The patch
+	// helper starts from the object as read, so that a condition only brought to the new
+	// generation in memory is written too.
+	read := lc.DeepCopy()
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lc); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
 	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lc, infrav1.ClusterFinalizer); err != nil || done {
 		return ctrl.Result{}, err
 	}
-	helper, err := patch.NewHelper(lc, r.Client)
+	helper, err := patch.NewHelper(read, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		if err := helper.Patch(ctx, lc, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition}}); err != nil {
+		if err := helper.Patch(ctx, lc, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, clusterv1.PausedCondition}}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
 		}
 	}()

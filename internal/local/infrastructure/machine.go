@@ -95,18 +95,20 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// As the LocalCluster's: the Paused condition, and a patch helper from the object as read.
+	read := lm.DeepCopy()
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lm); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
 	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lm, infrav1.MachineFinalizer); err != nil || done {
 		return ctrl.Result{}, err
 	}
-	helper, err := patch.NewHelper(lm, r.Client)
+	helper, err := patch.NewHelper(read, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		if err := helper.Patch(ctx, lm, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, infrav1.NodeStartedCondition}}); err != nil {
+		if err := helper.Patch(ctx, lm, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, infrav1.NodeStartedCondition, clusterv1.PausedCondition}}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
 		}
 	}()

@@ -3,6 +3,7 @@ package infrastructure
 import (
 	"testing"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -11,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -53,7 +55,7 @@ func TestPausedClusterIsLeftAlone(t *testing.T) {
 			t.Errorf("%T Paused condition %+v, want %s (%s)", o, cond, want, reason)
 		}
 		if len(o.GetFinalizers()) != 0 {
-			t.Errorf("%T finalizers %v while its Cluster was paused", o, o.GetFinalizers())
+			t.Errorf("%T finalizers %v after passes that ended at the Paused condition", o, o.GetFinalizers())
 		}
 	}
 
@@ -77,5 +79,30 @@ func TestPausedClusterIsLeftAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		paused(o, metav1.ConditionFalse, clusterv1.NotPausedReason)
+	}
+}
+
+// TestPauseTransitionsPassBothWays: the Cluster events the provider's objects follow are a
+// Cluster created unpaused and every change of spec.paused, not other updates.
+func TestPauseTransitionsPassBothWays(t *testing.T) {
+	cluster := func(paused bool) *clusterv1.Cluster {
+		return &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc"}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(paused)}}
+	}
+	p := pauseTransitions(scheme.New(), logr.Discard())
+	for _, c := range []struct {
+		what string
+		got  bool
+		want bool
+	}{
+		{"created unpaused", p.Create(event.CreateEvent{Object: cluster(false)}), true},
+		{"created paused", p.Create(event.CreateEvent{Object: cluster(true)}), false},
+		{"paused", p.Update(event.UpdateEvent{ObjectOld: cluster(false), ObjectNew: cluster(true)}), true},
+		{"unpaused", p.Update(event.UpdateEvent{ObjectOld: cluster(true), ObjectNew: cluster(false)}), true},
+		{"updated, still unpaused", p.Update(event.UpdateEvent{ObjectOld: cluster(false), ObjectNew: cluster(false)}), false},
+		{"deleted", p.Delete(event.DeleteEvent{Object: cluster(false)}), false},
+	} {
+		if c.got != c.want {
+			t.Errorf("a Cluster %s: passed %v, want %v", c.what, c.got, c.want)
+		}
 	}
 }

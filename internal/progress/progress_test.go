@@ -228,4 +228,9 @@ func TestAnnouncedSteps(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
+	// A flow without a printer (Progress nil) runs its steps silently.
+	var silent *Printer
+	if err := silent.Run(t.Context(), silent.Announced(never)...); err != nil {
+		t.Errorf("Run without a printer: %v", err)
+	}
 }

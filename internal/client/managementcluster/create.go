@@ -284,8 +284,14 @@ func (f *flow) saveConfig(context.Context) error {
 // checkRelease waits until a release of the configured Kubernetes version is Ready on the
 // bootstrap cluster.
 func (f *flow) checkRelease(ctx context.Context) error {
+	announced := false
 	return tkr.WaitReady(ctx, f.boot, []string{f.cfg.KubernetesVersion}, f.o.Timeout, tkr.Progress{
-		Found: func(name string) { f.p.Infof("Checking Tkr %s in bootstrap cluster...", name) }})
+		Found: func(name string) {
+			if !announced {
+				announced = true
+				f.p.Infof("Checking Tkr %s in bootstrap cluster...", name)
+			}
+		}})
 }
 
 // createCluster applies the management Cluster on the bootstrap cluster, after the vSphere

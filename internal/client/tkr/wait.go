@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,14 +25,17 @@ type Progress struct {
 
 // WaitReady waits until each wanted version has a Ready release: a Kubernetes version (v1.35.4)
 // is answered by any of its releases, a release's version by itself (tkg.ReleaseOf). On a timeout
-// it names the versions left and what is wrong with each.
+// it names the versions left, in the order given, and what is wrong with each.
 func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout time.Duration, p Progress) error {
-	found, ready := map[string]bool{}, map[string]bool{}
-	why := map[string]string{}
+	found, told := map[string]bool{}, map[string]bool{}
+	ready, why := map[string]bool{}, map[string]string{}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		list := &runv1alpha3.TanzuKubernetesReleaseList{}
 		if err := c.List(ctx, list); err != nil {
-			// The bootstrap cluster's API may still be settling: asked again a second later.
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				return false, fmt.Errorf("failed to list TanzuKubernetesReleases: %w", err)
+			}
+			// An API server still settling (its CRDs just installed) is asked again.
 			for _, v := range wanted {
 				why[v] = "failed to list TanzuKubernetesReleases: " + err.Error()
 			}
@@ -41,7 +45,7 @@ func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout ti
 			if ready[v] {
 				continue
 			}
-			why[v] = "no TanzuKubernetesRelease of it"
+			why[v] = "no TanzuKubernetesRelease has this version"
 			for _, t := range list.Items {
 				if !tkg.ReleaseOf(t.Spec.Version, v) {
 					continue
@@ -52,7 +56,10 @@ func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout ti
 				}
 				if t.Status.Conditions.IsTrue(runv1alpha3.ConditionReady) {
 					ready[v] = true
-					call(p.Ready, t.Name)
+					if !told[t.Name] {
+						told[t.Name] = true
+						call(p.Ready, t.Name)
+					}
 					break
 				}
 				why[v] = fmt.Sprintf("TanzuKubernetesRelease %s is not Ready", t.Name)
@@ -65,11 +72,16 @@ func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout ti
 	}
 	var left []string
 	for _, v := range wanted {
-		if !ready[v] {
+		if !ready[v] && !slices.Contains(left, v+": "+why[v]) {
 			left = append(left, v+": "+why[v])
 		}
 	}
-	slices.Sort(left)
+	switch {
+	case len(left) == 0 || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted while waiting for Kubernetes releases (%s): %w", strings.Join(left, "; "), err)
+	}
 	return fmt.Errorf("the Kubernetes releases are not ready after %s (%s; `slipway kubernetes-release get` shows their conditions): %w", timeout, strings.Join(left, "; "), err)
 }
 

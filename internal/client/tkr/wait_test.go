@@ -1,6 +1,7 @@
 package tkr
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,8 @@ func TestWaitReady(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if err := WaitReady(t.Context(), c, []string{"v1.34.3+vmware.1-tkg.1", "v1.35.4"}, 20*time.Second, p); err != nil {
+	// Two ways of asking for v1.34.3's release: it is told Ready once.
+	if err := WaitReady(t.Context(), c, []string{"v1.34.3+vmware.1-tkg.1", "v1.34.3", "v1.35.4"}, 20*time.Second, p); err != nil {
 		t.Fatal(err)
 	}
 	want := "found v1.34.3---vmware.1-tkg.1, ready v1.34.3---vmware.1-tkg.1, found v1.35.4---vmware.1-tkg.1, ready v1.35.4---vmware.1-tkg.1"
@@ -51,12 +53,23 @@ func TestWaitReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := WaitReady(t.Context(), c, []string{"v1.35.4", "v1.36.0", "v1.34.3"}, 1500*time.Millisecond, Progress{})
-	for _, part := range []string{"v1.35.4: TanzuKubernetesRelease v1.35.4---vmware.1-tkg.1 is not Ready", "v1.36.0: no TanzuKubernetesRelease of it", "kubernetes-release get"} {
+	for _, part := range []string{"not ready after 1.5s (v1.35.4: TanzuKubernetesRelease v1.35.4---vmware.1-tkg.1 is not Ready; v1.36.0: no TanzuKubernetesRelease has this version;", "kubernetes-release get"} {
 		if err == nil || !strings.Contains(err.Error(), part) {
 			t.Errorf("error %v, want it to say %q", err, part)
 		}
 	}
 	if err != nil && strings.Contains(err.Error(), "v1.34.3:") {
 		t.Errorf("error %v names v1.34.3, which has a Ready release", err)
+	}
+}
+
+// TestWaitReadyInterrupted: an interrupt is said as one, not as a timeout.
+func TestWaitReadyInterrupted(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	err := WaitReady(ctx, c, []string{"v1.35.4"}, time.Hour, Progress{})
+	if err == nil || !strings.HasPrefix(err.Error(), "interrupted while waiting for Kubernetes releases (v1.35.4: no TanzuKubernetesRelease has this version)") {
+		t.Errorf("error %v, want an interruption naming v1.35.4", err)
 	}
 }

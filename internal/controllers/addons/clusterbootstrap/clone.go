@@ -225,35 +225,50 @@ func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
 	return ""
 }
 
-// reconcileOwners gives the values Secrets cloned for the cluster's packages
-// ({cluster}-{short}-package) back their owners, the Cluster and the ClusterBootstrap, when
+// reconcileOwners gives back their owners to what the controller made for the cluster, when
 // something removed them, as Cluster API's resilience contract asks (a restore drops owner
-// references): without them the Secrets would outlive the cluster. A Secret the user made and
-// named otherwise, or another Cluster's, is left alone.
+// references): the ClusterBootstrap its Cluster, as controller, written by the deferred patch;
+// the values Secrets and *Configs cloned for its packages ({cluster}-{short}-package) the
+// Cluster and the ClusterBootstrap. Without them the clones would outlive the cluster, and a
+// ClusterBootstrap whose status is lost would be taken for a user's. An object the user made and
+// named otherwise, another Cluster's, or a release's template is left alone.
 func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
+	s.cb.OwnerReferences = util.EnsureOwnerRef(s.cb.OwnerReferences, clusterController(s.cluster))
 	for _, p := range addons.Packages(s.cb.Spec) {
-		// Inline values are written to a Secret of that name; a Secret is copied under it.
+		// Inline values are written to a Secret of that name; a Secret or provider is cloned
+		// under it.
 		name := tkg.PackageConfigName(s.cluster.Name, p.RefName)
-		if vf := p.ValuesFrom; vf == nil || vf.Inline == nil && vf.SecretRef != name {
+		var o client.Object
+		switch vf := p.ValuesFrom; {
+		case vf == nil || s.foreign[p.RefName]:
+			continue
+		case vf.Inline != nil || vf.SecretRef == name:
+			o = &corev1.Secret{}
+		case vf.ProviderRef != nil && vf.ProviderRef.Name == name:
+			u, err := r.providerObject(vf.ProviderRef)
+			if err != nil {
+				return err
+			}
+			o = u
+		default:
 			continue
 		}
-		secret := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, secret); apierrors.IsNotFound(err) {
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, o); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return err
 		}
-		if ownedByOtherCluster(secret, s.cluster) != "" || isTemplate(secret) {
+		if ownedByOtherCluster(o, s.cluster) != "" || isTemplate(o) {
 			continue
 		}
 		cluster, cb := clusterOwner(s.cluster), clusterBootstrapOwner(s.cb)
-		if util.HasOwnerRef(secret.OwnerReferences, cluster) && util.HasOwnerRef(secret.OwnerReferences, cb) {
+		if util.HasOwnerRef(o.GetOwnerReferences(), cluster) && util.HasOwnerRef(o.GetOwnerReferences(), cb) {
 			continue
 		}
-		patch := client.MergeFrom(secret.DeepCopy())
-		secret.OwnerReferences = util.EnsureOwnerRef(util.EnsureOwnerRef(secret.OwnerReferences, cluster), cb)
-		if err := r.Client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("failed to give Secret %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(secret), s.cluster.Name, err)
+		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+		o.SetOwnerReferences(util.EnsureOwnerRef(util.EnsureOwnerRef(o.GetOwnerReferences(), cluster), cb))
+		if err := r.Client.Patch(ctx, o, patch); err != nil {
+			return fmt.Errorf("failed to give %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(o), s.cluster.Name, err)
 		}
 	}
 	return nil

@@ -278,23 +278,37 @@ func TestClusterLifecycle(t *testing.T) {
 	})
 
 	// Cluster API's resilience contract (its e2e framework's owner-reference validators, as
-	// after a velero restore): the values Secrets cloned for the packages get their owners,
-	// the Cluster and the ClusterBootstrap, back once they are removed.
-	t.Run("the cloned values Secrets get their owner references back", func(t *testing.T) {
-		for _, name := range []string{"wl-metrics-server-package", "wl-secretgen-controller-package"} {
-			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			if err := mgmt.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"ownerReferences":null}}`))); err != nil {
+	// after a velero restore): what the controller made for the cluster gets its owners back
+	// once they are removed: the ClusterBootstrap its Cluster, the cloned *Config and values
+	// Secrets the Cluster and the ClusterBootstrap, the values written from a *Config the
+	// *Config.
+	t.Run("what the controller made gets its owner references back", func(t *testing.T) {
+		owned := []struct {
+			obj    client.Object
+			owners []string
+		}{
+			{&runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}}, []string{"Cluster/wl"}},
+			{&cniv1alpha1.AntreaConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-antrea-package"}}, []string{"Cluster/wl", "ClusterBootstrap/wl"}},
+			{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-metrics-server-package"}}, []string{"Cluster/wl", "ClusterBootstrap/wl"}},
+			{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-secretgen-controller-package"}}, []string{"Cluster/wl", "ClusterBootstrap/wl"}},
+			// The values the configs controller writes from the AntreaConfig.
+			{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-antrea-data-values"}}, []string{"AntreaConfig/wl-antrea-package"}},
+		}
+		for _, o := range owned {
+			if err := mgmt.Client.Patch(ctx, o.obj, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"ownerReferences":null}}`))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, name := range []string{"wl-metrics-server-package", "wl-secretgen-controller-package"} {
-			eventually(t, mgmt.Client, key(ns, name), &corev1.Secret{}, func(s *corev1.Secret) error {
+		for _, o := range owned {
+			eventually(t, mgmt.Client, client.ObjectKeyFromObject(o.obj), o.obj, func(obj client.Object) error {
 				kinds := map[string]bool{}
-				for _, ref := range s.OwnerReferences {
+				for _, ref := range obj.GetOwnerReferences() {
 					kinds[ref.Kind+"/"+ref.Name] = true
 				}
-				if !kinds["Cluster/wl"] || !kinds["ClusterBootstrap/wl"] {
-					return fmt.Errorf("owners %v", s.OwnerReferences)
+				for _, want := range o.owners {
+					if !kinds[want] {
+						return fmt.Errorf("owners %v, want %v", obj.GetOwnerReferences(), o.owners)
+					}
 				}
 				return nil
 			})

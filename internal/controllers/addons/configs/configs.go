@@ -53,9 +53,10 @@ const (
 	ReasonValuesFailed = "ValuesFailed"
 )
 
-// SetupWithManager registers the controller; a change of a Cluster recomputes its objects, and
-// a change of credentials (a Secret with a username and a password, such as a vSphere
-// cluster's identity, which `credentials update` rotates) those of its namespace.
+// SetupWithManager registers the controller; a change of a Cluster recomputes its objects, a
+// change of credentials (a Secret with a username and a password, such as a vSphere cluster's
+// identity, which `credentials update` rotates) those of its namespace, and a change of a
+// values Secret the object that wrote it.
 func (r *Config[T]) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(r.Package + "-config-controller")
@@ -65,6 +66,8 @@ func (r *Config[T]) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.New()).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.ofCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.ofCredentials)).
+		// The values Secret it wrote: a change, such as its owner reference removed, is mended.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.New())).
 		Complete(r)
 }
 

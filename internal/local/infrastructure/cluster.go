@@ -8,27 +8,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/finalizers"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -119,12 +112,6 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Complete(r)
 }
 
-// pauseTransitions passes the Cluster events a provider's objects follow: a Cluster created
-// unpaused, and every change of spec.paused, so that their Paused condition follows it.
-func pauseTransitions(scheme *runtime.Scheme, log logr.Logger) predicate.Funcs {
-	return predicates.Any(scheme, log, predicates.ClusterCreateNotPaused(scheme, log), predicates.ClusterPausedTransitions(scheme, log))
-}
-
 // Reconcile allocates the cluster's address block and runs its load balancer, which is the
 // control-plane endpoint; on delete it stops whatever of the cluster is left.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
@@ -137,26 +124,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		// Cluster API sets the owner reference; until then there is nothing to do.
 		return ctrl.Result{}, err
 	}
-	// Paused (clusterctl move, or the annotation): the Paused condition says so, and nothing else
-	// is touched; a change of the condition comes back as an update of the object. The patch
-	// helper starts from the object as read, so that a condition only brought to the new
-	// generation in memory is written too.
-	read := lc.DeepCopy()
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lc); err != nil || isPaused || requeue {
+	closePass, err := openPass(ctx, r.Client, owner, lc, infrav1.ClusterFinalizer, infrav1.ReadyCondition)
+	if closePass == nil {
 		return ctrl.Result{}, err
 	}
-	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lc, infrav1.ClusterFinalizer); err != nil || done {
-		return ctrl.Result{}, err
-	}
-	helper, err := patch.NewHelper(read, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() {
-		if err := helper.Patch(ctx, lc, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, clusterv1.PausedCondition}}); err != nil {
-			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
-		}
-	}()
+	defer closePass(&reterr)
 	if !lc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, lc)
 	}

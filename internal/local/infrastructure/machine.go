@@ -9,15 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/finalizers"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -95,23 +91,11 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// As the LocalCluster's: the Paused condition, and a patch helper from the object as read.
-	read := lm.DeepCopy()
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, owner, lm); err != nil || isPaused || requeue {
+	closePass, err := openPass(ctx, r.Client, owner, lm, infrav1.MachineFinalizer, infrav1.ReadyCondition, infrav1.NodeStartedCondition)
+	if closePass == nil {
 		return ctrl.Result{}, err
 	}
-	if done, err := finalizers.EnsureFinalizer(ctx, r.Client, lm, infrav1.MachineFinalizer); err != nil || done {
-		return ctrl.Result{}, err
-	}
-	helper, err := patch.NewHelper(read, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() {
-		if err := helper.Patch(ctx, lm, patch.WithOwnedConditions{Conditions: []string{infrav1.ReadyCondition, infrav1.NodeStartedCondition, clusterv1.PausedCondition}}); err != nil {
-			reterr = kerrors.NewAggregate([]error{reterr, client.IgnoreNotFound(err)})
-		}
-	}()
+	defer closePass(&reterr)
 	if !lm.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, machine, lm)
 	}

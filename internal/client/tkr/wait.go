@@ -67,8 +67,9 @@ func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout ti
 		}
 		return !slices.ContainsFunc(wanted, func(v string) bool { return !ready[v] }), nil
 	})
-	if err == nil {
-		return nil
+	if err == nil || !wait.Interrupted(err) {
+		// A forbidden list is returned as it is: waiting longer cannot mend it.
+		return err
 	}
 	var left []string
 	for _, v := range wanted {
@@ -76,10 +77,7 @@ func WaitReady(ctx context.Context, c client.Client, wanted []string, timeout ti
 			left = append(left, v+": "+why[v])
 		}
 	}
-	switch {
-	case len(left) == 0 || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-		return err
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted while waiting for Kubernetes releases (%s): %w", strings.Join(left, "; "), err)
 	}
 	return fmt.Errorf("the Kubernetes releases are not ready after %s (%s; `slipway kubernetes-release get` shows their conditions): %w", timeout, strings.Join(left, "; "), err)

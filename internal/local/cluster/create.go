@@ -225,6 +225,26 @@ type boot struct {
 	registry string
 	// cfg reaches the cluster's API server once the configuration is written.
 	cfg *rest.Config
+	// c is the client apply made from cfg, for the steps after it.
+	c client.Client
+}
+
+// apply applies the runtime's manifests to the cluster, rendered for it.
+func (b *boot) apply(ctx context.Context, manifests ...string) error {
+	if b.c == nil {
+		c, err := client.New(b.cfg, client.Options{Scheme: scheme.New()})
+		if err != nil {
+			return err
+		}
+		b.c = c
+	}
+	values := newManifestValues(b.spec, b.cfg.CAData)
+	for _, m := range manifests {
+		if err := applyManifest(ctx, b.c, m, values); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureImage checks that what a node of the cluster runs is built; for real nodes, that the
@@ -251,27 +271,18 @@ func (b *boot) workers() []NodeSpec { return b.spec.Nodes[len(b.spec.ControlPlan
 
 // agentSteps start the node agents of a new cluster and apply what kubeadm and kind add.
 func (b *boot) agentSteps() []progress.NamedStep {
-	var c client.Client
-	var values manifestValues
 	steps := []progress.NamedStep{
-		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) (err error) {
-			if c, err = client.New(b.cfg, client.Options{Scheme: scheme.New()}); err != nil {
-				return err
-			}
-			values = newManifestValues(b.spec, b.cfg.CAData)
+		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) error {
 			if _, err := b.store.startProcesses(b.dirs, b.spec, b.exe); err != nil {
 				return err
 			}
 			if err := waitForAPI(ctx, b.cfg, 3*time.Minute); err != nil {
 				return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, b.dirs.NodeLogs(b.spec.ControlPlane()[0].Name))
 			}
-			if err := applyManifest(ctx, c, ManifestKubeadm, values); err != nil {
-				return err
-			}
-			return applyManifest(ctx, c, ManifestAddons, values)
+			return b.apply(ctx, ManifestKubeadm, ManifestAddons)
 		}},
-		{Name: "Installing CNI 🔌", Run: func(ctx context.Context) error { return applyManifest(ctx, c, ManifestCNI, values) }},
-		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error { return applyManifest(ctx, c, ManifestStorage, values) }},
+		{Name: "Installing CNI 🔌", Run: func(ctx context.Context) error { return b.apply(ctx, ManifestCNI) }},
+		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error { return b.apply(ctx, ManifestStorage) }},
 	}
 	if len(b.workers()) == 0 {
 		return steps

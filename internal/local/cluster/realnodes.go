@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
@@ -24,7 +23,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
-	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
 // RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
@@ -342,17 +340,7 @@ func (b *boot) realNodeSteps() []progress.NamedStep {
 			}
 			return nil
 		}},
-		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error {
-			c, err := client.New(b.cfg, client.Options{Scheme: scheme.New()})
-			if err != nil {
-				return err
-			}
-			values := newManifestValues(b.spec, b.cfg.CAData)
-			if err := applyManifest(ctx, c, ManifestStorage, values); err != nil {
-				return err
-			}
-			return applyManifest(ctx, c, ManifestLocalPath, values)
-		}},
+		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error { return b.apply(ctx, ManifestStorage, ManifestLocalPath) }},
 	}
 	workers := b.workers()
 	if len(workers) == 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -112,7 +113,7 @@ func simulatorCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		StartShort:     "Start the simulator in the background and print the configuration variables that point at it",
 		StopShort:      "Stop the simulator (its inventory and VMs are lost; its certificate and password are kept)",
 		DefaultAddress: simulator.DefaultAddress,
-		AddressUsage:   "loopback HOST:PORT to serve on",
+		AddressUsage:   "loopback HOST:PORT to serve on, or " + hostnet.HostAddress.String() + ":PORT on the local runtime's bridge for VMs that boot as real nodes (root)",
 		Serving:        status,
 	}.Commands(streams)
 
@@ -162,6 +163,10 @@ func status(out io.Writer, d simulator.Daemon) error {
 	for _, v := range e.Variables() {
 		fmt.Fprintf(out, "%s: %q\n", v[0], v[1])
 	}
-	fmt.Fprintf(out, "# and for each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", vcenter.SimulatorEndpoint)
+	if simulator.RealNodes(e.Address) {
+		fmt.Fprintf(out, "# Its VMs boot as real nodes. For each cluster its own address of %s, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", hostnet.EndpointBlock, vcenter.SimulatorRealEndpoint)
+		return nil
+	}
+	fmt.Fprintf(out, "# Its VMs boot as nodes of the node agent. For each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", vcenter.SimulatorEndpoint)
 	return nil
 }

@@ -56,14 +56,12 @@ func randomToken(n int) (string, error) {
 	return string(b), nil
 }
 
-// nodeRegistration is kubeadm's nodeRegistration of every node of a cluster of real nodes.
-// kubeadm v1.35's SystemVerification refuses this host's cgroup v1 unless it is skipped by name;
-// the node's kubelet runs with failCgroupV1: false. Every other preflight check runs.
+// nodeRegistration is kubeadm's nodeRegistration of every node of a cluster of real nodes. The
+// node skips the preflight checks it cannot pass itself (package vm).
 func nodeRegistration(taints bool) string {
 	s := `nodeRegistration:
   name: '{{ ds.meta_data.local_hostname }}'
   criSocket: ` + criSocket + `
-  ignorePreflightErrors: [SystemVerification]
 `
 	if !taints {
 		// A cluster without workers runs its pods on its control plane, as kind's does.
@@ -113,13 +111,6 @@ networking:
   podSubnet: %[11]s
   serviceSubnet: %[12]s
   dnsDomain: %[13]s
----
-# nf_conntrack_max is global and read-only outside the host's network namespace: a node's
-# kube-proxy leaves it alone, as kind's does.
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-conntrack:
-  maxPerCore: 0
 `, b.token, spec.Name, n.IP, nodeRegistration(taints), release.KubeadmVersion(), assets.ImageRepository,
 			spec.EndpointHost(), APIServerPort, release.EtcdTag, release.CoreDNSTag, RealPodSubnet, RealServiceSubnet, DNSDomain)
 		command = "kubeadm init --config /run/kubeadm/kubeadm.yaml"

@@ -60,7 +60,7 @@ func TestUserData(t *testing.T) {
 		{0, "kubeadm init", []string{"kind: InitConfiguration", "token: " + b.token, "advertiseAddress: 198.18.4.2",
 			"kubernetesVersion: v1.34.3+vmware.1", "imageRepository: projects.registry.vmware.com/tkg", "controlPlaneEndpoint: 198.18.4.1:6443",
 			"imageTag: v3.6.5_vmware.1", "imageTag: v1.12.1_vmware.1", "podSubnet: 100.96.0.0/11", "serviceSubnet: 100.64.0.0/13",
-			"maxPerCore: 0", "ignorePreflightErrors: [SystemVerification]"}, []string{"taints: []"}},
+		}, []string{"taints: []", "ignorePreflightErrors", "KubeProxyConfiguration"}},
 		{1, "kubeadm join", []string{"kind: JoinConfiguration", "apiServerEndpoint: 198.18.4.1:6443", "caCertHashes: [" + b.caHash + "]",
 			"controlPlane:", "advertiseAddress: 198.18.4.3"}, []string{"unsafeSkipCAVerification"}},
 		{2, "kubeadm join", []string{"kind: JoinConfiguration", "token: " + b.token}, []string{"controlPlane:"}},

@@ -97,6 +97,7 @@ func (s Store) FreeIndex() (int, error) {
 	for _, spec := range specs {
 		used[spec.Index] = true
 	}
+	// Block 255 is the bridge's hostnet.EndpointBlock, no cluster's.
 	for i := 1; i < 255; i++ {
 		if !used[i] && blockFree(i) {
 			return i, nil

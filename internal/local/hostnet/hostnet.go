@@ -15,6 +15,10 @@ var (
 	// HostAddress is the host's address on the bridge: the nodes' default gateway, where the
 	// host's registry and load balancers answer them.
 	HostAddress = netip.MustParseAddr("198.18.0.1")
+	// EndpointBlock holds the addresses of the host's on the bridge that control-plane
+	// endpoints chosen by a user take (the vCenter simulator's clusters' virtual IPs): no local
+	// cluster is given this block.
+	EndpointBlock = netip.MustParsePrefix("198.18.255.0/24")
 )
 
 // Splice copies a and b to each other until either side ends or the context does, as a TCP

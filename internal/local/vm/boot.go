@@ -63,7 +63,14 @@ func Boot(ctx context.Context, dir string) error {
 	if err := writeNodeConfig(dir, spec); err != nil {
 		return err
 	}
-	env := append(os.Environ(), "PATH="+spec.BinDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root")
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := writeNodeImage(exe, spec); err != nil {
+		return fmt.Errorf("failed to write the node image's commands: %w", err)
+	}
+	env := append(os.Environ(), "PATH="+nodeImageBin+":"+spec.BinDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root")
 	var wg sync.WaitGroup
 	if spec.LoopbackRegistry != "" {
 		wg.Go(func() { forwardRegistry(ctx, spec.LoopbackRegistry) })

@@ -56,9 +56,6 @@ write_files:
       nodeRegistration:
         name: '{{ ds.meta_data.local_hostname }}'
         criSocket: unix:///run/containerd/containerd.sock
-        # This host has cgroup v1, which kubeadm v1.35's SystemVerification refuses unless it is
-        # skipped by name; the node's kubelet runs with failCgroupV1: false.
-        ignorePreflightErrors: [SystemVerification]
       ---
       apiVersion: kubeadm.k8s.io/v1beta4
       kind: ClusterConfiguration
@@ -74,13 +71,6 @@ write_files:
       networking:
         podSubnet: 100.96.0.0/11
         serviceSubnet: 100.64.0.0/13
-      ---
-      # nf_conntrack_max is global and read-only outside the host's network namespace: a node's
-      # kube-proxy leaves it alone, as kind's does.
-      apiVersion: kubeproxy.config.k8s.io/v1alpha1
-      kind: KubeProxyConfiguration
-      conntrack:
-        maxPerCore: 0
 -   path: /run/cluster-api/placeholder
     owner: root:root
     permissions: '0640'
@@ -109,7 +99,6 @@ write_files:
       nodeRegistration:
         name: '{{ ds.meta_data.local_hostname }}'
         criSocket: unix:///run/containerd/containerd.sock
-        ignorePreflightErrors: [SystemVerification]
 runcmd:
   - kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml
 `, endpoint, token)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -44,7 +46,11 @@ type Hypervisor struct {
 	Store   cluster.Store
 	// Executable is the slipway binary that runs the nodes' agents and load balancers.
 	Executable string
-	Log        logr.Logger
+	// Real boots the VMs as real nodes (package vm) on the local runtime's bridge, their
+	// control-plane endpoints in hostnet.EndpointBlock; else as nodes of the node agent, their
+	// endpoints on loopback.
+	Real bool
+	Log  logr.Logger
 	// CheckHost checks that this host can start a new node before a VM boots as one, as the
 	// local provider checks before each machine; nil is the store's check
 	// (cluster.Store.CheckHostLimits), which raises the kernel's limits where the simulator's
@@ -288,13 +294,9 @@ func decode(data, encoding string) ([]byte, error) {
 // boot makes the VM a node of its cluster unless it is one, and starts its agent unless it
 // runs. h.mu is held.
 func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, error) {
-	host, port, err := net.SplitHostPort(b.Endpoint)
+	host, err := h.endpoint(b.Endpoint)
 	if err != nil {
-		return cluster.NodeSpec{}, fmt.Errorf("control-plane endpoint %q: %w", b.Endpoint, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || port != strconv.Itoa(cluster.APIServerPort) {
-		return cluster.NodeSpec{}, fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
-			b.Endpoint, cluster.APIServerPort)
+		return cluster.NodeSpec{}, err
 	}
 	name, err := h.clusterOf(b, host)
 	if err != nil {
@@ -340,6 +342,29 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 		return cluster.NodeSpec{}, err
 	}
 	return node, nil
+}
+
+// endpoint returns the host of a control-plane endpoint the hypervisor serves: an address of
+// the host's (loopback for the node agent's nodes, hostnet.EndpointBlock on the bridge for real
+// ones), on the API server's port, where the cluster's load balancer listens as kube-vip would.
+func (h *Hypervisor) endpoint(endpoint string) (string, error) {
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return "", fmt.Errorf("control-plane endpoint %q: %w", endpoint, err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if h.Real {
+		if err != nil || !hostnet.EndpointBlock.Contains(ip) || ip == hostnet.EndpointBlock.Addr() || port != strconv.Itoa(cluster.APIServerPort) {
+			return "", fmt.Errorf("control-plane endpoint %s: the simulator's VMs boot as real nodes, whose control-plane endpoints it serves in %s on the local runtime's bridge, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address such as %s",
+				endpoint, hostnet.EndpointBlock, cluster.APIServerPort, vcenter.SimulatorRealEndpoint)
+		}
+		return host, nil
+	}
+	if err != nil || !ip.IsLoopback() || port != strconv.Itoa(cluster.APIServerPort) {
+		return "", fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
+			endpoint, cluster.APIServerPort)
+	}
+	return host, nil
 }
 
 // checkHost refuses a new node that this host cannot start, naming the limit and how to raise
@@ -404,6 +429,10 @@ func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (s
 	}
 	spec := &cluster.Spec{Name: b.ClusterName, KubernetesVersion: b.KubernetesVersion, Index: index, LoadBalancerIP: endpoint,
 		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}}
+	if h.Real {
+		// The nodes take the free block's addresses; the endpoint is the VIP's.
+		spec.Runtime = cluster.RuntimeReal
+	}
 	if err := os.MkdirAll(dirs.Root, 0o700); err != nil {
 		return "", err
 	}
@@ -457,10 +486,25 @@ func (h *Hypervisor) addNode(dirs cluster.Dirs, spec *cluster.Spec, v vm, b *inf
 			return cluster.NodeSpec{}, err
 		}
 	}
-	if err := cluster.PrepareNode(dirs, spec, node, cas); err != nil {
+	if err := h.prepare(dirs, spec, node, cas, v.userdata); err != nil {
 		return cluster.NodeSpec{}, err
 	}
 	return node, cluster.WriteSpec(dirs, spec)
+}
+
+// prepare writes a new node's state: a real node boots from the VM's cloud-init as the VM
+// would, kubeadm making what it needs; a node of the node agent is given its certificates.
+func (h *Hypervisor) prepare(dirs cluster.Dirs, spec *cluster.Spec, node cluster.NodeSpec, cas *pki.CAs, userData []byte) error {
+	if !spec.Real() {
+		return cluster.PrepareNode(dirs, spec, node, cas)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	registry, err := h.Store.EnsureRealNodeImage(ctx, spec.NodeVersion(node))
+	if err != nil {
+		return err
+	}
+	return cluster.PrepareRealNode(dirs, spec, node, node.ProviderID, userData, registry)
 }
 
 // report tells vCenter the VM's guest IP and host name, as VMware Tools does.

@@ -160,7 +160,7 @@ func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervis
 		}
 	}
 	return &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: exe,
-		Log: ctrl.Log.WithName("hypervisor")}, nil
+		Real: RealNodes(s.URL.Host), Log: ctrl.Log.WithName("hypervisor")}, nil
 }
 
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was

@@ -26,6 +26,8 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 
@@ -97,14 +99,28 @@ type Server struct {
 	Username, Password string
 }
 
+// RealNodes says whether a simulator serving on address boots its VMs as real nodes: it does
+// when it serves on the host's address on the local runtime's bridge, where the nodes' pods
+// (CAPV, the vSphere cloud provider) reach it; on loopback, they are nodes of the node agent.
+func RealNodes(address string) bool {
+	host, _, err := net.SplitHostPort(address)
+	return err == nil && host == hostnet.HostAddress.String()
+}
+
 // Start serves the simulator on o.Address and builds its inventory.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	host, _, err := net.SplitHostPort(o.Address)
 	if err != nil {
 		return nil, fmt.Errorf("address %q: %w: use HOST:PORT on loopback, such as %s", o.Address, err, DefaultAddress)
 	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("address %q is not on loopback: the simulator serves this host only, use 127.x.y.z:PORT such as %s", o.Address, DefaultAddress)
+	if RealNodes(o.Address) {
+		// The nodes reach vCenter where they reach the host: its address on their bridge.
+		if err := vm.EnsureBridge(); err != nil {
+			return nil, err
+		}
+	} else if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("address %q is neither on loopback nor the host's address on the local runtime's bridge (%s): use 127.x.y.z:PORT such as %s, or %s:PORT for VMs that boot as real nodes",
+			o.Address, hostnet.HostAddress, DefaultAddress, hostnet.HostAddress)
 	}
 	// vcsim panics when it cannot listen: find out first.
 	l, err := net.Listen("tcp", o.Address)

@@ -31,6 +31,10 @@ const SimulatorMark = "(simulated by slipway)"
 // (127.1-254.0.0/16).
 const SimulatorEndpoint = "127.0.100.1"
 
+// SimulatorRealEndpoint is SimulatorEndpoint for a simulator whose VMs boot as real nodes: an
+// unused address of the local runtime's bridge block for endpoints (198.18.255.0/24).
+const SimulatorRealEndpoint = "198.18.255.1"
+
 // Simulated says whether the vCenter whose full name (AboutInfo.FullName) is given is slipway's
 // simulator.
 func Simulated(fullName string) bool { return strings.Contains(fullName, SimulatorMark) }

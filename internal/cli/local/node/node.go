@@ -31,7 +31,7 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 	run.Flags().StringVar(&opts.ClusterDir, "cluster-dir", "", "state directory of the cluster")
 	_ = run.MarkFlagRequired("node")
 	_ = run.MarkFlagRequired("cluster-dir")
-	cmd.AddCommand(run, newBootCommand())
+	cmd.AddCommand(run, newBootCommand(), newKubeadmCommand())
 	return cmd
 }
 
@@ -51,4 +51,20 @@ func newBootCommand() *cobra.Command {
 	boot.Flags().StringVar(&dir, "dir", "", "state directory of the node")
 	_ = boot.MarkFlagRequired("dir")
 	return boot
+}
+
+// newKubeadmCommand returns `slipway local node kubeadm`, the kubeadm a node's cloud-init runs
+// (vm.Kubeadm).
+func newKubeadmCommand() *cobra.Command {
+	var binDir string
+	kubeadm := &cobra.Command{
+		Use:   "kubeadm [--bin-dir DIR] -- ARGS",
+		Short: "Run the node's kubeadm as a node of namespaces needs it (run by the node's cloud-init)",
+		RunE: func(_ *cobra.Command, args []string) error {
+			return vm.Kubeadm(binDir, args)
+		},
+	}
+	kubeadm.Flags().StringVar(&binDir, "bin-dir", "", "directory of the node's kubeadm")
+	_ = kubeadm.MarkFlagRequired("bin-dir")
+	return kubeadm
 }

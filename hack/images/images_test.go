@@ -78,7 +78,7 @@ func releaseImages(t *testing.T, root string) map[string]string {
 			t.Fatal(err)
 		}
 		var v struct {
-			Kubernetes struct{ Version, Etcd, Pause, CoreDNS string } `json:"kubernetes"`
+			Kubernetes struct{ Version, Etcd, Pause, CoreDNS, KubeVIP string } `json:"kubernetes"`
 		}
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -90,6 +90,8 @@ func releaseImages(t *testing.T, root string) map[string]string {
 		named[tkgRepository+"coredns:"+v.Kubernetes.CoreDNS] = f
 		named[tkgRepository+"etcd:"+v.Kubernetes.Etcd] = f
 		named[tkgRepository+"pause:"+v.Kubernetes.Pause] = f
+		// The static pod TKG's vSphere ClusterClass writes on control-plane VMs.
+		named[tkgRepository+"kube-vip:"+v.Kubernetes.KubeVIP] = f
 	}
 	return named
 }

@@ -20,6 +20,7 @@ const (
 	noCSI      = "the Go module proxy this host reaches refuses its module (403, measured 2026-11-26), and it needs vCenter's CNS API"
 	refused    = "the Go module proxy this host reaches refuses its module at this version (403, measured 2026-11-26)"
 	noALB      = "it drives an NSX Advanced Load Balancer controller, which this host does not have"
+	noVIP      = "the Go module proxy this host reaches refuses its module (403, measured 2026-11-26); on the vCenter simulator's VMs, which boot as nodes of this host, the hypervisor's load balancer holds the control-plane endpoint"
 )
 
 // tkg is TKG's image repository, under which every stand-in is named.
@@ -40,6 +41,9 @@ var StandIns = []StandIn{
 	{Ref: tkg + "secretgen-controller:v0.15.0_vmware.2", Why: refused},
 	{Ref: tkg + "pinniped:v0.24.0_vmware.1", Why: refused},
 	{Ref: tkg + "pinniped:v0.25.0_vmware.1", Why: refused},
+	// The static pod TKG's vSphere ClusterClass writes on every control-plane VM.
+	{Ref: tkg + "kube-vip:v0.8.9_vmware.1", Why: noVIP},
+	{Ref: tkg + "kube-vip:v0.9.2_vmware.1", Why: noVIP},
 }
 
 // IsStandIn says whether a pod's image is one of the stand-ins, under TKG's repository or

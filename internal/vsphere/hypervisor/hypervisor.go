@@ -306,7 +306,7 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	// cluster without a node would be deleted at the next pass, and made again at the one after.
 	checked := false
 	if name == "" {
-		if err := h.checkHost(v.name, false, true); err != nil {
+		if err := h.checkHost(v.name, h.Real, true); err != nil {
 			return cluster.NodeSpec{}, err
 		}
 		if name, err = h.newCluster(b, host); err != nil {

@@ -27,6 +27,12 @@ import (
 // authorities for a control-plane VM, kubeadm join with only ca.crt for a worker.
 func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 	t.Helper()
+	return cloudInitFor(t, cas, init, "127.0.100.1")
+}
+
+// cloudInitFor is cloudInit for a cluster whose control-plane endpoint is endpoint.
+func cloudInitFor(t *testing.T, cas *pki.CAs, init bool, endpoint string) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := cas.Write(dir); err != nil {
 		t.Fatal(err)
@@ -48,10 +54,10 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 		file("/etc/kubernetes/pki/"+name, content)
 	}
 	if init {
-		file("/run/kubeadm/kubeadm.yaml", []byte("kind: ClusterConfiguration\nclusterName: wc1\ncontrolPlaneEndpoint: 127.0.100.1:6443\nkubernetesVersion: v1.35.4\n---\nkind: InitConfiguration\n"))
+		file("/run/kubeadm/kubeadm.yaml", []byte("kind: ClusterConfiguration\nclusterName: wc1\ncontrolPlaneEndpoint: "+endpoint+":6443\nkubernetesVersion: v1.35.4\n---\nkind: InitConfiguration\n"))
 		b.WriteString("runcmd:\n- kubeadm init --config /run/kubeadm/kubeadm.yaml\n")
 	} else {
-		file("/run/kubeadm/kubeadm-join-config.yaml", []byte("kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 127.0.100.1:6443\n"))
+		file("/run/kubeadm/kubeadm-join-config.yaml", []byte("kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: "+endpoint+":6443\n"))
 		b.WriteString("runcmd:\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\n")
 	}
 	return b.String()
@@ -215,5 +221,53 @@ func TestHostLimitsHoldAVM(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "fs.inotify.max_user_instances is 128 with 125 in use") || strings.Count(logs.String(), "VM does not boot as a node") != 1 {
 		t.Errorf("the simulator's log does not name the limit once:\n%s", logs.String())
+	}
+}
+
+// TestEndpointsOfEachKindOfNode: a simulator whose VMs boot as real nodes serves their
+// control-plane endpoints in the bridge's block for them, one of the node agent on loopback; a
+// VM whose endpoint is of the other kind does not boot, and the log names the variable and the
+// addresses to choose; one whose endpoint fits goes on to the host's check as a node of its kind.
+func TestEndpointsOfEachKindOfNode(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		real              bool
+		refused, accepted string
+		wantInLog         []string
+	}{
+		{true, "127.0.100.1", "198.18.255.1", []string{"198.18.255.0/24", "VSPHERE_CONTROL_PLANE_ENDPOINT", "such as 198.18.255.1"}},
+		{false, "198.18.255.1", "127.0.100.1", []string{"loopback", "VSPHERE_CONTROL_PLANE_ENDPOINT"}},
+	} {
+		s, c, template, cas := simulatorWithTemplate(t)
+		var logs bytes.Buffer
+		var checked []bool
+		h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: cluster.Store{Root: t.TempDir()}, Executable: "/bin/true", Real: tc.real,
+			Log: funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{}),
+			CheckHost: func(real bool, _, _ int, _ func(string)) error {
+				checked = append(checked, real)
+				return errors.New("held back by the test")
+			}}
+		name := fmt.Sprintf("real-%v", tc.real)
+		for _, endpoint := range []string{tc.refused, tc.accepted} {
+			vcentertest.Clone(t, template, name+"-"+endpoint, map[string]string{
+				"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(cloudInitFor(t, cas, true, endpoint))), "guestinfo.userdata.encoding": "base64"}, true)
+		}
+		if err := h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		refusal := ""
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, name+"-"+tc.refused) {
+				refusal += line
+			}
+		}
+		for _, want := range tc.wantInLog {
+			if !strings.Contains(refusal, want) {
+				t.Errorf("real nodes %v: the refusal of endpoint %s does not say %q:\n%s", tc.real, tc.refused, want, logs.String())
+			}
+		}
+		if len(checked) != 1 || checked[0] != tc.real {
+			t.Errorf("real nodes %v: the host was checked %v for real nodes, want once, %v (the VM of endpoint %s)", tc.real, checked, tc.real, tc.accepted)
+		}
 	}
 }

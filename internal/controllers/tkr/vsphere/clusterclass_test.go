@@ -222,6 +222,12 @@ func TestVSphereClusterClass(t *testing.T) {
 			!strings.Contains(fmt.Sprint(files[0]), `{name: address, value: "10.180.130.162"}`) {
 			return fmt.Errorf("KubeadmControlPlane files %v", files)
 		}
+		// kubeadm runs the release's images.
+		cc, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration")
+		if cc["imageRepository"] != "projects.registry.vmware.com/tkg" || fmt.Sprint(cc["etcd"]) != "map[local:map[imageTag:v3.6.5_vmware.2]]" ||
+			fmt.Sprint(cc["dns"]) != "map[imageTag:v1.12.4_vmware.1]" {
+			return fmt.Errorf("KubeadmControlPlane's kubeadm images: imageRepository %v etcd %v dns %v", cc["imageRepository"], cc["etcd"], cc["dns"])
+		}
 		kct, err := get("KubeadmConfigTemplate", "bootstrap.cluster.x-k8s.io/v1beta2", "md-0")
 		if err != nil {
 			return err

@@ -164,7 +164,8 @@ func catalogue(t *testing.T) {
 	}
 	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: "v1.35.4---vmware.1-tkg.1"},
 		Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: release, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg",
-			KubeVIP: &runv1alpha3.ContainerImageInfo{ImageTag: "v0.8.3_vmware.1"}},
+			KubeVIP: &runv1alpha3.ContainerImageInfo{ImageTag: "v0.8.3_vmware.1"}, Etcd: &runv1alpha3.ContainerImageInfo{ImageTag: "v3.6.5_vmware.2"},
+			CoreDNS: &runv1alpha3.ContainerImageInfo{ImageTag: "v1.12.4_vmware.1"}},
 			OSImages: []corev1.LocalObjectReference{{Name: "ubuntu"}, {Name: "photon"}, {Name: "local"}}}}
 	for _, o := range []client.Object{
 		image("ubuntu", "ova", "ubuntu", "2004", runv1alpha3.JSONObject{"version": ubuntuOVA}),

@@ -236,6 +236,11 @@ func (s *Server) buildInventory(ctx context.Context, datastoreDir string) error 
 	if _, err := folders.VmFolder.CreateFolder(ctx, filepath.Base(Folder)); err != nil {
 		return err
 	}
+	// The inventory is new: files an earlier run left on the datastore belong to no VM, and
+	// would refuse an import of the same template (FileAlreadyExists).
+	if err := os.RemoveAll(datastoreDir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(datastoreDir, 0o700); err != nil {
 		return err
 	}

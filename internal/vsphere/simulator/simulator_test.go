@@ -1,7 +1,10 @@
 package simulator_test
 
 import (
+	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vmware/govmomi"
@@ -15,10 +18,21 @@ import (
 
 func TestSimulatorServesTheSeedsInventory(t *testing.T) {
 	dir := t.TempDir()
+	// A template an earlier run imported: its files outlive that run's inventory.
+	left := filepath.Join(dir, "datastore", "ubuntu-2004-kube-v1.35.4+vmware.1", "disk.vmdk")
+	if err := os.MkdirAll(filepath.Dir(left), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(left, []byte("left by an earlier run"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	o := simulator.Options{Address: vcentertest.FreeAddress(t), Dir: dir, Username: simulator.DefaultUsername, Password: "s3cret"}
 	s, err := simulator.Start(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file of an earlier run's datastore outlived the start (an import of its template would be refused): %v", err)
 	}
 	c, err := s.Login(t.Context())
 	if err != nil {

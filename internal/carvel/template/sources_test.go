@@ -270,8 +270,12 @@ func TestVSphereCredentialsRendered(t *testing.T) {
 		want        []string
 	}{
 		{filepath.Join("vsphere-cpi.tanzu.vmware.com", "1.27.0"),
-			"vsphereCPI:\n  mode: vsphereCPI\n  vCenterAPIEndpoint: vc.example.com:8443\n  username: admin\n  password: s3cret\n",
-			[]string{"name: cloud-provider-vsphere-credentials", "vc.example.com.username: admin", "vc.example.com.password: s3cret"}},
+			"vsphereCPI:\n  mode: vsphereCPI\n  vCenterAPIEndpoint: vc.example.com:8443\n  username: admin\n  password: s3cret\n  tlsThumbprint: AA:BB\n  datacenter: /dc0\n",
+			[]string{"name: cloud-provider-vsphere-credentials", "vc.example.com.username: admin", "vc.example.com.password: s3cret",
+				// The cloud provider's configuration names the vCenter, its port and thumbprint,
+				// and where the credentials are.
+				"--cloud-config=/etc/cloud/vsphere.conf", "server: vc.example.com", "port: 8443", "thumbprint: AA:BB",
+				"secretName: cloud-provider-vsphere-credentials", "- dc0", "name: extension-apiserver-authentication-reader"}},
 		{filepath.Join("vsphere-csi.tanzu.vmware.com", "3.1.2"),
 			"vsphereCSI:\n  mode: vsphereCSI\n  namespace: vmware-system-csi\n  server: vc.example.com\n  username: admin\n  password: s3cret\n  clusterName: wc-1234\n",
 			[]string{"name: csi-vsphere-config", "namespace: vmware-system-csi", `[VirtualCenter "vc.example.com"]`, `user = "admin"`, `password = "s3cret"`, `cluster-id = "wc-1234"`}},

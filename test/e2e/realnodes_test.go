@@ -251,7 +251,9 @@ func pushNodeImages(t *testing.T, addr string, versions ...string) {
 	if len(versions) == 0 {
 		versions = []string{assets.DefaultKubernetesVersion()}
 	}
-	want := []string{"/local-pod-network:", assets.LocalPathProvisionerImage}
+	// kube-vip's stand-in runs where TKG's vSphere ClusterClass writes its static pod: on the
+	// control-plane VMs of the simulator.
+	want := []string{"/local-pod-network:", assets.LocalPathProvisionerImage, "/kube-vip:"}
 	for _, v := range versions {
 		release, err := assets.ReleaseOf(v)
 		if err != nil {

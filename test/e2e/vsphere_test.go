@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
@@ -134,7 +136,8 @@ func checkClusterVMs(t *testing.T, mc client.Client, finder *find.Finder, name, 
 // scale, upgrade (VMs cloned from the new release's template) and delete run on it; and
 // `management-cluster delete` leaves no VM.
 func TestVSphereFlows(t *testing.T) {
-	_, repo := pushPackages(t)
+	registryAddr, repo := pushPackages(t)
+	pushNodeImages(t, registryAddr, "v1.34.3", "v1.35.4")
 	ctx := t.Context()
 	store := cluster.Store{Root: filepath.Join(home, "local")}
 	before, err := store.List()
@@ -142,7 +145,10 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", vcentertest.FreeAddress(t)); err != nil {
+	// Served on the bridge, the simulator boots its VMs as real nodes, whose pods (CAPV after the
+	// move, the vSphere cloud provider) reach it there.
+	_, port, _ := net.SplitHostPort(vcentertest.FreeAddress(t))
+	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", net.JoinHostPort(hostnet.HostAddress.String(), port)); err != nil {
 		t.Fatalf("simulator start: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
@@ -167,8 +173,11 @@ func TestVSphereFlows(t *testing.T) {
 		return path
 	}
 	const key = "VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
-	const mgmtHeader = "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.1\n" + key
+	// Each cluster's control-plane endpoint: an address of the bridge's block for them, which
+	// the simulator's hypervisor serves as kube-vip would.
+	const mgmtEndpoint, wcEndpoint = vcenter.SimulatorRealEndpoint, "198.18.255.2"
+	mgmtHeader := "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+mgmtEndpoint+"\n" + key
 	mgmtFile := write("tkg-mgmt-vc.yaml", mgmtHeader+vars)
 	// seeds/000's file leaves the thumbprint to the prompt that its command's --yes answers.
 	var thumbprint, seedsVars string
@@ -190,7 +199,7 @@ func TestVSphereFlows(t *testing.T) {
 		t.Errorf("management-cluster create without a template: want a refusal, got %v:\n%s", err, out)
 	}
 	checkLinesInOrder(t, "management-cluster create", out, "Continuing with the vSphere thumbprint "+thumbprint+" (-y)", "vSphere 7.0 Environment Detected.",
-		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use",
+		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
 		"unable to find VM Template")
 	if after, _ := store.List(); len(after) != len(before) {
 		t.Fatalf("a refused management-cluster create made a local cluster")
@@ -234,14 +243,14 @@ func TestVSphereFlows(t *testing.T) {
 	url := serveUI(t, uiCtx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
 		"--package-repository", repo, "-t", "10m")
 	start := time.Now()
-	printed := runBrowser(t, uiCtx, "management.mjs", url, "tkg-mgmt-vc", endpoint.Address, endpoint.Username, endpoint.Password, "127.0.100.1")
+	printed := runBrowser(t, uiCtx, "management.mjs", url, "tkg-mgmt-vc", endpoint.Address, endpoint.Username, endpoint.Password, mgmtEndpoint)
 	t.Logf("management-cluster create on vSphere through the installer took %s", time.Since(start).Round(time.Second))
 	stopUI()
 	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
 	_, deployLog, _ := strings.Cut(printed, "--- deploy log\n")
 	deployLog, _, _ = strings.Cut(deployLog, "--- end of deploy log")
 	checkLinesInOrder(t, "the installer's deploy", deployLog, "vSphere 7.0 Environment Detected.",
-		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1 is already in use",
+		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
 		"Setting up bootstrapper...", "Installing providers on ", "Start creating management cluster...",
 		"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!")
 	// The bootstrap cluster is gone; the management cluster's nodes are its VMs.
@@ -322,7 +331,7 @@ func TestVSphereFlows(t *testing.T) {
 	// A workload cluster with seeds/001's variables, at the older release named as seeds/001
 	// names it, by --tkr.
 	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.2\n"+key+vars)
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+wcEndpoint+"\n"+key+vars)
 	// seeds/001's command lines after the management cluster, with tanzu replaced by slipway, in
 	// the directory of their files; its release is one of slipway's catalogue.
 	checkContextAware(t, dir, "tkg-mgmt-vc")

@@ -6,7 +6,11 @@
 # workload cluster on it (dev, seeds/001's variables) to "Workload cluster … created" with antrea,
 # vsphere-cpi and vsphere-csi reconciled (goal <= 60 s), then deletes both. Prints each run and
 # the medians.
-# Usage: hack/bench/vsphere.sh [RUNS=3]   (VCSIM_ADDRESS=127.0.0.1:8989 by default)
+# The simulator's VMs boot as real nodes, slipway's default (root): the simulator serves on the
+# bridge's host address, and the nodes pull from the local registry of slipway's own home, which
+# `make images` fills, so the bench runs there. NODES=agent serves it on loopback, its VMs booting
+# as the node agent's nodes, in a home of the bench's own.
+# Usage: [NODES=real|agent] hack/bench/vsphere.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -16,18 +20,28 @@ slipway=$root/bin/slipway
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
+runtime=${NODES:-real}
 work=$(mktemp -d)
-export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig
+export KUBECONFIG=$work/kubeconfig
+if [ "$runtime" = real ]; then
+	make -C "$root" images >/dev/null
+	address=198.18.0.1:8989 mgmt_endpoint=198.18.255.1 wc_endpoint=198.18.255.2
+else
+	export SLIPWAY_HOME=$work/home
+	address=127.0.0.1:8989 mgmt_endpoint=127.0.100.1 wc_endpoint=127.0.100.2
+fi
+# The simulator's clusters go with it; in slipway's own home, nothing else does.
 cleanup() {
 	"$slipway" management-cluster delete -y >/dev/null 2>&1 || true
 	"$slipway" vsphere simulator stop >/dev/null 2>&1 || true
+	[ "$runtime" = real ] && return
 	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
 		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
 	done
 }
 trap 'cleanup; rm -rf "$work"' EXIT
 
-"$slipway" vsphere simulator start --address "${VCSIM_ADDRESS:-127.0.0.1:8989}" >/dev/null
+"$slipway" vsphere simulator start --address "$address" >/dev/null
 vars=$("$slipway" vsphere simulator status | grep '^VSPHERE_' | grep -v CONTROL_PLANE_ENDPOINT)
 key='VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ bench@example'
 # file NAME ENDPOINT: a dev configuration of a cluster on the simulator.
@@ -37,12 +51,12 @@ file() {
 	echo "$work/$1.yaml"
 }
 "$slipway" vsphere ova build --kubernetes-release v1.35.4+vmware.1-tkg.1 -o "$work/node.ova" >/dev/null
-"$slipway" vsphere ova import "$work/node.ova" -f "$(file tkg-mgmt-vc 127.0.100.1)" >/dev/null
+"$slipway" vsphere ova import "$work/node.ova" -f "$(file tkg-mgmt-vc "$mgmt_endpoint")" >/dev/null
 
 mcs=() wcs=()
 for i in $(seq 1 "$runs"); do
-	timed mcs "$slipway" management-cluster create -f "$(file tkg-mgmt-vc 127.0.100.1)" -y -t 10m
-	timed wcs "$slipway" cluster create -f "$(file tkg-vc-antrea 127.0.100.2)" -t 5m
+	timed mcs "$slipway" management-cluster create -f "$(file tkg-mgmt-vc "$mgmt_endpoint")" -y -t 10m
+	timed wcs "$slipway" cluster create -f "$(file tkg-vc-antrea "$wc_endpoint")" -t 5m
 	"$slipway" cluster delete tkg-vc-antrea -y -t 3m >/dev/null
 	"$slipway" management-cluster delete -y -t 10m >/dev/null
 	echo "run $i: management-cluster create ${mcs[-1]}s, cluster create ${wcs[-1]}s"

@@ -32,7 +32,7 @@ else
 fi
 # The simulator's clusters go with it; in slipway's own home, nothing else does.
 cleanup() {
-	"$slipway" management-cluster delete -y >/dev/null 2>&1 || true
+	"$slipway" management-cluster delete tkg-mgmt-vc -y >/dev/null 2>&1 || true
 	"$slipway" vsphere simulator stop >/dev/null 2>&1 || true
 	[ "$runtime" = real ] && return
 	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
@@ -41,6 +41,13 @@ cleanup() {
 }
 trap 'cleanup; rm -rf "$work"' EXIT
 
+# A simulator of the user's would be stopped at the end: the bench starts its own or none.
+if "$slipway" vsphere simulator status | grep -q serving; then
+	echo "a vCenter simulator runs already: stop it first (slipway vsphere simulator stop)" >&2
+	trap - EXIT
+	rm -rf "$work"
+	exit 1
+fi
 "$slipway" vsphere simulator start --address "$address" >/dev/null
 vars=$("$slipway" vsphere simulator status | grep '^VSPHERE_' | grep -v CONTROL_PLANE_ENDPOINT)
 key='VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ bench@example'
@@ -58,7 +65,7 @@ for i in $(seq 1 "$runs"); do
 	timed mcs "$slipway" management-cluster create -f "$(file tkg-mgmt-vc "$mgmt_endpoint")" -y -t 10m
 	timed wcs "$slipway" cluster create -f "$(file tkg-vc-antrea "$wc_endpoint")" -t 5m
 	"$slipway" cluster delete tkg-vc-antrea -y -t 3m >/dev/null
-	"$slipway" management-cluster delete -y -t 10m >/dev/null
+	"$slipway" management-cluster delete tkg-mgmt-vc -y -t 10m >/dev/null
 	echo "run $i: management-cluster create ${mcs[-1]}s, cluster create ${wcs[-1]}s"
 done
 

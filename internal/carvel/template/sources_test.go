@@ -279,12 +279,23 @@ func TestVSphereCredentialsRendered(t *testing.T) {
 		{filepath.Join("vsphere-csi.tanzu.vmware.com", "3.1.2"),
 			"vsphereCSI:\n  mode: vsphereCSI\n  namespace: vmware-system-csi\n  server: vc.example.com\n  username: admin\n  password: s3cret\n  clusterName: wc-1234\n",
 			[]string{"name: csi-vsphere-config", "namespace: vmware-system-csi", `[VirtualCenter "vc.example.com"]`, `user = "admin"`, `password = "s3cret"`, `cluster-id = "wc-1234"`}},
+		{filepath.Join("vsphere-cpi.tanzu.vmware.com", "1.27.0"),
+			"vsphereCPI:\n  mode: vsphereCPI\n  vCenterAPIEndpoint: '[fd00::10]:8443'\n  username: admin\n  password: s3cret\n",
+			[]string{"fd00::10.username: admin", "server: fd00::10", "port: 8443"}},
 	} {
 		out := string(render(t, tc.pkg, tc.values))
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s renders no %q:\n%s", tc.pkg, w, out)
 			}
+		}
+	}
+	// A paravirtual cluster names no vCenter: no cloud controller manager that would look for
+	// one.
+	out := string(render(t, filepath.Join("vsphere-cpi.tanzu.vmware.com", "1.27.0"), "vsphereCPI:\n  mode: vsphereParavirtualCPI\n"))
+	for _, absent := range []string{"kind: DaemonSet", "vsphere.conf", "cloud-provider-vsphere-credentials"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("a paravirtual cluster's vsphere-cpi renders %q:\n%s", absent, out)
 		}
 	}
 }

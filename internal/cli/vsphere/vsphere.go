@@ -163,7 +163,7 @@ func status(out io.Writer, d simulator.Daemon) error {
 	for _, v := range e.Variables() {
 		fmt.Fprintf(out, "%s: %q\n", v[0], v[1])
 	}
-	if simulator.RealNodes(e.Address) {
+	if vcenter.SimulatorRealNodes(e.Address) {
 		fmt.Fprintf(out, "# Its VMs boot as real nodes. For each cluster its own address of %s, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", hostnet.EndpointBlock, vcenter.SimulatorRealEndpoint)
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
@@ -97,13 +98,14 @@ func (s Store) FreeIndex() (int, error) {
 	for _, spec := range specs {
 		used[spec.Index] = true
 	}
-	// Block 255 is the bridge's hostnet.EndpointBlock, no cluster's.
+	// The bridge's block for endpoints is no cluster's.
+	used[int(hostnet.EndpointBlock.Addr().As4()[2])] = true
 	for i := 1; i < 255; i++ {
 		if !used[i] && blockFree(i) {
 			return i, nil
 		}
 	}
-	return 0, errors.New("every loopback block 127.1-254.0.0/16 is taken: delete a local cluster first")
+	return 0, errors.New("every block of the local runtime (127.i.0.0/16 and 198.18.i.0/24 for i from 1 to 254) is taken: delete a local cluster first")
 }
 
 // blockFree says whether nothing listens on the API server port of the block's load balancer and

@@ -28,6 +28,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
+	localvm "github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
@@ -345,26 +346,17 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 }
 
 // endpoint returns the host of a control-plane endpoint the hypervisor serves: an address of
-// the host's (loopback for the node agent's nodes, hostnet.EndpointBlock on the bridge for real
-// ones), on the API server's port, where the cluster's load balancer listens as kube-vip would.
+// the host's (vcenter.CheckSimulatorEndpoint), on the API server's port, where the cluster's
+// load balancer listens as kube-vip would.
 func (h *Hypervisor) endpoint(endpoint string) (string, error) {
 	host, port, err := net.SplitHostPort(endpoint)
 	if err != nil {
 		return "", fmt.Errorf("control-plane endpoint %q: %w", endpoint, err)
 	}
-	ip, err := netip.ParseAddr(host)
-	if h.Real {
-		if err != nil || !hostnet.EndpointBlock.Contains(ip) || ip == hostnet.EndpointBlock.Addr() || port != strconv.Itoa(cluster.APIServerPort) {
-			return "", fmt.Errorf("control-plane endpoint %s: the simulator's VMs boot as real nodes, whose control-plane endpoints it serves in %s on the local runtime's bridge, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address such as %s",
-				endpoint, hostnet.EndpointBlock, cluster.APIServerPort, vcenter.SimulatorRealEndpoint)
-		}
-		return host, nil
+	if port != strconv.Itoa(cluster.APIServerPort) {
+		return "", fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on port %d", endpoint, cluster.APIServerPort)
 	}
-	if err != nil || !ip.IsLoopback() || port != strconv.Itoa(cluster.APIServerPort) {
-		return "", fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on loopback, port %d: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused 127.x.y.z address",
-			endpoint, cluster.APIServerPort)
-	}
-	return host, nil
+	return host, vcenter.CheckSimulatorEndpoint(h.Real, host)
 }
 
 // checkHost refuses a new node that this host cannot start, naming the limit and how to raise
@@ -430,7 +422,15 @@ func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (s
 	spec := &cluster.Spec{Name: b.ClusterName, KubernetesVersion: b.KubernetesVersion, Index: index, LoadBalancerIP: endpoint,
 		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}}
 	if h.Real {
-		// The nodes take the free block's addresses; the endpoint is the VIP's.
+		// The nodes take the free block's addresses; the endpoint is the VIP's, which another
+		// cluster of this host (another store's, or another simulator's) must not hold.
+		used, err := localvm.UsedAddresses()
+		if err != nil {
+			return "", err
+		}
+		if slices.Contains(used, netip.MustParseAddr(endpoint)) {
+			return "", fmt.Errorf("control-plane endpoint %s is held by another cluster of this host: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of %s", endpoint, hostnet.EndpointBlock)
+		}
 		spec.Runtime = cluster.RuntimeReal
 	}
 	if err := os.MkdirAll(dirs.Root, 0o700); err != nil {

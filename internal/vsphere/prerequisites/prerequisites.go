@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -30,7 +29,6 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
@@ -170,9 +168,10 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 	}
 
 	if env.ControlPlaneEndpoint != "" {
-		if ip, err := netip.ParseAddr(env.ControlPlaneEndpoint); vcenter.Simulated(about.FullName) && (err != nil || !ip.IsLoopback() && !hostnet.EndpointBlock.Contains(ip)) {
-			return nil, fmt.Errorf("%s %s is neither a loopback address nor one of %s: the VMs of slipway's vCenter simulator boot as nodes on this host, which serves their control-plane endpoint: set %s to an unused address such as %s (nodes of the node agent) or %s (real nodes)",
-				varEndpoint, env.ControlPlaneEndpoint, hostnet.EndpointBlock, varEndpoint, vcenter.SimulatorEndpoint, vcenter.SimulatorRealEndpoint)
+		if vcenter.Simulated(about.FullName) {
+			if err := vcenter.CheckSimulatorEndpoint(vcenter.SimulatorRealNodes(env.Server), env.ControlPlaneEndpoint); err != nil {
+				return nil, err
+			}
 		}
 		infof("Checking if %s %s is already in use", varEndpoint, env.ControlPlaneEndpoint)
 		holder := env.UsedEndpoints[env.ControlPlaneEndpoint]

@@ -117,7 +117,11 @@ func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 			e.UsedEndpoints = map[string]string{"127.0.100.10": "cluster 'wc1'"}
 		}, []string{"control plane endpoint '127.0.100.10' already in use by cluster 'wc1' and cannot be reused", "set VSPHERE_CONTROL_PLANE_ENDPOINT"}},
 		{"endpoint off loopback on the simulator", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "10.180.130.162" },
-			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 10.180.130.162 is neither a loopback address nor one of 198.18.255.0/24", "set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address such as 127.0.100.1 (nodes of the node agent) or 198.18.255.1 (real nodes)"}},
+			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 10.180.130.162: the simulator's VMs boot as nodes of the node agent", "set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused loopback address such as 127.0.100.1"}},
+		// A simulator on loopback boots the node agent's nodes, which do not serve the bridge's
+		// block for real nodes' endpoints.
+		{"endpoint of real nodes on a simulator of the node agent", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "198.18.255.1" },
+			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 198.18.255.1: the simulator's VMs boot as nodes of the node agent"}},
 		{"no template of the release", func(e *prerequisites.Environment) {
 			e.Release = "v1.34.3+vmware.1-tkg.1"
 			e.Images = []prerequisites.Image{{OVAVersion: "v1.34.3+vmware.1-tkg.1-ubuntu-2004", OS: ubuntu}}

@@ -17,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // RunArgs begin the arguments of the simulator's process: `slipway vsphere simulator run`.
@@ -160,7 +161,7 @@ func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervis
 		}
 	}
 	return &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: exe,
-		Real: RealNodes(s.URL.Host), Log: ctrl.Log.WithName("hypervisor")}, nil
+		Real: vcenter.SimulatorRealNodes(s.URL.Host), Log: ctrl.Log.WithName("hypervisor")}, nil
 }
 
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was

@@ -99,21 +99,13 @@ type Server struct {
 	Username, Password string
 }
 
-// RealNodes says whether a simulator serving on address boots its VMs as real nodes: it does
-// when it serves on the host's address on the local runtime's bridge, where the nodes' pods
-// (CAPV, the vSphere cloud provider) reach it; on loopback, they are nodes of the node agent.
-func RealNodes(address string) bool {
-	host, _, err := net.SplitHostPort(address)
-	return err == nil && host == hostnet.HostAddress.String()
-}
-
 // Start serves the simulator on o.Address and builds its inventory.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	host, _, err := net.SplitHostPort(o.Address)
 	if err != nil {
 		return nil, fmt.Errorf("address %q: %w: use HOST:PORT on loopback, such as %s", o.Address, err, DefaultAddress)
 	}
-	if RealNodes(o.Address) {
+	if vcenter.SimulatorRealNodes(o.Address) {
 		// The nodes reach vCenter where they reach the host: its address on their bridge.
 		if err := vm.EnsureBridge(); err != nil {
 			return nil, err

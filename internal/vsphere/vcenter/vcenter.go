@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -19,6 +21,8 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
 // SimulatorMark ends the full name slipway's vCenter simulator reports, which tells it from a
@@ -34,6 +38,37 @@ const SimulatorEndpoint = "127.0.100.1"
 // SimulatorRealEndpoint is SimulatorEndpoint for a simulator whose VMs boot as real nodes: an
 // unused address of the local runtime's bridge block for endpoints (198.18.255.0/24).
 const SimulatorRealEndpoint = "198.18.255.1"
+
+// SimulatorRealNodes says whether the simulator serving at server (HOST:PORT, as
+// VSPHERE_SERVER) boots its VMs as real nodes: it does when it serves on the host's address on
+// the local runtime's bridge, where the nodes' pods reach it; on loopback they are nodes of the
+// node agent.
+func SimulatorRealNodes(server string) bool {
+	host, _, err := net.SplitHostPort(server)
+	return err == nil && host == hostnet.HostAddress.String()
+}
+
+// CheckSimulatorEndpoint says what is wrong with the control-plane endpoint (an IP address) of a
+// cluster whose VMs the simulator boots as nodes of this host, which serve it as kube-vip would:
+// for real nodes an address of hostnet.EndpointBlock, for the node agent's a loopback one.
+func CheckSimulatorEndpoint(realNodes bool, endpoint string) error {
+	ip, err := netip.ParseAddr(endpoint)
+	block := hostnet.EndpointBlock
+	if realNodes {
+		last := block.Addr().As4()
+		last[3] = 255
+		if err != nil || !block.Contains(ip) || ip == block.Addr() || ip == netip.AddrFrom4(last) {
+			return fmt.Errorf("VSPHERE_CONTROL_PLANE_ENDPOINT %s: the simulator's VMs boot as real nodes, whose control-plane endpoints it serves in %s on the local runtime's bridge: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of it such as %s",
+				endpoint, block, SimulatorRealEndpoint)
+		}
+		return nil
+	}
+	if err != nil || !ip.IsLoopback() {
+		return fmt.Errorf("VSPHERE_CONTROL_PLANE_ENDPOINT %s: the simulator's VMs boot as nodes of the node agent, whose control-plane endpoints it serves on loopback: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused loopback address such as %s",
+			endpoint, SimulatorEndpoint)
+	}
+	return nil
+}
 
 // Simulated says whether the vCenter whose full name (AboutInfo.FullName) is given is slipway's
 // simulator.

@@ -177,7 +177,7 @@ func TestVSphereFlows(t *testing.T) {
 	// the simulator's hypervisor serves as kube-vip would.
 	const mgmtEndpoint, wcEndpoint = vcenter.SimulatorRealEndpoint, "198.18.255.2"
 	mgmtHeader := "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+mgmtEndpoint+"\n" + key
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: " + mgmtEndpoint + "\n" + key
 	mgmtFile := write("tkg-mgmt-vc.yaml", mgmtHeader+vars)
 	// seeds/000's file leaves the thumbprint to the prompt that its command's --yes answers.
 	var thumbprint, seedsVars string

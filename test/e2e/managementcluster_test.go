@@ -484,8 +484,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	phase("faults of real nodes", func(t *testing.T) {
 		// Its processes killed, one at a time, come back; the provider's among them. After the
 		// workload cluster's check of stillness, which the faults' conditions would stir.
-		checkRealNodeFaults(t, mc, mc, c, store,
-			faultController{namespace: "capl-system", component: "local-infrastructure-controller"})
+		checkRealNodeFaults(t, mc, c.Name, store,
+			faultController{namespace: "capl-system", component: "local-infrastructure-controller"}, restartedByProvider(t, mc, mc, c))
 	})
 
 	phase("the management cluster scales itself", func(t *testing.T) {
@@ -520,8 +520,8 @@ func TestManagementClusterCreate(t *testing.T) {
 		// The same suite on the workload cluster: its load balancer is started again by the
 		// management cluster's own provider, and its kapp-controller (slipway's package
 		// controller, standing in for it) by the kubelet.
-		checkRealNodeFaults(t, wcc, mc, wc, store,
-			faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"})
+		checkRealNodeFaults(t, wcc, wc.Name, store,
+			faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"}, restartedByProvider(t, mc, wcc, wc))
 	})
 
 	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {

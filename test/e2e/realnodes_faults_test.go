@@ -21,18 +21,17 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
-// checkRealNodeFaults is the fault suite on real nodes, run on the cluster of real nodes cl,
-// whose API c reaches and whose Cluster the management cluster mgmt reaches holds: it kills with
-// SIGKILL, in turn, a worker's containerd and its kubelet (each started again by the node's init
-// within restartBound, the node's lease renewed after it and a new pod started on the node), the
-// process of a static pod (kube-scheduler on the control-plane node: the kubelet starts its
-// container again and the pod is Ready), the cluster's load balancer (started again within
-// restartBound by the management cluster's local provider, which counts it; the API server
-// answers through it) and the process of a controller, the one pod of ctrl (started again by the
-// kubelet). It logs the table of what came back when.
-func checkRealNodeFaults(t *testing.T, c, mgmt client.Client, cl *clusterv1.Cluster, store cluster.Store, ctrl faultController) {
+// checkRealNodeFaults is the fault suite on real nodes, run on the local cluster of real nodes
+// name in store, whose API c reaches: it kills with SIGKILL, in turn, a worker's containerd and
+// its kubelet (each started again by the node's init within restartBound, the node's lease
+// renewed after it and a new pod started on the node), the process of a static pod
+// (kube-scheduler on the control-plane node: the kubelet starts its container again and the pod
+// is Ready), the cluster's load balancer (checked by loadBalancer, given its pid file: what
+// starts it again differs by who made the cluster) and the process of a controller, the one pod
+// of ctrl (started again by the kubelet). It logs the table of what came back when.
+func checkRealNodeFaults(t *testing.T, c client.Client, name string, store cluster.Store, ctrl faultController, loadBalancer func(pidPath string) repair) {
 	ctx := t.Context()
-	dirs, cp, worker := controlPlaneAndWorker(t, store, cl.Name)
+	dirs, cp, worker := controlPlaneAndWorker(t, store, name)
 	var table []repair
 
 	// containerd and the kubelet of a worker: its init starts them again, as systemd would, and
@@ -61,7 +60,7 @@ func checkRealNodeFaults(t *testing.T, c, mgmt client.Client, cl *clusterv1.Clus
 		func(args []string, _ []byte) bool { return filepath.Base(args[0]) == "kube-scheduler" }))
 
 	// The load balancer of the control-plane endpoint.
-	table = append(table, checkLoadBalancerRestart(t, mgmt, c, cl, dirs.LoadBalancerPID()))
+	table = append(table, loadBalancer(dirs.LoadBalancerPID()))
 
 	// A controller's process, in its container on one of the nodes.
 	pods := &corev1.PodList{}
@@ -76,6 +75,13 @@ func checkRealNodeFaults(t *testing.T, c, mgmt client.Client, cl *clusterv1.Clus
 	for _, r := range table {
 		t.Logf("%-40s %-28s started again after %-8s serving after %s", r.kind, r.name, r.restarted.Round(10*time.Millisecond), r.answered.Round(10*time.Millisecond))
 	}
+}
+
+// restartedByProvider is checkRealNodeFaults' load-balancer check for a cluster of the local
+// provider: the provider of the management cluster mgmt started it again and counted it
+// (checkLoadBalancerRestart).
+func restartedByProvider(t *testing.T, mgmt, c client.Client, cl *clusterv1.Cluster) func(string) repair {
+	return func(pidPath string) repair { return checkLoadBalancerRestart(t, mgmt, c, cl, pidPath) }
 }
 
 // faultController is the controller whose process the fault suite kills: the one pod in

@@ -372,6 +372,13 @@ func TestVSphereFlows(t *testing.T) {
 	checkPods(t, wc, "the workload column", vsphereWorkloadPods)
 	checkCredentialsUpdate(t, wc, endpoint)
 
+	// The fault suite of real nodes on its VMs (a control plane and a worker): containerd and the
+	// kubelet started again by the node's init, kube-scheduler and kapp-controller by the
+	// kubelet, the control-plane endpoint's load balancer by the simulator's hypervisor.
+	checkRealNodeFaults(t, wc, "tkg-vc-antrea", store,
+		faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"},
+		restartedByHypervisor(t, wc, "tkg-vc-antrea"))
+
 	// Scale: one more worker VM.
 	if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
 		t.Fatalf("cluster scale: %v\n%s", err, out)
@@ -425,6 +432,21 @@ func TestVSphereFlows(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// restartedByHypervisor is checkRealNodeFaults' load-balancer check for a cluster of the
+// simulator's VMs: the hypervisor, which serves their control-plane endpoint as kube-vip would,
+// starts it again within restartBound, as a kubelet restarts kube-vip's static pod, and the API
+// server (reached by c) answers through it.
+func restartedByHypervisor(t *testing.T, c client.Client, name string) func(string) repair {
+	return func(pidPath string) repair {
+		killed := time.Now()
+		restarted := killAndWaitRestart(t, pidPath)
+		eventually(t, 30*time.Second, "the API server of "+name+" through its restarted load balancer", func() error {
+			return c.List(t.Context(), &corev1.NodeList{})
+		})
+		return repair{"load balancer (the hypervisor's)", name, restarted, time.Since(killed)}
+	}
 }
 
 // checkCredentialsUpdate rotates the vSphere credentials of tkg-vc-antrea and of the management

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
@@ -33,6 +34,19 @@ type BootstrapOptions struct {
 
 // DefaultTimeout bounds each wait of the payload when the caller gives none.
 const DefaultTimeout = 5 * time.Minute
+
+// RealBootstrap says whether the bootstrap (or cleanup) cluster of a management cluster on
+// infrastructure is of real nodes. On the local provider it is when the management cluster's
+// nodes are (realNodes), so that every node of the flow is real. On vSphere it is when the
+// vCenter (vcenterServer, as VSPHERE_SERVER) is on the local runtime's bridge, as the simulator
+// serving there is: CAPV in a real node reaches nothing off the bridge, so a bootstrap cluster for
+// a vCenter elsewhere is of the node agent's nodes, whose pods are host processes.
+func RealBootstrap(infrastructure string, realNodes bool, vcenterServer string) bool {
+	if infrastructure == "vsphere" {
+		return hostnet.Reaches(vcenterServer)
+	}
+	return realNodes
+}
 
 // Bootstrap creates a local cluster and installs TKG's bootstrap payload on it: what TKG does
 // on its kind cluster before it creates a management cluster. The package repository is read

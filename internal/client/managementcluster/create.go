@@ -256,12 +256,13 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	return err
 }
 
-// realBootstrap says whether the bootstrap cluster is of real nodes: when the management
-// cluster's are, on the local provider, so that every node of the flow is real. A bootstrap
-// cluster for vSphere stays on the node agent: a real node has no route off the bridge to a
-// vCenter.
+// realBootstrap says whether the bootstrap cluster is of real nodes (RealBootstrap).
 func (f *flow) realBootstrap() bool {
-	return f.cfg.RealNodes()
+	server := ""
+	if f.cfg.VSphere != nil {
+		server = f.cfg.VSphere.Server
+	}
+	return RealBootstrap(f.cfg.InfrastructureProvider, f.cfg.RealNodes(), server)
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

@@ -23,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -79,7 +80,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 	if err := mgmt.Get(ctx, key, mc); err != nil {
 		return fmt.Errorf("management cluster %s: its Cluster %s: %w", o.Name, key, err)
 	}
-	infra, variables, err := infrastructureOf(ctx, mgmt, mc)
+	infra, server, variables, err := infrastructureOf(ctx, mgmt, mc)
 	if err != nil {
 		return err
 	}
@@ -101,9 +102,8 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 	}
 
 	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
-		// A management cluster of real nodes is deleted from a cleanup cluster of real nodes, as
-		// it was created from a bootstrap cluster of them: every node of the flow is real.
-		realNodes: infra == "local" && mc.Annotations[infrav1.NodeRuntimeAnnotation] == infrav1.NodeRuntimeReal}
+		// The cleanup cluster is of the nodes a bootstrap cluster would be.
+		realNodes: RealBootstrap(infra, mc.Annotations[infrav1.NodeRuntimeAnnotation] == infrav1.NodeRuntimeReal, server)}
 	err = p.Run(ctx,
 		progress.NamedStep{Name: "cleanup cluster", Run: d.cleanupCluster},
 		progress.NamedStep{Name: "move to cleanup cluster", Run: d.moveBack},
@@ -153,21 +153,25 @@ type deletion struct {
 }
 
 // infrastructureOf says which infrastructure provider the management cluster runs on, by its
-// Cluster's infrastructure kind, and, for CAPV, the credentials it was installed with, which the
-// cleanup cluster's CAPV needs to delete the VMs.
-func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Cluster) (string, map[string]string, error) {
+// Cluster's infrastructure kind, and, for CAPV, its vCenter (the VSphereCluster's server) and the
+// credentials it was installed with, which the cleanup cluster's CAPV needs to delete the VMs.
+func infrastructureOf(ctx context.Context, mgmt client.Client, mc *clusterv1.Cluster) (infra, server string, variables map[string]string, err error) {
 	if mc.Spec.InfrastructureRef.Kind != "VSphereCluster" {
-		return "local", nil, nil
+		return "local", "", nil, nil
+	}
+	vc, err := configs.VSphereClusterOf(ctx, mgmt, mc)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("management cluster %s runs on vSphere: %w", mc.Name, err)
 	}
 	secret := &corev1.Secret{}
 	if err := mgmt.Get(ctx, cluster.CAPVCredentials, secret); err != nil {
-		return "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, cluster.CAPVCredentials, err)
+		return "", "", nil, fmt.Errorf("management cluster %s runs on vSphere, but CAPV's credentials (Secret %s) cannot be read: %w", mc.Name, cluster.CAPVCredentials, err)
 	}
 	username, password, err := vcenter.ParseCAPVCredentials(secret.Data["credentials.yaml"])
 	if err != nil {
-		return "", nil, fmt.Errorf("management cluster %s: Secret %s: %w", mc.Name, cluster.CAPVCredentials, err)
+		return "", "", nil, fmt.Errorf("management cluster %s: Secret %s: %w", mc.Name, cluster.CAPVCredentials, err)
 	}
-	return "vsphere", (&config.VSphere{Username: username, Password: password}).ProviderVariables(), nil
+	return "vsphere", vc.Server, (&config.VSphere{Username: username, Password: password}).ProviderVariables(), nil
 }
 
 // cleanupCluster makes a local cluster with the Cluster API providers.

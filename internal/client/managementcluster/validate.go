@@ -67,6 +67,11 @@ func (f *flow) validate(ctx context.Context) error {
 			}
 		case !f.o.DryRun:
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
+				// On vSphere the bootstrap cluster's nodes follow where the vCenter is, not
+				// LOCAL_NODE_RUNTIME.
+				if f.cfg.InfrastructureProvider == "vsphere" {
+					return fmt.Errorf("the bootstrap cluster of real nodes (%s %s is on the local runtime's bridge) cannot start: %w", config.VSphereServer, f.cfg.VSphere.Server, err)
+				}
 				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w; %s", err, agentWayOut)
 			}
 		}

@@ -3,6 +3,7 @@ package hostnet
 import (
 	"context"
 	"io"
+	"net"
 	"net/netip"
 )
 
@@ -20,6 +21,17 @@ var (
 	// cluster is given this block.
 	EndpointBlock = netip.MustParsePrefix("198.18.255.0/24")
 )
+
+// Reaches says whether a node of the runtime reaches address (a host, or HOST:PORT): only an
+// address on the bridge does, since the host routes nothing off it.
+func Reaches(address string) bool {
+	host := address
+	if h, _, err := net.SplitHostPort(address); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && Network.Contains(ip)
+}
 
 // Splice copies a and b to each other until either side ends or the context does, as a TCP
 // proxy of the runtime (a load balancer, a node's forward of the local registry) joins a client

@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
@@ -59,7 +60,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"  slipway local cluster create vboot --bootstrap --infrastructure-provider vsphere",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			realNodes, err := f.realNodes(cmd.Flags().Changed("node-runtime"))
+			realNodes, err := f.realNodes(cmd.Flags().Changed("node-runtime"), os.Getenv(config.VSphereServer))
 			if err != nil {
 				return err
 			}
@@ -142,25 +143,27 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", managementcluster.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", managementcluster.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
-	cmd.Flags().StringVar(&f.nodeRuntime, "node-runtime", infrav1.NodeRuntimeReal, "what the nodes are: real (containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry; needs root and `make images`; the nodes run any image) or agent (the node agent, the retiring kubelet stand-in). A bootstrap cluster for vsphere is of the agent's nodes: a real node has no route off the bridge to a vCenter")
+	cmd.Flags().StringVar(&f.nodeRuntime, "node-runtime", infrav1.NodeRuntimeReal, "what the nodes are: real (containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry; needs root and `make images`; the nodes run any image) or agent (the node agent, the retiring kubelet stand-in). A bootstrap cluster for vsphere is of real nodes when VSPHERE_SERVER is on the bridge (the vCenter simulator serving there), else of the agent's: a real node has no route off the bridge")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)
 	return cmd
 }
 
-// realNodes says whether the nodes are real: --node-runtime when given, else real but for a
-// bootstrap cluster of vSphere, whose CAPV must reach a vCenter off the bridge.
-func (f *createFlags) realNodes(asked bool) (bool, error) {
-	vsphereBootstrap := f.bootstrap && f.infrastructure == "vsphere"
+// realNodes says whether the nodes are real: --node-runtime when given (asked), else real but
+// for a bootstrap cluster of vSphere whose vCenter (vcenterServer) is off the bridge, where CAPV
+// in a real node could not reach it (managementcluster.RealBootstrap).
+func (f *createFlags) realNodes(asked bool, vcenterServer string) (bool, error) {
+	real := !f.bootstrap || managementcluster.RealBootstrap(f.infrastructure, true, vcenterServer)
 	switch {
 	case f.nodeRuntime != infrav1.NodeRuntimeReal && f.nodeRuntime != infrav1.NodeRuntimeAgent:
 		return false, fmt.Errorf("invalid --node-runtime %q: %s", f.nodeRuntime, infrav1.NodeRuntimeChoices)
-	case !asked && !vsphereBootstrap && os.Geteuid() != 0:
+	case !asked && real && os.Geteuid() != 0:
 		return false, fmt.Errorf("%s, or use --node-runtime agent (real nodes are the default)", localcluster.RealNodesNeedRoot)
 	case !asked:
-		return !vsphereBootstrap, nil
-	case f.nodeRuntime == infrav1.NodeRuntimeReal && vsphereBootstrap:
-		return false, fmt.Errorf("--node-runtime real makes a bootstrap cluster only for --infrastructure-provider local: a real node has no route off the bridge, so CAPV in it could not reach a vCenter; drop --node-runtime or use agent")
+		return real, nil
+	case f.nodeRuntime == infrav1.NodeRuntimeReal && !real:
+		return false, fmt.Errorf("--node-runtime real: %s %q is off the local runtime's bridge (%s), where CAPV in a real node could not reach it: drop --node-runtime or use agent",
+			config.VSphereServer, vcenterServer, hostnet.Network)
 	}
 	return f.nodeRuntime == infrav1.NodeRuntimeReal, nil
 }

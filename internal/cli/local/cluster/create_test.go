@@ -9,24 +9,28 @@ import (
 )
 
 // TestNodeRuntimeOfCreate checks what --node-runtime makes: real nodes by default (refused
-// without root, naming the way out), the agent's for a bootstrap cluster of vSphere, and a
-// refusal naming the flag and the fix for a value it does not know or real nodes for vSphere's
-// bootstrap.
+// without root, naming the way out), for a bootstrap cluster of vSphere real nodes when the
+// vCenter is on the bridge and the agent's when it is off it, and a refusal naming the flag and
+// the fix for a value it does not know or real nodes that could not reach the vCenter.
 func TestNodeRuntimeOfCreate(t *testing.T) {
+	const onBridge, offBridge = "198.18.0.1:8989", "vcenter.example.com"
 	for _, tc := range []struct {
 		name      string
 		flags     createFlags
 		asked     bool
+		server    string
 		wantReal  bool
 		wantError string
 	}{
 		{name: "plain, default", flags: createFlags{nodeRuntime: "real", infrastructure: "local"}, wantReal: true},
-		{name: "local bootstrap, default", flags: createFlags{nodeRuntime: "real", infrastructure: "local", bootstrap: true}, wantReal: true},
-		{name: "vsphere bootstrap, default", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}},
+		{name: "local bootstrap, default", flags: createFlags{nodeRuntime: "real", infrastructure: "local", bootstrap: true}, server: offBridge, wantReal: true},
+		{name: "vsphere bootstrap, vCenter off the bridge", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, server: offBridge},
+		{name: "vsphere bootstrap, vCenter on the bridge", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, server: onBridge, wantReal: true},
 		{name: "agent asked", flags: createFlags{nodeRuntime: "agent", infrastructure: "local"}, asked: true},
-		{name: "agent for vsphere", flags: createFlags{nodeRuntime: "agent", infrastructure: "vsphere", bootstrap: true}, asked: true},
-		{name: "real for vsphere", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, asked: true,
-			wantError: "--node-runtime real makes a bootstrap cluster only for --infrastructure-provider local"},
+		{name: "agent for vsphere on the bridge", flags: createFlags{nodeRuntime: "agent", infrastructure: "vsphere", bootstrap: true}, asked: true, server: onBridge},
+		{name: "real for vsphere on the bridge", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, asked: true, server: onBridge, wantReal: true},
+		{name: "real for vsphere off the bridge", flags: createFlags{nodeRuntime: "real", infrastructure: "vsphere", bootstrap: true}, asked: true, server: offBridge,
+			wantError: `--node-runtime real: VSPHERE_SERVER "vcenter.example.com" is off the local runtime's bridge`},
 		{name: "unknown", flags: createFlags{nodeRuntime: "vm", infrastructure: "local"}, asked: true,
 			wantError: `invalid --node-runtime "vm": use real`},
 	} {
@@ -35,7 +39,7 @@ func TestNodeRuntimeOfCreate(t *testing.T) {
 				// Without root, the default is refused with the way out.
 				tc.wantError = "run slipway as root, or use --node-runtime agent"
 			}
-			got, err := tc.flags.realNodes(tc.asked)
+			got, err := tc.flags.realNodes(tc.asked, tc.server)
 			switch {
 			case tc.wantError != "":
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {

@@ -64,12 +64,7 @@ func checkLoadBalancerRestart(t *testing.T, mgmt, c client.Client, cl *clusterv1
 		return lc.Status.LoadBalancerRestarts
 	}
 	before := restarts()
-	killed := time.Now()
-	restarted := killAndWaitRestart(t, pidPath)
-	eventually(t, 30*time.Second, "the API server of "+cl.Name+" through its restarted load balancer", func() error {
-		return c.List(t.Context(), &corev1.NodeList{})
-	})
-	answered := time.Since(killed)
+	r := killLoadBalancer(t, c, cl.Name, pidPath)
 	checkRestartEvent(t, mgmt, key.Namespace, key.Name, "LoadBalancerRestarted")
 	eventually(t, 10*time.Second, "the load balancer's restart counted", func() error {
 		if n := restarts(); n != before+1 {
@@ -77,7 +72,20 @@ func checkLoadBalancerRestart(t *testing.T, mgmt, c client.Client, cl *clusterv1
 		}
 		return nil
 	})
-	return repair{"load balancer", cl.Name, restarted, answered}
+	return r
+}
+
+// killLoadBalancer kills the load balancer of the cluster name (its pid file pidPath) with
+// SIGKILL, waits until it is started again within restartBound and the cluster's API server
+// (reached by c) answers through it, and says when each came.
+func killLoadBalancer(t *testing.T, c client.Client, name, pidPath string) repair {
+	t.Helper()
+	killed := time.Now()
+	restarted := killAndWaitRestart(t, pidPath)
+	eventually(t, 30*time.Second, "the API server of "+name+" through its restarted load balancer", func() error {
+		return c.List(t.Context(), &corev1.NodeList{})
+	})
+	return repair{"load balancer", name, restarted, time.Since(killed)}
 }
 
 // checkRestartEvent waits for the provider's Event of reason about the object namespace/name, a

@@ -436,16 +436,13 @@ func TestVSphereFlows(t *testing.T) {
 
 // restartedByHypervisor is checkRealNodeFaults' load-balancer check for a cluster of the
 // simulator's VMs: the hypervisor, which serves their control-plane endpoint as kube-vip would,
-// starts it again within restartBound, as a kubelet restarts kube-vip's static pod, and the API
-// server (reached by c) answers through it.
+// starts it again within restartBound, as a kubelet restarts kube-vip's static pod
+// (killLoadBalancer); nothing counts it.
 func restartedByHypervisor(t *testing.T, c client.Client, name string) func(string) repair {
 	return func(pidPath string) repair {
-		killed := time.Now()
-		restarted := killAndWaitRestart(t, pidPath)
-		eventually(t, 30*time.Second, "the API server of "+name+" through its restarted load balancer", func() error {
-			return c.List(t.Context(), &corev1.NodeList{})
-		})
-		return repair{"load balancer (the hypervisor's)", name, restarted, time.Since(killed)}
+		r := killLoadBalancer(t, c, name, pidPath)
+		r.kind = "load balancer (the hypervisor's)"
+		return r
 	}
 }
 

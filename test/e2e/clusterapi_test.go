@@ -29,22 +29,25 @@ import (
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
-// TestClusterAPIOnLocalRuntime makes a bootstrap cluster with `--bootstrap` from the package
-// sources pushed to a local registry: kapp-controller, clusterctl init from the local repository
-// (cert-manager, Cluster API core, kubeadm bootstrap and control plane, the local infrastructure
-// provider, each running as a component process), the management repository and tkg-pkg with
-// every child reconciled. Then a topology Cluster of the local ClusterClass that tkg-pkg installed
-// becomes Available and scales its workers 1→2 (upgrades are TestManagementClusterCreate's, on
-// real nodes), and its deletion leaves no process behind. On the way, Carvel's kapp reads and
-// takes part in what the package controller records. A second Cluster, annotated for real
-// nodes, boots them from Cluster API's bootstrap data (checkRealNodesFromClusterAPI).
+// TestClusterAPIOnLocalRuntime makes a bootstrap cluster of real nodes with `--bootstrap` from the
+// package sources pushed to a local registry: kapp-controller, clusterctl init from the local
+// repository (cert-manager, Cluster API core, kubeadm bootstrap and control plane, the local
+// infrastructure provider, each running in a container), the management repository and tkg-pkg
+// with every child reconciled. Then a topology Cluster of the local ClusterClass that tkg-pkg
+// installed, applied without saying which kind of node it wants, gets the bootstrap cluster's:
+// real nodes that execute Cluster API's bootstrap data. It becomes Available, its add-ons
+// reconcile, its workers scale 1→2 (upgrades are TestManagementClusterCreate's), and its deletion
+// leaves no node behind. On the way, Carvel's kapp reads and takes part in what the package
+// controller records, and the provider refuses a Cluster of real nodes without pod CIDRs.
 func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	registryAddr, repo := pushPackages(t)
+	pushNodeImages(t, registryAddr, "v1.34.3", "v1.35.4")
 	start := time.Now()
-	lc := createCluster(t, "e2e-capi", "--bootstrap", "--node-runtime", "agent", "--package-repository", repo)
+	lc := createCluster(t, "e2e-capi", "--bootstrap", "--package-repository", repo)
 	t.Logf("bootstrap-ready (cluster, kapp-controller, providers, tkg-pkg) after %s", time.Since(start).Round(100*time.Millisecond))
 	ctx := t.Context()
 	t.Cleanup(func() {
@@ -97,7 +100,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		t.Errorf("clusterctl's log is not printed as Key=\"value\" pairs")
 	}
 
-	// The bootstrap payload of seeds/000, every pod a running process, not a simulation.
+	// The bootstrap payload of seeds/000, every pod running in a container, none simulated.
 	want := map[string][]string{
 		"tkg-system": {"kapp-controller-", "tanzu-addons-controller-manager-", "tkr-source-controller-manager-",
 			"tkr-status-controller-manager-", "tkr-resolver-cluster-webhook-manager-", "tanzu-featuregates-controller-manager-",
@@ -209,7 +212,18 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		}
 		return nil
 	})
+	checkRefusesRealNodesWithoutPodCIDRs(t, lc)
+
+	before := vm.OnHost()
+	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
 	wc := localTopologyCluster("wc", "v1.34.3")
+	t.Cleanup(func() {
+		if t.Failed() {
+			if dirs, err := store.Dirs(wc.Name); err == nil {
+				dumpRealNodeLogs(t, dirs)
+			}
+		}
+	})
 	created := time.Now()
 	if err := lc.client.Create(ctx, wc); err != nil {
 		t.Fatal(err)
@@ -229,9 +243,6 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// The release's add-ons, through the ClusterBootstrap.
 	checkAddons(t, lc, wc, "v1.34.3---vmware.1-tkg.1")
 
-	// Every kind of process the runtime runs, killed with SIGKILL, is repaired, and nothing is lost.
-	t.Run("faults", func(t *testing.T) { checkFaults(t, lc, wc, "v1.34.3+vmware.1", 2) })
-
 	// The CLI on a cluster the provider owns: start returns once its endpoint answers; kubeconfig
 	// says where the kubeconfig is.
 	if out, err := runSlipway(t, "local", "cluster", "start", wc.Name); err != nil || !strings.Contains(out, `Cluster "wc" is Ready`) {
@@ -249,21 +260,24 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	t.Logf("scaled to two workers in %s", time.Since(scaled).Round(100*time.Millisecond))
 
 	checkNodes(t, lc, wc, "v1.34.3+vmware.1", 3)
-
-	// A cluster of real nodes, through the same providers.
-	t.Run("real nodes", func(t *testing.T) {
-		pushNodeImages(t, registryAddr)
-		checkRealNodesFromClusterAPI(t, lc)
-	})
+	// No annotation asked for them: the provider gave the Cluster its management cluster's kind
+	// of node, real ones.
+	checkRealNodesOf(t, lc, wc, "v1.34.3")
 
 	// Deletion stops every node and the load balancer and removes the cluster's state.
 	deleteWorkloadCluster(t, lc, wc)
+	checkNoRealNodeLeft(t, before)
 }
 
 // localTopologyCluster is a Cluster of the local ClusterClass in namespace default at version:
-// one control plane and one worker in machine deployment md-0.
+// one control plane and one worker in machine deployment md-0, with TKG's default CLUSTER_CIDR
+// and SERVICE_CIDR (the controller manager gives each node its pod CIDR from the first).
 func localTopologyCluster(name, version string) *clusterv1.Cluster {
 	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	c.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
+		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{"100.96.0.0/11"}},
+		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{"100.64.0.0/13"}},
+	}
 	c.Spec.Topology = clusterv1.Topology{
 		ClassRef:     clusterv1.ClusterClassRef{Name: "tkg-local-default-v1.0.0"},
 		Version:      version,

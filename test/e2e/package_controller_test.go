@@ -2,11 +2,11 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	vendirversions "github.com/vmware-tanzu/carvel-vendir/pkg/vendir/versions/v1alpha1"
@@ -19,31 +19,51 @@ import (
 	"github.com/slipway-dev/slipway/internal/carvel/bundle"
 	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
-	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
-// TestPackageControllerOnLocalCluster runs kapp-controller's manifests on a local cluster: the
-// image runs slipway's package controller as a process, which installs a package from an imgpkg
-// bundle in a package repository, through to a Deployment the node agent runs.
-func TestPackageControllerOnLocalCluster(t *testing.T) {
-	lc := createCluster(t, "e2e-pkg", "--node-runtime", "agent")
-	ctx := t.Context()
-	for _, obj := range renderObjects(t, filepath.Join("testdata", "kapp-controller", "kapp-controller.yaml"), nil) {
-		if err := lc.client.Create(ctx, obj); err != nil {
-			t.Fatalf("failed to create %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
+// TestPackagesOnLocalCluster runs kapp-controller's manifests on a local cluster of real nodes
+// (the image runs slipway's package controller in a container) and installs packages as a user
+// of `slipway package` would: first a package of a bundle in a package repository, through to a
+// Deployment of an image built here, then TKG's management packages from packages/, whose TKR
+// service resolves Clusters in the cluster.
+func TestPackagesOnLocalCluster(t *testing.T) {
+	needRoot(t)
+	registry, repo := pushPackages(t)
+	pushNodeImages(t, registry)
+	pushImages(t, registry, "/package-controller:")
+	image := pushApplicationImage(t, registry)
+	lc := createCluster(t, "e2e-pkg")
+	run := packageCLI(t, lc)
 	pod := waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
 	if pod.Annotations[node.AnnotationSimulated] == "true" {
 		t.Fatal("kapp-controller is simulated, not run")
 	}
+	t.Run("a package of a bundle", func(t *testing.T) { checkPackageOfABundle(t, lc, registry, image) })
+	t.Run("the management packages and the TKR service", func(t *testing.T) {
+		checkManagementPackagesAndTKRService(t, lc, run, registry, repo)
+	})
+}
 
-	host := testregistry.Start(t)
+// checkPackageOfABundle installs a package of an imgpkg bundle in a package repository, both
+// pushed to the local registry at host, with values: the package controller fetches the
+// repository and the bundle, renders the bundle's templates with the values, resolves image
+// through the bundle's lock with kbld and deploys a Deployment of 2 replicas of it.
+func checkPackageOfABundle(t *testing.T, lc *localCluster, host, image string) {
+	ctx := t.Context()
+	ref, err := name.ParseReference(image, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Head(ref, remote.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := ref.Context().Digest(desc.Digest.String()).String()
 	pkgBundle, err := bundle.Push(testfiles.WriteTree(t, map[string]string{
-		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: " + host + "/web@sha256:" + strings.Repeat("a", 64) + "\n  annotations:\n    kbld.carvel.dev/id: web:latest\n",
+		".imgpkg/images.yml": "apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\nimages:\n- image: " + locked + "\n  annotations:\n    kbld.carvel.dev/id: web:latest\n",
 		"config/schema.yml":  "#@data/values-schema\n---\nreplicas: 1\n",
 		"config/web.yml": "#@ load(\"@ytt:data\", \"data\")\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: #@ data.values.replicas\n" +
-			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: web:latest\n",
+			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: web:latest\n        ports: [{containerPort: 8080}]\n",
 	}), host+"/packages/web:1.0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +138,7 @@ spec:
 	if deploy.Status.AvailableReplicas != 2 {
 		t.Errorf("the values were not applied or the Deployment is not available: %d replicas available", deploy.Status.AvailableReplicas)
 	}
-	if image := deploy.Spec.Template.Spec.Containers[0].Image; !strings.Contains(image, "@sha256:") {
-		t.Errorf("kbld did not resolve the image from the bundle's images.yml: %s", image)
+	if got := deploy.Spec.Template.Spec.Containers[0].Image; got != locked {
+		t.Errorf("kbld did not resolve the image from the bundle's images.yml: %s, want %s", got, locked)
 	}
 }

@@ -15,42 +15,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
-	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/local/vm"
+	"github.com/slipway-dev/slipway/internal/assets"
 )
 
-// checkRealNodesFromClusterAPI makes a workload cluster of real nodes through Cluster API (the
-// Cluster annotated for them, on the local ClusterClass): each machine's node is a node of
-// namespaces that executes the bootstrap data Cluster API's kubeadm bootstrap provider wrote,
-// kubeadm init and join for real, from the release's images in the local registry. The cluster
-// becomes Available with its etcd and control plane healthy as Cluster API's control-plane
-// provider reads them; the nodes are the real kubelet's, on containerd; kubeadm's own control
-// plane, kube-proxy and CoreDNS run, and the release's add-on packages reconcile with
-// metrics-server really running; exec reaches a pod through the API server. Deleting the Cluster
-// leaves no node of namespaces behind.
-func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
+// checkRefusesRealNodesWithoutPodCIDRs applies a Cluster of real nodes without pod CIDRs: the
+// local provider refuses it, naming the field and its fix, and the Cluster is deleted.
+func checkRefusesRealNodesWithoutPodCIDRs(t *testing.T, lc *localCluster) {
 	ctx := t.Context()
-	before := vm.OnHost()
-	store := cluster.Store{Root: filepath.Dir(lc.dirs.Root)}
-	wc := localTopologyCluster("e2e-real", "v1.35.4")
-	wc.Annotations = map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}
-	// TKG's CLUSTER_CIDR and SERVICE_CIDR: the controller manager gives each node its pod CIDR
-	// from the first.
-	wc.Spec.ClusterNetwork = clusterv1.ClusterNetwork{
-		Pods:     clusterv1.NetworkRanges{CIDRBlocks: []string{"100.96.0.0/11"}},
-		Services: clusterv1.NetworkRanges{CIDRBlocks: []string{"100.64.0.0/13"}},
-	}
-	// Without the Cluster's pod CIDRs, the provider refuses, naming the field and its fix.
-	bad := wc.DeepCopy()
-	bad.Name, bad.Spec.ClusterNetwork = "e2e-nocidr", clusterv1.ClusterNetwork{}
+	bad := localTopologyCluster("e2e-nocidr", "v1.35.4")
+	bad.Spec.ClusterNetwork = clusterv1.ClusterNetwork{}
 	if err := lc.client.Create(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the provider refusing real nodes without pod CIDRs", func() error {
-		c := &clusterv1.Cluster{}
-		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(bad), c); err != nil {
-			return err
-		}
 		lcs := &infrav1.LocalClusterList{}
 		if err := lc.client.List(ctx, lcs, client.InNamespace(bad.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: bad.Name}); err != nil {
 			return err
@@ -66,30 +43,22 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	if err := lc.client.Delete(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	t.Cleanup(func() {
-		if t.Failed() {
-			if dirs, err := store.Dirs(wc.Name); err == nil {
-				dumpRealNodeLogs(t, dirs)
-			}
-			dumpPods(t, lc, "capl-system")
-		}
-	})
-	created := time.Now()
-	if err := lc.client.Create(ctx, wc); err != nil {
+// checkRealNodesOf checks that a workload cluster made through Cluster API runs on real nodes:
+// each machine's node is a node of namespaces that executed the bootstrap data Cluster API's
+// kubeadm bootstrap provider wrote, kubeadm init and join for real, from the release's images in
+// the local registry. The nodes are the real kubelet's on containerd, registered with their
+// machines' providerIDs, on the bridge; kubeadm's own control plane, kube-proxy and CoreDNS run
+// from the release's images, and so does the release's metrics-server package; exec reaches a
+// pod through the API server.
+func checkRealNodesOf(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, version string) {
+	ctx := t.Context()
+	release, err := assets.ReleaseOf(version)
+	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 6*time.Minute, "the cluster of real nodes Available", func() error {
-		return clusterAvailable(ctx, lc, wc, "v1.35.4+vmware.1", 2)
-	})
-	t.Logf("workload cluster of real nodes Available after %s", time.Since(created).Round(100*time.Millisecond))
-	// The release's packages, installed through the ClusterBootstrap by kapp-controller, which
-	// runs on the real nodes and fetches them from the local registry.
-	checkAddons(t, lc, wc, "v1.35.4---vmware.1-tkg.1")
-	t.Logf("its add-on packages reconciled after %s", time.Since(created).Round(100*time.Millisecond))
-
-	// The nodes are the real kubelet's on containerd, registered with their machines'
-	// providerIDs, on the bridge.
+	kubelet := release.KubeadmVersion()
 	wcc := workloadClient(t, lc, wc)
 	machines := &clusterv1.MachineList{}
 	if err := lc.client.List(ctx, machines, client.InNamespace(wc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: wc.Name}); err != nil {
@@ -105,8 +74,8 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	var controlPlane string
 	for _, n := range nodes.Items {
 		info := n.Status.NodeInfo
-		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://") || info.KubeletVersion != "v1.35.4+vmware.1" {
-			t.Errorf("node %s runs %s and kubelet %s, want containerd and the real kubelet v1.35.4+vmware.1", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://") || info.KubeletVersion != kubelet {
+			t.Errorf("node %s runs %s and kubelet %s, want containerd and the real kubelet %s", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion, kubelet)
 		}
 		if n.Spec.ProviderID != infrav1.ProviderIDPrefix+wc.Namespace+"/"+n.Name {
 			t.Errorf("node %s has providerID %q, want its machine's", n.Name, n.Spec.ProviderID)
@@ -127,21 +96,22 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	if err := wcc.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, kubeadmConfig); err != nil {
 		t.Fatal(err)
 	}
-	if cc := kubeadmConfig.Data["ClusterConfiguration"]; !strings.Contains(cc, "imageRepository: projects.registry.vmware.com/tkg") {
+	if cc := kubeadmConfig.Data["ClusterConfiguration"]; !strings.Contains(cc, "imageRepository: "+assets.ImageRepository) {
 		t.Errorf("kubeadm-config does not name the release's image repository:\n%s", cc)
 	}
+	tag := strings.ReplaceAll(kubelet, "+", "_")
 	eventually(t, 2*time.Minute, "kubeadm's pods running", func() error {
 		pods := &corev1.PodList{}
 		if err := wcc.List(ctx, pods, client.InNamespace("kube-system")); err != nil {
 			return err
 		}
 		want := map[string]string{
-			"kube-apiserver-" + controlPlane:          "projects.registry.vmware.com/tkg/kube-apiserver:v1.35.4_vmware.1",
-			"etcd-" + controlPlane:                    "projects.registry.vmware.com/tkg/etcd:v3.6.5_vmware.2",
-			"kube-controller-manager-" + controlPlane: "projects.registry.vmware.com/tkg/kube-controller-manager:v1.35.4_vmware.1",
-			"kube-scheduler-" + controlPlane:          "projects.registry.vmware.com/tkg/kube-scheduler:v1.35.4_vmware.1",
-			"kube-proxy-":                             "projects.registry.vmware.com/tkg/kube-proxy:v1.35.4_vmware.1",
-			"coredns-":                                "projects.registry.vmware.com/tkg/coredns:v1.12.4_vmware.1",
+			"kube-apiserver-" + controlPlane:          assets.ImageRepository + "/kube-apiserver:" + tag,
+			"etcd-" + controlPlane:                    assets.ImageRepository + "/etcd:" + release.EtcdTag,
+			"kube-controller-manager-" + controlPlane: assets.ImageRepository + "/kube-controller-manager:" + tag,
+			"kube-scheduler-" + controlPlane:          assets.ImageRepository + "/kube-scheduler:" + tag,
+			"kube-proxy-":                             assets.ImageRepository + "/kube-proxy:" + tag,
+			"coredns-":                                assets.ImageRepository + "/coredns:" + release.CoreDNSTag,
 			// The release's metrics-server package, its image locked by digest.
 			"metrics-server-": "",
 		}
@@ -172,13 +142,10 @@ func checkRealNodesFromClusterAPI(t *testing.T, lc *localCluster) {
 	if err := os.WriteFile(kubeconfig, secret.Data["value"], 0o600); err != nil {
 		t.Fatal(err)
 	}
+	etcd := strings.TrimPrefix(strings.Split(release.EtcdTag, "_")[0], "v")
 	out, err := exec.CommandContext(ctx, kubectlBin, "--kubeconfig", kubeconfig, "exec", "-n", "kube-system", "etcd-"+controlPlane, "--",
 		"etcd", "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "etcd Version: 3.6.5") {
+	if err != nil || !strings.Contains(string(out), "etcd Version: "+etcd) {
 		t.Errorf("kubectl exec into etcd-%s: %v\n%s", controlPlane, err, out)
 	}
-
-	// Deleting the Cluster powers off and removes every node.
-	deleteWorkloadCluster(t, lc, wc)
-	checkNoRealNodeLeft(t, before)
 }

@@ -21,6 +21,13 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
+// repair is one row of the fault suite's table: a process killed with SIGKILL, how long until a
+// new one ran and until what it serves answered again.
+type repair struct {
+	kind, name          string
+	restarted, answered time.Duration
+}
+
 // checkRealNodeFaults is the fault suite on real nodes, run on the local cluster of real nodes
 // name in store, whose API c reaches: it kills with SIGKILL, in turn, a worker's containerd and
 // its kubelet (each started again by the node's init within restartBound, the node's lease
@@ -205,4 +212,39 @@ func leaseRenewedSince(t *testing.T, c client.Client, node string, since time.Ti
 		return fmt.Errorf("the lease of %s was last renewed at %v", node, lease.Spec.RenewTime)
 	}
 	return nil
+}
+
+// controlPlaneAndWorker returns the directories of the local cluster name of store and the names
+// of its first control-plane node and its first worker.
+func controlPlaneAndWorker(t *testing.T, store cluster.Store, name string) (dirs cluster.Dirs, cp, worker string) {
+	t.Helper()
+	dirs, err := store.Dirs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cluster.ReadSpec(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range spec.Nodes {
+		switch {
+		case n.Role == cluster.RoleControlPlane && cp == "":
+			cp = n.Name
+		case n.Role != cluster.RoleControlPlane && worker == "":
+			worker = n.Name
+		}
+	}
+	if cp == "" || worker == "" {
+		t.Fatalf("the nodes of %s, %+v: want a control-plane node and a worker", name, spec.Nodes)
+	}
+	return dirs, cp, worker
+}
+
+// restartCount is how many times the kubelet has started again the containers of a pod.
+func restartCount(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
 }

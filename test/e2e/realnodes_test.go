@@ -51,10 +51,13 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	ctx := t.Context()
 	before := vm.OnHost()
 	registryAddr := startRegistryWithNodeImages(t)
+	pushImages(t, registryAddr, "/addons-controller:")
 	image := pushApplicationImage(t, registryAddr)
+	// The cluster's CAs are supplied, as a Cluster API cluster's secrets supply them.
+	cas, pkiDir := suppliedCAs(t)
 
 	start := time.Now()
-	out, err := runSlipway(t, "local", "cluster", "create", "apps", "--worker-nodes", "2")
+	out, err := runSlipway(t, "local", "cluster", "create", "apps", "--worker-nodes", "2", "--pki-dir", pkiDir)
 	t.Cleanup(func() {
 		store := cluster.Store{Root: filepath.Join(home, "local")}
 		dirs, _ := store.Dirs("apps")
@@ -105,6 +108,8 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 	}
 
 	lc := clusterClients(t, kubeconfig)
+	checkLocalClusterBasics(t, lc, "apps", cas)
+
 	workers := []string{"apps-worker", "apps-worker2"}
 	deploy := applicationDeployment(image)
 	if _, err := lc.cs.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
@@ -240,14 +245,6 @@ func needRoot(t *testing.T) {
 // each Kubernetes version named, or of the default one when none is.
 func pushNodeImages(t *testing.T, addr string, versions ...string) {
 	t.Helper()
-	root, err := assets.SourceRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
-	if err != nil {
-		t.Fatalf("%v (make image-layout builds the images)", err)
-	}
 	if len(versions) == 0 {
 		versions = []string{assets.DefaultKubernetesVersion()}
 	}
@@ -263,9 +260,25 @@ func pushNodeImages(t *testing.T, addr string, versions ...string) {
 		want = append(want, "/kube-apiserver"+tag, "/kube-controller-manager"+tag, "/kube-scheduler"+tag, "/kube-proxy"+tag,
 			"/etcd:"+release.EtcdTag, "/pause:"+release.PauseTag, "/coredns:"+release.CoreDNSTag)
 	}
+	pushImages(t, addr, want...)
+}
+
+// pushImages pushes to the local registry at addr the images of the layout `make image-layout`
+// builds whose references match one of want: a wanted reference ends the image's, or, ending in
+// ":", names it at any tag. Each wanted reference must match one.
+func pushImages(t *testing.T, addr string, want ...string) {
+	t.Helper()
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
+	if err != nil {
+		t.Fatalf("%v (make image-layout builds the images)", err)
+	}
+	want = slices.Clone(want)
 	slices.Sort(want)
 	want = slices.Compact(want)
-	// A wanted reference ends the image's, or, ending in ":", names it at any tag.
 	matches := func(ref, w string) bool {
 		return strings.HasSuffix(ref, w) || strings.HasSuffix(w, ":") && strings.Contains(ref, w)
 	}

@@ -13,7 +13,6 @@ import (
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
-	"github.com/slipway-dev/slipway/internal/test/clitest"
 )
 
 // restartBound is how soon the local provider starts again a process of its clusters that died.
@@ -132,63 +131,4 @@ func (lc *localCluster) nodeName(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return spec.Nodes[0].Name
-}
-
-// checkHomeAgentRepaired kills the node agent of a bootstrap cluster, which no Cluster owns: the
-// local provider running on it (the agent's pods outlive it) starts it again within
-// restartBound, and the new agent brings the node back with every pod it ran. It returns how
-// long until the agent ran again and until the node and its pods were back.
-func checkHomeAgentRepaired(t *testing.T, lc *localCluster) (restarted, back time.Duration) {
-	t.Helper()
-	node := lc.nodeName(t)
-	ctx := t.Context()
-	before := &corev1.PodList{}
-	if err := lc.client.List(ctx, before); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
-	restarted = killAndWaitRestart(t, lc.dirs.NodePID(node))
-	eventually(t, 3*time.Minute, "the bootstrap node back with every pod restarted by the new agent", func() error {
-		if err := heartbeatSince(t, lc.client, node, killed); err != nil {
-			return err
-		}
-		pods := &corev1.PodList{}
-		if err := lc.client.List(ctx, pods); err != nil {
-			return err
-		}
-		if len(pods.Items) != len(before.Items) {
-			return fmt.Errorf("%d pods, %d before the agent was killed", len(pods.Items), len(before.Items))
-		}
-		for _, p := range pods.Items {
-			if p.Spec.NodeName != node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-				continue
-			}
-			for _, s := range p.Status.ContainerStatuses {
-				if s.State.Running == nil || !s.State.Running.StartedAt.After(killed) || !s.Ready {
-					return fmt.Errorf("container %s of pod %s/%s is not running again", s.Name, p.Namespace, p.Name)
-				}
-			}
-		}
-		return nil
-	})
-	back = time.Since(killed)
-	if out, err := runSlipway(t, "local", "cluster", "list"); err != nil || !clitest.LineHas(out, lc.name, "Running") {
-		t.Errorf("local cluster list after the repair: %v\n%s", err, out)
-	}
-	return restarted, back
-}
-
-// checkRestartCounted checks that the LocalMachine of node counts one agent restart more than
-// before, with its Event.
-func checkRestartCounted(t *testing.T, c client.Client, namespace, node string, before int32) {
-	t.Helper()
-	lm := localMachineOf(t, c, namespace, node)
-	checkRestartEvent(t, c, namespace, lm.Name, "NodeAgentRestarted")
-	eventually(t, 10*time.Second, "the restart counted", func() error {
-		lm = localMachineOf(t, c, namespace, node)
-		if lm.Status.AgentRestarts != before+1 {
-			return fmt.Errorf("LocalMachine %s counts %d agent restarts, %d before the kill", lm.Name, lm.Status.AgentRestarts, before)
-		}
-		return nil
-	})
 }

@@ -22,16 +22,14 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 )
 
-// TestManagementPackagesAndTKRService installs tkg-pkg from the package sources on a local
-// cluster: its children (tanzu-framework, tkr-service, tkr-source-controller,
-// tanzu-addons-manager) reconcile, the TKR source fetches the default catalogue from the local
-// registry, and the resolver webhook resolves and denies topology Clusters in the cluster.
-func TestManagementPackagesAndTKRService(t *testing.T) {
-	registry, repo := pushPackages(t)
-	lc := createCluster(t, "e2e-tkr", "--node-runtime", "agent")
+// checkManagementPackagesAndTKRService installs tkg-pkg from the package sources in registry on a
+// local cluster running the package controller (run is packageCLI's): its children
+// (tanzu-framework, tkr-service, tkr-source-controller, tanzu-addons-manager) reconcile, the TKR
+// source fetches the default catalogue from the local registry, and the resolver webhook
+// resolves and denies topology Clusters in the cluster.
+func checkManagementPackagesAndTKRService(t *testing.T, lc *localCluster, run func(args ...string) string, registry, repo string) {
 	ctx := t.Context()
 	installClusterAPICRDs(t, lc)
-	run := packageCLI(t, lc)
 	run("package", "repository", "add", "slipway", "--url", repo, "-n", "tanzu-package-repo-global")
 	values := filepath.Join(t.TempDir(), "tkg-pkg.yaml")
 	if err := os.WriteFile(values, []byte(fmt.Sprintf("tkrSourceController:\n  compatibilityImage: %[1]s/packages/tkr-compatibility\n"+

@@ -8,21 +8,26 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 )
 
-// TestLocalClusterHighlyAvailable checks that three control-plane nodes form one three-member
-// etcd cluster behind the load balancer, and that losing a node's agent shows in list and is
-// mended by start.
+// TestLocalClusterHighlyAvailable checks that three control-plane nodes of real nodes (kubeadm
+// init, then kubeadm join --control-plane) form one three-member etcd cluster behind the load
+// balancer, and that a node lost as a VM whose kernel died shows in list and is booted again by
+// start, its etcd member back.
 func TestLocalClusterHighlyAvailable(t *testing.T) {
-	lc := createCluster(t, "e2e-ha", "--node-runtime", "agent", "--control-plane-nodes", "3")
+	needRoot(t)
+	startRegistryWithNodeImages(t)
+	before := vm.OnHost()
+	lc := createCluster(t, "e2e-ha", "--control-plane-nodes", "3")
 	spec, err := readSpec(lc)
 	if err != nil {
 		t.Fatal(err)
@@ -42,9 +47,21 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 	})
 
 	t.Run("list reports a killed node and start brings it back", func(t *testing.T) {
-		second := spec.ControlPlane()[1].Name
-		// As kill -9 of the node's processes, or a host restart, would.
-		killAll(t, proc.ReadPID(lc.dirs.NodePID(second)), lc.dirs.Node(second)+"/")
+		second := lc.dirs.Node(spec.ControlPlane()[1].Name)
+		// Every process of the node killed with SIGKILL, its init first, as a VM's kernel dying
+		// would end them.
+		pid, ok := vm.Running(second)
+		if !ok {
+			t.Fatalf("the node in %s does not run", second)
+		}
+		processes, err := vm.Processes(second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		killAll(t, pid, second+"/")
+		for _, p := range processes {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
 		out, err := runSlipway(t, "local", "cluster", "list")
 		if err != nil {
 			t.Fatal(err)
@@ -52,48 +69,44 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 		if !clitest.LineHas(out, "e2e-ha", "Degraded (2/3 nodes running)") {
 			t.Fatalf("list does not report the killed node:\n%s", out)
 		}
+		started := time.Now()
 		if out, err := runSlipway(t, "local", "cluster", "start", "e2e-ha"); err != nil {
 			t.Fatalf("start: %v\n%s", err, out)
+		} else {
+			t.Logf("start returned after %s:\n%s", time.Since(started).Round(100*time.Millisecond), out)
 		}
 		out, err = runSlipway(t, "local", "cluster", "list")
 		if err != nil || !clitest.LineHas(out, "e2e-ha", "Running") {
 			t.Fatalf("list after start: %v\n%s", err, out)
 		}
-		members, err := etcdMembers(t.Context(), lc, spec)
-		if err != nil || len(members) != 3 {
-			t.Fatalf("etcd after start: %v %v", members, err)
-		}
+		eventually(t, 2*time.Minute, "etcd's three members after start", func() error {
+			members, err := etcdMembers(t.Context(), lc, spec)
+			if err != nil || len(members) != 3 {
+				return fmt.Errorf("members %v: %v", members, err)
+			}
+			return nil
+		})
+		t.Logf("etcd's three members answered %s after start began", time.Since(started).Round(100*time.Millisecond))
 	})
 
 	t.Run("delete leaves no process, port or file behind", func(t *testing.T) {
 		if out, err := runSlipway(t, "local", "cluster", "delete", "e2e-ha"); err != nil {
 			t.Fatalf("delete: %v\n%s", err, out)
 		}
-		assertGone(t, lc.dirs.Root, nodeAddresses(spec))
+		if _, err := os.Stat(lc.dirs.Root); !os.IsNotExist(err) {
+			t.Errorf("cluster directory %s survives delete: %v", lc.dirs.Root, err)
+		}
+		checkNoRealNodeLeft(t, before)
 	})
 }
 
 func readSpec(lc *localCluster) (*cluster.Spec, error) { return cluster.ReadSpec(lc.dirs) }
 
-// nodeAddresses lists every address a cluster listens on.
-func nodeAddresses(spec *cluster.Spec) []string {
-	var addrs []string
-	if spec.LoadBalancerIP != "" {
-		addrs = append(addrs, net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(cluster.APIServerPort)))
-	}
-	for _, n := range spec.Nodes {
-		for _, p := range []int{cluster.APIServerPort, cluster.EtcdPort, cluster.EtcdPeerPort, cluster.KubeletPort, cluster.KCMPort, cluster.SchedulerPort} {
-			addrs = append(addrs, net.JoinHostPort(n.IP, fmt.Sprint(p)))
-		}
-	}
-	return addrs
-}
-
 // etcdMembers asks the first control-plane node's etcd for the member list, with the
 // health-check client certificate.
 func etcdMembers(ctx context.Context, lc *localCluster, spec *cluster.Spec) ([]string, error) {
 	first := spec.ControlPlane()[0]
-	pkiDir := lc.dirs.NodePKI(first.Name)
+	pkiDir := vm.RootPath(lc.dirs.Node(first.Name), "/etc/kubernetes/pki")
 	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, "etcd/healthcheck-client.crt"), filepath.Join(pkiDir, "etcd/healthcheck-client.key"))
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
-	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
 )
 
@@ -103,32 +102,4 @@ func checkRestartEvent(t *testing.T, c client.Client, namespace, name, reason st
 		}
 		return fmt.Errorf("no %s Event about %s/%s", reason, namespace, name)
 	})
-}
-
-// localMachineOf finds the LocalMachine of a node by the hostname the provider reports.
-func localMachineOf(t *testing.T, c client.Client, namespace, node string) *infrav1.LocalMachine {
-	t.Helper()
-	list := &infrav1.LocalMachineList{}
-	if err := c.List(t.Context(), list, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	for i, lm := range list.Items {
-		for _, a := range lm.Status.Addresses {
-			if a.Address == node {
-				return &list.Items[i]
-			}
-		}
-	}
-	t.Fatalf("no LocalMachine in %s runs node %s", namespace, node)
-	return nil
-}
-
-// nodeName is the name of a one-node local cluster's node.
-func (lc *localCluster) nodeName(t *testing.T) string {
-	t.Helper()
-	spec, err := cluster.ReadSpec(lc.dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec.Nodes[0].Name
 }

@@ -29,6 +29,12 @@ func TestLocalClusterBadInput(t *testing.T) {
 		{"negative wait", []string{"bad-wait", "--wait", "-5s"}, nil, "--wait -5s is negative"},
 		{"unknown node runtime", []string{"bad-runtime", "--node-runtime", "vm"}, nil, "invalid --node-runtime \"vm\": use real"},
 		{"assets missing", []string{"bad-assets"}, []string{assets.DirEnv + "=" + t.TempDir()}, "run `make assets`"},
+		// A bootstrap cluster of real nodes installs from TKG_CUSTOM_IMAGE_REPOSITORY's copy,
+		// which must be on this host; one on this host must answer where the nodes reach it.
+		{"copy off this host", []string{"bad-copy", "--bootstrap"}, []string{"TKG_CUSTOM_IMAGE_REPOSITORY=registry.example.com/tkg"},
+			"TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's loopback"},
+		{"copy not on the bridge", []string{"bad-bridge"}, []string{"TKG_CUSTOM_IMAGE_REPOSITORY=127.0.0.1:1/tkg"},
+			"the registry 127.0.0.1:1 does not answer at 198.18.0.1:1, where real nodes reach it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, e := range tc.env {

@@ -342,12 +342,14 @@ func relocate(t *testing.T, repo, registry string) string {
 
 // TestBootstrapFromACopy relocates everything `make packages` pushes (the management package
 // repository, the TKR compatibility metadata and every TKR repository) with imgpkg into another
-// registry, as a site without internet does, stops slipway's registry, and makes a bootstrap
-// cluster from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: every package and both TKRs
-// come from it.
+// registry on this host, as a site without internet does, empties slipway's registry of all but
+// the Kubernetes images a real node boots from (its node image, as kind's), and makes a bootstrap
+// cluster of real nodes from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: every package,
+// provider image and both TKRs come from it, the nodes pulling from it on the bridge.
 func TestBootstrapFromACopy(t *testing.T) {
+	needRoot(t)
 	registryAddr, repo := pushPackages(t)
-	custom := testregistry.Start(t) + "/tkg"
+	custom := testregistry.StartOnEveryAddress(t) + "/tkg"
 	start := time.Now()
 	bundles := []string{registryAddr + "/packages/slipway-repo:v0.1.0", registryAddr + "/packages/tkr-compatibility:v1"}
 	for _, line := range strings.Fields(runImgpkg(t, "tag", "list", "-i", registryAddr+"/packages/tkr-repository", "--registry-insecure")) {
@@ -363,12 +365,10 @@ func TestBootstrapFromACopy(t *testing.T) {
 		runImgpkg(t, "copy", "-b", b, "--to-repo", custom+"/"+repository, "--registry-insecure")
 	}
 	t.Logf("copied %d bundles (%s and every bundle and image they lock) in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
-	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
-		t.Fatalf("registry stop: %v\n%s", err, out)
-	}
+	keepOnlyNodeImages(t)
 	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
 	start = time.Now()
-	lc := createCluster(t, "e2e-copy", "--bootstrap", "--node-runtime", "agent")
+	lc := createCluster(t, "e2e-copy", "--bootstrap")
 	t.Logf("bootstrap-ready from the copy after %s", time.Since(start).Round(100*time.Millisecond))
 	ctx := t.Context()
 	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
@@ -385,8 +385,8 @@ func TestBootstrapFromACopy(t *testing.T) {
 			t.Errorf("PackageRepository %s/%s does not read the copy: %+v", r.Namespace, r.Name, r.Spec.Fetch)
 		}
 	}
-	// kapp-controller, installed by the CLI from the copy, runs for real from its relocated
-	// image; so does every provider, clusterctl's image override naming the copy.
+	// kapp-controller, installed by the CLI from the copy, runs from its relocated image; so does
+	// every provider, clusterctl's image override naming the copy.
 	pods := &corev1.PodList{}
 	if err := lc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
 		t.Fatal(err)

@@ -21,19 +21,21 @@ import (
 )
 
 // TestPackagesFromSources builds packages/ into bundles in the local registry with the same
-// script as `make packages`, copies the repository with imgpkg into another registry, stops
-// slipway's, and installs packages from the copy with `slipway package` on a local cluster
-// running kapp-controller.
+// script as `make packages`, copies the repository with imgpkg into another registry on this
+// host, empties slipway's registry of all but what a real node boots from, and installs packages
+// from the copy with `slipway package` on a local cluster of real nodes running kapp-controller,
+// the nodes pulling from the copy that TKG_CUSTOM_IMAGE_REPOSITORY names.
 func TestPackagesFromSources(t *testing.T) {
+	needRoot(t)
 	_, repo := pushPackages(t)
 	// A site without internet: the repository is copied with imgpkg into another registry, and
-	// installed from there with slipway's registry stopped.
-	copied := relocate(t, repo, testregistry.Start(t))
-	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
-		t.Fatalf("registry stop: %v\n%s", err, out)
-	}
+	// installed from there.
+	copyRegistry := testregistry.StartOnEveryAddress(t)
+	copied := relocate(t, repo, copyRegistry)
+	keepOnlyNodeImages(t, "/package-controller:")
 	relocated, _, _ := strings.Cut(copied, "@")
-	lc := createCluster(t, "e2e-sources", "--node-runtime", "agent")
+	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", copyRegistry+"/relocated")
+	lc := createCluster(t, "e2e-sources")
 	ctx := t.Context()
 	pkg := packageCLI(t, lc)
 	pkg("package", "repository", "add", "slipway", "--url", copied, "-n", "tanzu-package-repo-global")
@@ -58,7 +60,7 @@ func TestPackagesFromSources(t *testing.T) {
 	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, relocated+"@sha256:") {
 		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
 	}
-	// Every core add-on installs with its default values; their workloads are simulated.
+	// Every core add-on installs with its default values, its workloads running on the nodes.
 	addons := map[string]string{
 		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
 		"vsphere-csi": "vsphere-csi.tanzu.vmware.com", "secretgen-controller": "secretgen-controller.tanzu.vmware.com",
@@ -89,6 +91,26 @@ func TestPackagesFromSources(t *testing.T) {
 	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
 		t.Fatal("metrics-server survives its uninstall")
 	}
+}
+
+// keepOnlyNodeImages empties slipway's registry of everything but the images a real node boots
+// from (pushNodeImages) and those matching more (pushImages), as a site whose packages come from
+// a copy elsewhere: what else a cluster runs must come from that copy. It restarts the registry
+// and returns its address.
+func keepOnlyNodeImages(t *testing.T, more ...string) string {
+	t.Helper()
+	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
+		t.Fatalf("registry stop: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(home, "registry", "data")); err != nil {
+		t.Fatal(err)
+	}
+	addr := startRegistry(t)
+	pushNodeImages(t, addr)
+	if len(more) > 0 {
+		pushImages(t, addr, more...)
+	}
+	return addr
 }
 
 // startRegistry starts the local registry of the test's slipway home on a free loopback port,

@@ -117,6 +117,11 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	custom, _ := v.Get(config.CustomImageRepository)
+	if f.realBootstrap() {
+		if _, err := localcluster.HostRegistry(config.CustomImageRepository, custom); err != nil {
+			return err
+		}
+	}
 	if f.o.PackageRepository, err = PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
 		return err
 	}

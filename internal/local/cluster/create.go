@@ -45,6 +45,9 @@ type CreateOptions struct {
 	// by kubeadm) instead of node agents. It needs root, the host's packages and the images in
 	// the local registry.
 	RealNodes bool
+	// HostRegistries are registries on this host's loopback that real nodes pull from besides
+	// the local registry (HostRegistry); each must answer on the host's bridge address too.
+	HostRegistries []string
 	// Executable is the slipway binary that runs the node agents; empty means this one.
 	Executable string
 	// Progress prints kind's step lines; nil prints nothing.
@@ -133,6 +136,12 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		newSpec = NewRealSpec
 	}
 	spec := newSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	if spec.Real() {
+		if err := checkHostRegistries(opts.HostRegistries); err != nil {
+			return err
+		}
+		spec.HostRegistries = opts.HostRegistries
+	}
 	workers := len(spec.Nodes) - len(spec.ControlPlane())
 	if err := s.CheckHostLimits(spec.Real(), len(spec.ControlPlane()), workers, func(msg string) { opts.Progress.Infof("%s", msg) }); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -164,15 +165,73 @@ func (s Store) EnsureRealNodeImage(ctx context.Context, version string) (string,
 // registryMirrors are the registries a real node pulls from through the local registry at addr,
 // on the host's bridge address: the ones slipway's images are named by, and the local registry's
 // own loopback names, so that an image pushed to 127.0.0.1:5000/app:v1 runs as
-// 127.0.0.1:5000/app:v1 (kind's local-registry convention).
-func registryMirrors(addr string) map[string]string {
+// 127.0.0.1:5000/app:v1 (kind's local-registry convention). Each of hostRegistries, on the
+// host's loopback too, is served by itself on the bridge address.
+func registryMirrors(addr string, hostRegistries []string) map[string]string {
+	url := bridgeURL(addr)
 	_, port, _ := strings.Cut(addr, ":")
-	url := "http://" + hostnet.HostAddress.String() + ":" + port
 	mirrors := map[string]string{addr: url, "localhost:" + port: url}
 	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io", "docker.io", "quay.io"} {
 		mirrors[host] = url
 	}
+	for _, r := range hostRegistries {
+		mirrors[r] = bridgeURL(r)
+	}
 	return mirrors
+}
+
+// bridgeURL is where a node reaches the registry at a loopback address of this host: the same
+// port on the host's bridge address.
+func bridgeURL(loopback string) string {
+	_, port, _ := strings.Cut(loopback, ":")
+	return "http://" + net.JoinHostPort(hostnet.HostAddress.String(), port)
+}
+
+// HostRegistry returns the registry of repository (TKG_CUSTOM_IMAGE_REPOSITORY's value, a
+// registry path) when it is one real nodes can pull from besides the local registry: one on
+// this host's loopback (127.0.0.1:PORT or localhost:PORT), which a node reaches on the same port
+// of the host's bridge address, as it reaches the local registry. It returns "" for an empty
+// repository and an error naming the variable for a registry elsewhere, which no real node
+// reaches: every packet of a node stays on this host.
+func HostRegistry(variable, repository string) (string, error) {
+	if repository == "" {
+		return "", nil
+	}
+	host, _, _ := strings.Cut(repository, "/")
+	name, port, err := net.SplitHostPort(host)
+	if err == nil && port != "" && (name == "localhost" || isLoopback(name)) {
+		return host, nil
+	}
+	return "", fmt.Errorf("%s %s: its registry %s is not on this host's loopback, and a real node reaches no registry off this host: "+
+		"serve the copy from a registry here (listening on 127.0.0.1:PORT and on the bridge address %s, or on 0.0.0.0), or use the node agent's nodes (--node-runtime agent)",
+		variable, repository, host, hostnet.HostAddress)
+}
+
+func isLoopback(name string) bool {
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkHostRegistries checks that each registry of this host's loopback that real nodes will
+// pull from answers on the host's bridge address too, where the nodes reach it.
+func checkHostRegistries(registries []string) error {
+	if len(registries) == 0 {
+		return nil
+	}
+	if err := vm.EnsureBridge(); err != nil {
+		return err
+	}
+	for _, r := range registries {
+		url := bridgeURL(r)
+		target := strings.TrimPrefix(url, "http://")
+		conn, err := net.DialTimeout("tcp", target, 3*time.Second)
+		if err != nil {
+			return fmt.Errorf("the registry %s does not answer at %s, where real nodes reach it: make it listen on the bridge address %s too (or on 0.0.0.0): %w",
+				r, target, hostnet.HostAddress, err)
+		}
+		conn.Close()
+	}
+	return nil
 }
 
 // prepareRealNodes writes every node's state: its spec and cloud-init, its network namespace
@@ -217,7 +276,8 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 		return err
 	}
 	vs := vm.Spec{Name: node.Name, Address: netip.MustParseAddr(node.IP), BinDir: filepath.Dir(kubelet),
-		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr), ProviderID: providerID, LoopbackRegistry: registryAddr,
+		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr, spec.HostRegistries), ProviderID: providerID, LoopbackRegistry: registryAddr,
+		HostRegistries: spec.HostRegistries,
 		NodeServiceDir: storeOf(dirs).NodeServiceDir()}
 	if err := vm.Create(dirs.Node(node.Name), vs, userData); err != nil {
 		return fmt.Errorf("failed to make node %s: %w", node.Name, err)

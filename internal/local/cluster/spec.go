@@ -55,6 +55,10 @@ type Spec struct {
 	// Runtime is what runs the nodes: RuntimeReal for real nodes (containerd and the real kubelet
 	// in nodes of namespaces, booted by kubeadm), empty for the node agent.
 	Runtime string `json:"runtime,omitempty"`
+	// HostRegistries are registries on this host's loopback, besides the local registry, that
+	// real nodes pull from and fetch bundles from (TKG_CUSTOM_IMAGE_REPOSITORY's registry): see
+	// HostRegistry.
+	HostRegistries []string `json:"hostRegistries,omitempty"`
 	// Owner is the Cluster API Cluster (namespace/name, uid) whose machines are this cluster's
 	// nodes; empty for a cluster `slipway local cluster create` made. The local infrastructure
 	// provider adds and removes the nodes of an owned cluster one machine at a time.

@@ -72,8 +72,10 @@ func Boot(ctx context.Context, dir string) error {
 	}
 	env := append(os.Environ(), "PATH="+nodeImageBin+":"+spec.BinDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root")
 	var wg sync.WaitGroup
-	if spec.LoopbackRegistry != "" {
-		wg.Go(func() { forwardRegistry(ctx, spec.LoopbackRegistry) })
+	for _, r := range append([]string{spec.LoopbackRegistry}, spec.HostRegistries...) {
+		if r != "" {
+			wg.Go(func() { forwardRegistry(ctx, r) })
+		}
 	}
 	wg.Add(2)
 	go func() {

@@ -37,6 +37,9 @@ type Spec struct {
 	// LoopbackRegistry is the local registry's address on the host's loopback (127.0.0.1:5000),
 	// which the node answers on its own loopback by forwarding to the registry on the bridge.
 	LoopbackRegistry string `json:"loopbackRegistry,omitempty"`
+	// HostRegistries are more registries on the host's loopback (a copy TKG_CUSTOM_IMAGE_REPOSITORY
+	// names), answered on the node's loopback in the same way.
+	HostRegistries []string `json:"hostRegistries,omitempty"`
 	// NodeServiceDir is the host's directory where the node service of the node's store listens,
 	// bound at NodeServicePath in the node: a pod of the local infrastructure provider mounts it.
 	NodeServiceDir string `json:"nodeServiceDir,omitempty"`

@@ -5,8 +5,10 @@ import (
 	"encoding/pem"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,6 +21,22 @@ func Start(t testing.TB) string {
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	return strings.TrimPrefix(reg.URL, "http://")
+}
+
+// StartOnEveryAddress serves a registry on every address of the host until the test ends, so that
+// real nodes reach it on the host's bridge address, and returns its host:port on 127.0.0.1.
+func StartOnEveryAddress(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewUnstartedServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	reg.Listener.Close()
+	reg.Listener = l
+	reg.Start()
+	t.Cleanup(reg.Close)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
 // StartTLS serves a registry over TLS, with a certificate of a CA of its own, until the test

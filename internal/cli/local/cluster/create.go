@@ -96,6 +96,18 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				CAs:               cas,
 				Progress:          p,
 			}
+			if realNodes {
+				// A copy on this host's loopback that TKG_CUSTOM_IMAGE_REPOSITORY names is pulled
+				// from by the nodes; a bootstrap cluster, which installs from it, refuses one
+				// elsewhere, which no real node reaches. A plain cluster installs nothing from it.
+				registry, err := localcluster.HostRegistry(config.CustomImageRepository, os.Getenv(config.CustomImageRepository))
+				if err != nil && f.bootstrap {
+					return err
+				}
+				if registry != "" {
+					opts.HostRegistries = []string{registry}
+				}
+			}
 			if f.bootstrap {
 				asked := ""
 				if cmd.Flags().Changed("package-repository") {

@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHostRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		repository, want, err string
+	}{
+		{"", "", ""},
+		{"127.0.0.1:5001/tkg", "127.0.0.1:5001", ""},
+		{"localhost:5001/tkg/copy", "localhost:5001", ""},
+		{"127.1.2.3:443", "127.1.2.3:443", ""},
+		// A registry elsewhere, or one whose port is not said, is not one a node reaches.
+		{"registry.example.com/tkg", "", "its registry registry.example.com is not on this host's loopback"},
+		{"10.0.0.5:5000/tkg", "", "its registry 10.0.0.5:5000 is not on this host's loopback"},
+		{"localhost/tkg", "", "its registry localhost is not on this host's loopback"},
+	} {
+		got, err := HostRegistry("TKG_CUSTOM_IMAGE_REPOSITORY", tc.repository)
+		if got != tc.want {
+			t.Errorf("HostRegistry(%q) = %q, want %q", tc.repository, got, tc.want)
+		}
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("HostRegistry(%q): %v", tc.repository, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "TKG_CUSTOM_IMAGE_REPOSITORY "+tc.repository)):
+			t.Errorf("HostRegistry(%q): %v, want an error naming the variable and %q", tc.repository, err, tc.err)
+		}
+	}
+}
+
+func TestRegistryMirrorsServeHostRegistriesOnTheBridge(t *testing.T) {
+	got := registryMirrors("127.0.0.1:5000", []string{"127.0.0.1:5001", "localhost:6000"})
+	want := map[string]string{
+		"127.0.0.1:5000":               "http://198.18.0.1:5000",
+		"localhost:5000":               "http://198.18.0.1:5000",
+		"projects.registry.vmware.com": "http://198.18.0.1:5000",
+		"127.0.0.1:5001":               "http://198.18.0.1:5001",
+		"localhost:6000":               "http://198.18.0.1:6000",
+	}
+	for host, url := range want {
+		if got[host] != url {
+			t.Errorf("mirror of %s = %q, want %q", host, got[host], url)
+		}
+	}
+}

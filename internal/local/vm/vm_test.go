@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -278,6 +279,10 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	// kubelet brings it back Ready.
 	initPID, _ := Running(worker.dir)
 	oldContainerd := servicePID(t, worker.dir, "containerd")
+	oldContainers := containerCgroups(t, worker.dir)
+	if len(oldContainers) == 0 {
+		t.Fatal("no container's cgroup on the worker before its init is killed")
+	}
 	if err := syscall.Kill(initPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +297,13 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 		t.Fatal(err)
 	}
 	reset := time.Now()
+	// Its cgroups are made anew: a kubelet that found its last boot's containers' cgroups would
+	// look for each one's task before syncing any pod.
+	for _, c := range oldContainers {
+		if _, err := os.Stat(c); err == nil {
+			t.Errorf("the cgroup %s of a container of the node's last boot is left after Start", c)
+		}
+	}
 	// A killed process whose parent is gone may stay a zombie, with no command line.
 	if args := proc.Cmdline(oldContainerd); len(args) > 0 && filepath.Base(args[0]) == "containerd" {
 		t.Errorf("containerd %d of the node's killed init still runs after Start", oldContainerd)
@@ -321,6 +333,25 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 		}
 		checkGone(t, n.dir)
 	}
+}
+
+// containerCgroups returns the cgroups of the containers the node at dir runs, in one hierarchy:
+// the kubelet's kubepods/.../pod<uid>/<container id> directories.
+func containerCgroups(t *testing.T, dir string) []string {
+	t.Helper()
+	mounts, err := hierarchies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	root := filepath.Join(mounts[0], cgroupParent, namespaceName(dir))
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && len(d.Name()) == 64 && strings.HasPrefix(filepath.Base(filepath.Dir(path)), "pod") {
+			found = append(found, path)
+		}
+		return nil
+	})
+	return found
 }
 
 // checkNoDiskEviction checks that each node's kubelet runs without disk eviction thresholds or

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/assets"
@@ -32,9 +31,9 @@ func TestLocalClusterBadInput(t *testing.T) {
 		// A bootstrap cluster of real nodes installs from TKG_CUSTOM_IMAGE_REPOSITORY's copy,
 		// which must be on this host; one on this host must answer where the nodes reach it.
 		{"copy off this host", []string{"bad-copy", "--bootstrap"}, []string{"TKG_CUSTOM_IMAGE_REPOSITORY=registry.example.com/tkg"},
-			"TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's loopback"},
+			"TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's IPv4 loopback"},
 		{"copy not on the bridge", []string{"bad-bridge"}, []string{"TKG_CUSTOM_IMAGE_REPOSITORY=127.0.0.1:1/tkg"},
-			"the registry 127.0.0.1:1 does not answer at 198.18.0.1:1, where real nodes reach it"},
+			"TKG_CUSTOM_IMAGE_REPOSITORY: the registry 127.0.0.1:1 does not answer at 198.18.0.1:1, where real nodes reach it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, e := range tc.env {
@@ -102,15 +101,3 @@ func holdFirstFreeBlock(t *testing.T) net.Listener {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// killAll kills a process and every process whose arguments mention marker, as a crash or
-// kill -9 would.
-func killAll(t *testing.T, pid int, marker string) {
-	t.Helper()
-	if pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	for _, pid := range proc.Mentioning(marker) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}

@@ -50,16 +50,10 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 		second := lc.dirs.Node(spec.ControlPlane()[1].Name)
 		// Every process of the node killed with SIGKILL, its init first, as a VM's kernel dying
 		// would end them.
-		pid, ok := vm.Running(second)
-		if !ok {
+		if _, ok := vm.Running(second); !ok {
 			t.Fatalf("the node in %s does not run", second)
 		}
-		processes, err := vm.Processes(second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		killAll(t, pid, second+"/")
-		for _, p := range processes {
+		for _, p := range nodeProcesses(t, second) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 		out, err := runSlipway(t, "local", "cluster", "list")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // lockedBuffer is an output buffer a test reads while the command writes it.
@@ -100,7 +101,10 @@ func checkFailureCleanedUp(t *testing.T, out, step, cause string, store cluster.
 	}
 }
 
-// killCluster kills every process of a local cluster with SIGKILL, as a crash would.
+// killCluster kills every process of a local cluster with SIGKILL, as a power cut would: its
+// nodes' init processes and every process in their cgroups (containerd, the kubelet and the
+// containers, the local provider among them, which would otherwise start the node again), and
+// whatever else mentions its directory.
 func killCluster(t *testing.T, store cluster.Store, name string) {
 	t.Helper()
 	dirs, err := store.Dirs(name)
@@ -108,10 +112,30 @@ func killCluster(t *testing.T, store cluster.Store, name string) {
 		t.Fatal(err)
 	}
 	pids := proc.Using(dirs.Root)
+	if spec, err := cluster.ReadSpec(dirs); err == nil && spec.Real() {
+		for _, n := range spec.Nodes {
+			pids = append(pids, nodeProcesses(t, dirs.Node(n.Name))...)
+		}
+	}
 	if len(pids) == 0 {
 		t.Fatalf("no process of %s to kill", name)
 	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+// nodeProcesses returns the processes of the real node at dir: its init process first, then
+// every process of its cgroups.
+func nodeProcesses(t *testing.T, dir string) []int {
+	t.Helper()
+	var pids []int
+	if pid, ok := vm.Running(dir); ok {
+		pids = append(pids, pid)
+	}
+	processes, err := vm.Processes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(pids, processes...)
 }

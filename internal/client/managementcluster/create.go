@@ -241,7 +241,6 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		Cluster: localcluster.CreateOptions{
 			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
 			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), RealNodes: f.realBootstrap(),
-			HostRegistries: f.bootstrapHostRegistries(),
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,
@@ -264,16 +263,6 @@ func (f *flow) realBootstrap() bool {
 		server = f.cfg.VSphere.Server
 	}
 	return RealBootstrap(f.cfg.InfrastructureProvider, f.cfg.RealNodes(), server)
-}
-
-// bootstrapHostRegistries are the registries of this host's loopback a bootstrap cluster of real
-// nodes pulls from besides the local registry: TKG_CUSTOM_IMAGE_REPOSITORY's, which validation
-// found there (localcluster.HostRegistry).
-func (f *flow) bootstrapHostRegistries() []string {
-	if !f.realBootstrap() || f.cfg.Nodes.ImageRepositoryHost == "" {
-		return nil
-	}
-	return []string{f.cfg.Nodes.ImageRepositoryHost}
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

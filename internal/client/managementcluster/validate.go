@@ -117,10 +117,8 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	custom, _ := v.Get(config.CustomImageRepository)
-	if f.realBootstrap() {
-		if _, err := localcluster.HostRegistry(config.CustomImageRepository, custom); err != nil {
-			return err
-		}
+	if err := f.checkCustomRepositoryOnRealNodes(custom); err != nil {
+		return err
 	}
 	if f.o.PackageRepository, err = PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
 		return err
@@ -155,3 +153,20 @@ func (f *flow) validate(ctx context.Context) error {
 
 // agentWayOut is the way out for a host that cannot run real nodes.
 var agentWayOut = fmt.Sprintf("or set %s: agent for nodes of slipway's node agent, which run slipway's own images and simulate every other", config.LocalNodeRuntime)
+
+// checkCustomRepositoryOnRealNodes refuses a custom image repository for a management cluster
+// whose nodes are real nodes of this host (the local provider's, or the VMs of the simulator
+// served on the bridge, as RealBootstrap finds them): its bootstrap cluster's nodes would pull
+// from a copy on this host's loopback, but the nodes its provider or the simulator makes are not
+// told of one yet, and would stall on their first package.
+func (f *flow) checkCustomRepositoryOnRealNodes(custom string) error {
+	if custom == "" || !f.realBootstrap() {
+		return nil
+	}
+	way := fmt.Sprintf("set %s: agent", config.LocalNodeRuntime)
+	if f.cfg.VSphere != nil {
+		way = "serve the simulator on loopback, where its VMs boot as the node agent's"
+	}
+	return fmt.Errorf("%s %s: a management cluster of real nodes does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset %s, or %s",
+		config.CustomImageRepository, custom, config.CustomImageRepository, way)
+}

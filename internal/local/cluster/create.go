@@ -46,7 +46,8 @@ type CreateOptions struct {
 	// the local registry.
 	RealNodes bool
 	// HostRegistries are registries on this host's loopback that real nodes pull from besides
-	// the local registry (HostRegistry); each must answer on the host's bridge address too.
+	// the local registry (HostRegistry), the custom image repository's; the caller has checked
+	// that each answers on the host's bridge address too (CheckHostRegistries).
 	HostRegistries []string
 	// Executable is the slipway binary that runs the node agents; empty means this one.
 	Executable string
@@ -137,9 +138,6 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	}
 	spec := newSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
 	if spec.Real() {
-		if err := checkHostRegistries(opts.HostRegistries); err != nil {
-			return err
-		}
 		spec.HostRegistries = opts.HostRegistries
 	}
 	workers := len(spec.Nodes) - len(spec.ControlPlane())

@@ -169,7 +169,7 @@ func (s Store) EnsureRealNodeImage(ctx context.Context, version string) (string,
 // host's loopback too, is served by itself on the bridge address.
 func registryMirrors(addr string, hostRegistries []string) map[string]string {
 	url := bridgeURL(addr)
-	_, port, _ := strings.Cut(addr, ":")
+	_, port, _ := net.SplitHostPort(addr)
 	mirrors := map[string]string{addr: url, "localhost:" + port: url}
 	for _, host := range []string{"projects.registry.vmware.com", "ghcr.io", "registry.k8s.io", "docker.io", "quay.io"} {
 		mirrors[host] = url
@@ -183,38 +183,42 @@ func registryMirrors(addr string, hostRegistries []string) map[string]string {
 // bridgeURL is where a node reaches the registry at a loopback address of this host: the same
 // port on the host's bridge address.
 func bridgeURL(loopback string) string {
-	_, port, _ := strings.Cut(loopback, ":")
+	_, port, _ := net.SplitHostPort(loopback)
 	return "http://" + net.JoinHostPort(hostnet.HostAddress.String(), port)
 }
 
-// HostRegistry returns the registry of repository (TKG_CUSTOM_IMAGE_REPOSITORY's value, a
-// registry path) when it is one real nodes can pull from besides the local registry: one on
-// this host's loopback (127.0.0.1:PORT or localhost:PORT), which a node reaches on the same port
-// of the host's bridge address, as it reaches the local registry. It returns "" for an empty
-// repository and an error naming the variable for a registry elsewhere, which no real node
-// reaches: every packet of a node stays on this host.
+// HostRegistry returns the registry of repository (the value of variable, a registry path such
+// as TKG_CUSTOM_IMAGE_REPOSITORY's) when it is one real nodes can pull from besides the local
+// registry: one on this host's IPv4 loopback with its port (127.0.0.1:PORT or localhost:PORT),
+// which a node reaches on the same port of the host's bridge address, as it reaches the local
+// registry. It returns "" for an empty repository, and an error naming the variable for a
+// registry elsewhere, which no real node reaches (every packet of a node stays on this host);
+// the caller adds its own way out.
 func HostRegistry(variable, repository string) (string, error) {
 	if repository == "" {
 		return "", nil
 	}
 	host, _, _ := strings.Cut(repository, "/")
 	name, port, err := net.SplitHostPort(host)
-	if err == nil && port != "" && (name == "localhost" || isLoopback(name)) {
-		return host, nil
+	if err != nil {
+		name, port = host, ""
 	}
-	return "", fmt.Errorf("%s %s: its registry %s is not on this host's loopback, and a real node reaches no registry off this host: "+
-		"serve the copy from a registry here (listening on 127.0.0.1:PORT and on the bridge address %s, or on 0.0.0.0), or use the node agent's nodes (--node-runtime agent)",
-		variable, repository, host, hostnet.HostAddress)
+	if ip := net.ParseIP(name); name != "localhost" && (ip == nil || ip.To4() == nil || !ip.IsLoopback()) {
+		return "", fmt.Errorf("%s %s: its registry %s is not on this host's IPv4 loopback, and a real node reaches no registry off this host: "+
+			"serve the copy from a registry here, listening on 127.0.0.1:PORT and on the bridge address %s (or on 0.0.0.0)",
+			variable, repository, host, hostnet.HostAddress)
+	}
+	if port == "" {
+		return "", fmt.Errorf("%s %s: name the port of the registry on this host's loopback (%s:PORT), which a real node reaches on that port of the bridge address %s",
+			variable, repository, name, hostnet.HostAddress)
+	}
+	return host, nil
 }
 
-func isLoopback(name string) bool {
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
-}
-
-// checkHostRegistries checks that each registry of this host's loopback that real nodes will
-// pull from answers on the host's bridge address too, where the nodes reach it.
-func checkHostRegistries(registries []string) error {
+// CheckHostRegistries checks that each registry of this host's loopback that real nodes will
+// pull from (HostRegistry's, named by variable) answers on the host's bridge address too, where
+// the nodes reach it. It makes the bridge when there is none yet, as the first node would.
+func CheckHostRegistries(variable string, registries []string) error {
 	if len(registries) == 0 {
 		return nil
 	}
@@ -222,12 +226,11 @@ func checkHostRegistries(registries []string) error {
 		return err
 	}
 	for _, r := range registries {
-		url := bridgeURL(r)
-		target := strings.TrimPrefix(url, "http://")
+		target := strings.TrimPrefix(bridgeURL(r), "http://")
 		conn, err := net.DialTimeout("tcp", target, 3*time.Second)
 		if err != nil {
-			return fmt.Errorf("the registry %s does not answer at %s, where real nodes reach it: make it listen on the bridge address %s too (or on 0.0.0.0): %w",
-				r, target, hostnet.HostAddress, err)
+			return fmt.Errorf("%s: the registry %s does not answer at %s, where real nodes reach it: make it listen on the bridge address %s too (or on 0.0.0.0), or unset %s: %w",
+				variable, r, target, hostnet.HostAddress, variable, err)
 		}
 		conn.Close()
 	}

@@ -13,10 +13,11 @@ func TestHostRegistry(t *testing.T) {
 		{"127.0.0.1:5001/tkg", "127.0.0.1:5001", ""},
 		{"localhost:5001/tkg/copy", "localhost:5001", ""},
 		{"127.1.2.3:443", "127.1.2.3:443", ""},
-		// A registry elsewhere, or one whose port is not said, is not one a node reaches.
-		{"registry.example.com/tkg", "", "its registry registry.example.com is not on this host's loopback"},
-		{"10.0.0.5:5000/tkg", "", "its registry 10.0.0.5:5000 is not on this host's loopback"},
-		{"localhost/tkg", "", "its registry localhost is not on this host's loopback"},
+		// A registry elsewhere is not one a node reaches; one here needs its port named.
+		{"registry.example.com/tkg", "", "its registry registry.example.com is not on this host's IPv4 loopback"},
+		{"10.0.0.5:5000/tkg", "", "its registry 10.0.0.5:5000 is not on this host's IPv4 loopback"},
+		{"[::1]:5000/tkg", "", "its registry [::1]:5000 is not on this host's IPv4 loopback"},
+		{"localhost/tkg", "", "name the port of the registry on this host's loopback (localhost:PORT)"},
 	} {
 		got, err := HostRegistry("TKG_CUSTOM_IMAGE_REPOSITORY", tc.repository)
 		if got != tc.want {

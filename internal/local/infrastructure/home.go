@@ -7,12 +7,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// HomeSupervisor keeps the node agents of the local cluster the provider runs in going when that
+// HomeSupervisor keeps the nodes of the local cluster the provider runs in going when that
 // cluster is not one of a Cluster's (a bootstrap or cleanup cluster, made by the CLI; the
 // machines of a management cluster are its own LocalMachines, which the MachineReconciler
-// supervises). An agent killed with SIGKILL leaves its pods, this provider among them, running:
-// the provider starts it again within superviseEvery, and the new agent restarts what the old
-// one ran.
+// supervises). A node agent, or a real node's init process, killed with SIGKILL leaves its pods,
+// this provider among them, running: the provider starts the node again within superviseEvery
+// (a real node through the store's node service, reset as a VM whose kernel died), and the node
+// restarts what it ran.
 type HomeSupervisor struct {
 	Runtime *Runtime
 }

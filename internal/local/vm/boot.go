@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +73,9 @@ func Boot(ctx context.Context, dir string) error {
 	}
 	env := append(os.Environ(), "PATH="+nodeImageBin+":"+spec.BinDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root")
 	var wg sync.WaitGroup
-	for _, r := range append([]string{spec.LoopbackRegistry}, spec.HostRegistries...) {
+	registries := append([]string{spec.LoopbackRegistry}, spec.HostRegistries...)
+	slices.Sort(registries)
+	for _, r := range slices.Compact(registries) {
 		if r != "" {
 			wg.Go(func() { forwardRegistry(ctx, r) })
 		}

@@ -11,25 +11,28 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 )
 
-// forwardRegistry makes the local registry's loopback address (127.0.0.1:5000) answer in the
-// node's network namespace too, by forwarding its connections to the registry on the bridge
-// (the host's address, same port): what names the registry by that address — the package
-// repository's bundles, which the package controller fetches from a host-network pod — works on
-// the node as it does on the host. It returns when the context ends.
+// forwardRegistry makes a registry on the host's loopback (the local registry, 127.0.0.1:5000, or
+// a copy the custom image repository names) answer in the node's network namespace too, by
+// forwarding its connections to the same port of the host's bridge address, where the registry
+// answers as well: what names the registry by its loopback address (the package repository's
+// bundles, which kapp-controller fetches from a host-network pod) works on the node as it does
+// on the host. A registry named localhost:PORT is answered on 127.0.0.1:PORT. It returns when the
+// context ends.
 func forwardRegistry(ctx context.Context, loopback string) {
 	log := ctrl.LoggerFrom(ctx).WithValues("registry", loopback)
-	addr, err := netip.ParseAddrPort(loopback)
-	if err != nil || !addr.Addr().IsLoopback() {
-		log.Info("Not forwarding the local registry: its address is not a loopback address and port")
+	addr, ok := loopbackAddress(loopback)
+	if !ok {
+		log.Info("Not forwarding the registry: its address is not a loopback address and port")
 		return
 	}
 	target := netip.AddrPortFrom(hostnet.HostAddress, addr.Port()).String()
 	var l net.Listener
+	var err error
 	for ctx.Err() == nil {
-		if l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", loopback); err == nil {
+		if l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", addr.String()); err == nil {
 			break
 		}
-		log.Info("Cannot listen for the local registry yet; retrying", "error", err.Error())
+		log.Info("Cannot listen for the registry yet; retrying", "error", err.Error())
 		sleep(ctx, 5*time.Second)
 	}
 	if l == nil {
@@ -39,7 +42,7 @@ func forwardRegistry(ctx context.Context, loopback string) {
 		<-ctx.Done()
 		l.Close()
 	}()
-	log.Info("Forwarding the local registry", "to", target)
+	log.Info("Forwarding the registry", "to", target)
 	for {
 		conn, err := l.Accept()
 		if err != nil {
@@ -47,6 +50,20 @@ func forwardRegistry(ctx context.Context, loopback string) {
 		}
 		go proxyTo(ctx, conn, target)
 	}
+}
+
+// loopbackAddress is the address a registry named by its loopback host and port (127.0.0.1:5000,
+// localhost:5001) is answered on; false for any other.
+func loopbackAddress(registry string) (netip.AddrPort, bool) {
+	host, port, err := net.SplitHostPort(registry)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	addr, err := netip.ParseAddrPort(net.JoinHostPort(host, port))
+	return addr, err == nil && addr.Addr().IsLoopback()
 }
 
 // proxyTo copies a connection to and from target until either side closes.

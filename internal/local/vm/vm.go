@@ -176,10 +176,7 @@ func start(dir, executable string) (int, error) {
 	// for each one's task in containerd, 3 s apiece, before it syncs any pod (25 s on a worker,
 	// 95 s on a control-plane node, measured). Its cloud-init does not run twice.
 	ns := namespaceName(dir)
-	if err := killCgroups(ns, 10*time.Second); err != nil {
-		return 0, fmt.Errorf("failed to reset node %s: %w", spec.Name, err)
-	}
-	if err := deleteCgroups(ns, 10*time.Second); err != nil {
+	if err := powerOff(ns); err != nil {
 		return 0, fmt.Errorf("failed to reset node %s: %w", spec.Name, err)
 	}
 	if err := createCgroups(ns); err != nil {
@@ -262,15 +259,20 @@ func Delete(dir string) error {
 }
 
 func deleteNode(dir string) error {
-	ns := namespaceName(dir)
-	if err := killCgroups(ns, 10*time.Second); err != nil {
-		return err
-	}
-	if err := deleteCgroups(ns, 10*time.Second); err != nil {
+	if err := powerOff(namespaceName(dir)); err != nil {
 		return err
 	}
 	if err := deleteNetwork(dir); err != nil {
 		return err
 	}
 	return os.RemoveAll(dir)
+}
+
+// powerOff ends what runs of the node whose cgroups are named ns, as a VM powered off: every
+// process killed, then its cgroups removed, so that a new boot starts with none of them.
+func powerOff(ns string) error {
+	if err := killCgroups(ns, 10*time.Second); err != nil {
+		return err
+	}
+	return deleteCgroups(ns, 10*time.Second)
 }

@@ -710,3 +710,19 @@ func TestBridgeKeepsItsAddress(t *testing.T) {
 		t.Errorf("after that port is gone, the bridge's address is %s, want %s", got, bridgeMAC)
 	}
 }
+
+func TestLoopbackAddress(t *testing.T) {
+	for registry, want := range map[string]string{
+		"127.0.0.1:5000": "127.0.0.1:5000",
+		"localhost:5001": "127.0.0.1:5001",
+		"127.1.2.3:443":  "127.1.2.3:443",
+		"198.18.0.1:500": "",
+		"localhost":      "",
+		"[::1]:5000":     "[::1]:5000",
+	} {
+		addr, ok := loopbackAddress(registry)
+		if got := addr.String(); ok != (want != "") || ok && got != want {
+			t.Errorf("loopbackAddress(%q) = %s, %v; want %q", registry, got, ok, want)
+		}
+	}
+}

@@ -97,14 +97,21 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Progress:          p,
 			}
 			if realNodes {
-				// A copy on this host's loopback that TKG_CUSTOM_IMAGE_REPOSITORY names is pulled
-				// from by the nodes; a bootstrap cluster, which installs from it, refuses one
-				// elsewhere, which no real node reaches. A plain cluster installs nothing from it.
-				registry, err := localcluster.HostRegistry(config.CustomImageRepository, os.Getenv(config.CustomImageRepository))
-				if err != nil && f.bootstrap {
-					return err
-				}
-				if registry != "" {
+				// The nodes pull from a copy of TKG's images on this host's loopback that
+				// TKG_CUSTOM_IMAGE_REPOSITORY names. A bootstrap cluster, which installs from the
+				// copy, refuses one elsewhere, which no real node reaches; a plain cluster says so
+				// and goes on, what is installed on it later being the user's.
+				custom := os.Getenv(config.CustomImageRepository)
+				registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
+				switch {
+				case err != nil && f.bootstrap:
+					return fmt.Errorf("%w; or use the node agent's nodes (--node-runtime agent)", err)
+				case err != nil:
+					p.Infof("Warning: %v: its images will not pull on this cluster", err)
+				case registry != "":
+					if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{registry}); err != nil {
+						return err
+					}
 					opts.HostRegistries = []string{registry}
 				}
 			}

@@ -182,10 +182,7 @@ func registryMirrors(addr string, hostRegistries []string) map[string]string {
 
 // bridgeURL is where a node reaches the registry at a loopback address of this host: the same
 // port on the host's bridge address.
-func bridgeURL(loopback string) string {
-	_, port, _ := net.SplitHostPort(loopback)
-	return "http://" + net.JoinHostPort(hostnet.HostAddress.String(), port)
-}
+func bridgeURL(loopback string) string { return "http://" + vm.BridgeAddress(loopback) }
 
 // HostRegistry returns the registry of repository (the value of variable, a registry path such
 // as TKG_CUSTOM_IMAGE_REPOSITORY's) when it is one real nodes can pull from besides the local
@@ -226,7 +223,7 @@ func CheckHostRegistries(variable string, registries []string) error {
 		return err
 	}
 	for _, r := range registries {
-		target := strings.TrimPrefix(bridgeURL(r), "http://")
+		target := vm.BridgeAddress(r)
 		conn, err := net.DialTimeout("tcp", target, 3*time.Second)
 		if err != nil {
 			return fmt.Errorf("%s: the registry %s does not answer at %s, where real nodes reach it: make it listen on the bridge address %s too (or on 0.0.0.0), or unset %s: %w",

@@ -25,7 +25,7 @@ func forwardRegistry(ctx context.Context, loopback string) {
 		log.Info("Not forwarding the registry: its address is not a loopback address and port")
 		return
 	}
-	target := netip.AddrPortFrom(hostnet.HostAddress, addr.Port()).String()
+	target := BridgeAddress(loopback)
 	var l net.Listener
 	var err error
 	for ctx.Err() == nil {
@@ -64,6 +64,13 @@ func loopbackAddress(registry string) (netip.AddrPort, bool) {
 	}
 	addr, err := netip.ParseAddrPort(net.JoinHostPort(host, port))
 	return addr, err == nil && addr.Addr().IsLoopback()
+}
+
+// BridgeAddress is where a node reaches a registry of the host's loopback (127.0.0.1:5000): the
+// same port on the host's bridge address, where the registry answers too.
+func BridgeAddress(loopback string) string {
+	_, port, _ := net.SplitHostPort(loopback)
+	return net.JoinHostPort(hostnet.HostAddress.String(), port)
 }
 
 // proxyTo copies a connection to and from target until either side closes.

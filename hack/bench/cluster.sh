@@ -5,11 +5,9 @@
 # created" with every core package reconciled (goal <= 45 s), `cluster scale` by one worker to
 # the new node Ready (goal <= 15 s), `cluster upgrade --tkr v1.35` to every machine and add-on
 # on the new release (goal <= 120 s) and `cluster delete` until the cluster is gone (goal
-# <= 30 s). Prints each run and the medians. The clusters are of real nodes, slipway's default
-# (root): they pull from the local registry of slipway's own home, which `make images` fills, so
-# the bench runs there. NODES=agent makes the management and workload clusters of the node
-# agent's nodes, in a home of the bench's own.
-# Usage: [NODES=real|agent] hack/bench/cluster.sh [RUNS=3]
+# <= 30 s). Prints each run and the medians. The nodes (root) pull from the local registry of
+# slipway's own home, which `make images` fills, so the bench runs there.
+# Usage: hack/bench/cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -19,21 +17,11 @@ slipway=$root/bin/slipway
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
-runtime=${NODES:-real}
-export LOCAL_NODE_RUNTIME=$runtime
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig
-if [ "$runtime" = real ]; then
-	make -C "$root" images >/dev/null
-else
-	export SLIPWAY_HOME=$work/home
-fi
+make -C "$root" images >/dev/null
 # In slipway's own home, only what the bench made goes.
-if [ "$runtime" = real ]; then
-	trap '"$slipway" management-cluster delete bench -y >/dev/null 2>&1; rm -rf "$work"' EXIT
-else
-	trap 'delete_clusters bench; rm -rf "$work"' EXIT
-fi
+trap '"$slipway" management-cluster delete bench -y >/dev/null 2>&1; rm -rf "$work"' EXIT
 
 "$slipway" management-cluster create --name bench >"$work/mc.log" 2>&1 || { cat "$work/mc.log"; exit 1; }
 
@@ -50,7 +38,7 @@ scale() {
 creates=() scales=() upgrades=() deletes=()
 for i in $(seq 1 "$runs"); do
 	name=bench-wc-$i
-	printf 'CLUSTER_NAME: %s\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\nLOCAL_NODE_RUNTIME: %s\n' "$name" "$runtime" >"$work/$name.yaml"
+	printf 'CLUSTER_NAME: %s\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n' "$name" >"$work/$name.yaml"
 	timed creates "$slipway" cluster create -f "$work/$name.yaml" -t 5m
 	timed scales scale "$name" 2
 	timed upgrades "$slipway" cluster upgrade "$name" --tkr v1.35 -y -t 8m
@@ -58,7 +46,6 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: create ${creates[-1]}s, scale ${scales[-1]}s, upgrade ${upgrades[-1]}s, delete ${deletes[-1]}s"
 done
 
-echo "nodes: $runtime"
 echo "median cluster create:  $(median "${creates[@]}")s over $runs runs (goal <= 45s)"
 echo "median cluster scale:   $(median "${scales[@]}")s (goal <= 15s)"
 echo "median cluster upgrade: $(median "${upgrades[@]}")s (goal <= 120s)"

@@ -2,15 +2,12 @@
 # Measures issue 16's goals on this host over RUNS runs (assets built): the whole
 # `slipway management-cluster create` (embedded default: local, dev plan, 1 control plane + 1
 # worker, v1.35.4; goal <= 120 s) and each of its steps, from the step table it prints, and the
-# peak memory of all slipway processes together (node agents, components, API servers and etcd
-# are slipway's children or its binaries; sampled every second; goal <= 6 GiB). Each run is
-# followed by `management-cluster delete`, timed too. Prints each run and the medians.
-# The management cluster, and its bootstrap cluster, are of real nodes, slipway's default (root):
-# they pull from the local registry of slipway's own home, which `make images` fills, so the
-# bench runs there, and memory is then the host's memory in use (MemTotal - MemAvailable) above
-# what it was before the run, since a real node's processes are containerd's and its
-# containers'. NODES=agent makes them of the node agent's nodes, in a home of the bench's own.
-# Usage: [NODES=real|agent] hack/bench/management-cluster.sh [RUNS=3]
+# peak memory of the run: the host's memory in use (MemTotal - MemAvailable) above what it was
+# before the run, since a node's processes are containerd's and its containers' (sampled every
+# second; goal <= 6 GiB). Each run is followed by `management-cluster delete`, timed too. Prints
+# each run and the medians. The nodes (root) pull from the local registry of slipway's own home,
+# which `make images` fills, so the bench runs there.
+# Usage: hack/bench/management-cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -19,49 +16,22 @@ runs=${1:-3}
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
-runtime=${NODES:-real}
-export LOCAL_NODE_RUNTIME=$runtime
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig
-if [ "$runtime" = real ]; then
-	make -C "$root" images >/dev/null
-	printf 'CLUSTER_NAME: bench\nINFRASTRUCTURE_PROVIDER: local\n' >"$work/bench.yaml"
-	create_args=(-f "$work/bench.yaml")
-else
-	export SLIPWAY_HOME=$work/home
-	create_args=(--name bench)
-fi
+make -C "$root" images >/dev/null
+printf 'CLUSTER_NAME: bench\nINFRASTRUCTURE_PROVIDER: local\n' >"$work/bench.yaml"
+create_args=(-f "$work/bench.yaml")
 # In slipway's own home, only what the bench made goes.
-cleanup() {
-	if [ "$runtime" = real ]; then
-		"$root/bin/slipway" management-cluster delete bench -y >/dev/null 2>&1 || true
-		return
-	fi
-	for c in $("$root/bin/slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$root/bin/slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
-	done
-}
-trap 'cleanup; rm -rf "$work"' EXIT
-
-# rss_kib sums the resident memory of every process running a binary under bin/ (slipway, the
-# Kubernetes binaries, etcd).
-rss_kib() {
-	ps -eo rss=,args= | awk -v bin="$root/bin/" 'index($2, bin) == 1 {s += $1} END {print s + 0}'
-}
+trap '"$root/bin/slipway" management-cluster delete bench -y >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 # used_kib is the host's memory in use.
 used_kib() {
 	awk '/^MemTotal:/ {t = $2} /^MemAvailable:/ {a = $2} END {print t - a}' /proc/meminfo
 }
 
-# memory_kib is what a run's processes take: their resident memory under the node agent, the
-# host's memory in use above the run's baseline on real nodes.
+# memory_kib is what a run's processes take: the host's memory in use above the run's baseline.
 memory_kib() {
-	if [ "$runtime" = real ]; then
-		echo $(($(used_kib) - baseline))
-	else
-		rss_kib
-	fi
+	echo $(($(used_kib) - baseline))
 }
 
 total=()
@@ -96,8 +66,7 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: create ${total[-1]}s, delete ${deletes[-1]}s, peak memory $((peak / 1024)) MiB"
 done
 
-echo "nodes: $runtime"
-echo "median management-cluster create: $(median "${total[@]}")s over $runs runs (goal <= 120s; 150s on real nodes)"
+echo "median management-cluster create: $(median "${total[@]}")s over $runs runs (goal <= 150s)"
 echo "median management-cluster delete: $(median "${deletes[@]}")s"
 echo "median peak memory of the run's processes: $(($(median "${peaks[@]}") / 1024)) MiB (goal <= 6144 MiB)"
 echo "steps (each run's duration as printed):"

@@ -6,11 +6,10 @@
 # workload cluster on it (dev, seeds/001's variables) to "Workload cluster … created" with antrea,
 # vsphere-cpi and vsphere-csi reconciled (goal <= 60 s), then deletes both. Prints each run and
 # the medians.
-# The simulator's VMs boot as real nodes, slipway's default (root): the simulator serves on the
-# bridge's host address, and the nodes pull from the local registry of slipway's own home, which
-# `make images` fills, so the bench runs there. NODES=agent serves it on loopback, its VMs booting
-# as the node agent's nodes, in a home of the bench's own.
-# Usage: [NODES=real|agent] hack/bench/vsphere.sh [RUNS=3]
+# The simulator's VMs boot as nodes of this host (root): the simulator serves on the bridge's host
+# address, and the nodes pull from the local registry of slipway's own home, which `make images`
+# fills, so the bench runs there.
+# Usage: hack/bench/vsphere.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/hack/bench/lib.sh"
@@ -20,24 +19,14 @@ slipway=$root/bin/slipway
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build providers packages >/dev/null
 
-runtime=${NODES:-real}
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig
-if [ "$runtime" = real ]; then
-	make -C "$root" images >/dev/null
-	address=198.18.0.1:8989 mgmt_endpoint=198.18.255.1 wc_endpoint=198.18.255.2
-else
-	export SLIPWAY_HOME=$work/home
-	address=127.0.0.1:8989 mgmt_endpoint=127.0.100.1 wc_endpoint=127.0.100.2
-fi
+make -C "$root" images >/dev/null
+address=198.18.0.1:8989 mgmt_endpoint=198.18.255.1 wc_endpoint=198.18.255.2
 # The simulator's clusters go with it; in slipway's own home, nothing else does.
 cleanup() {
 	"$slipway" management-cluster delete tkg-mgmt-vc -y >/dev/null 2>&1 || true
 	"$slipway" vsphere simulator stop >/dev/null 2>&1 || true
-	[ "$runtime" = real ] && return
-	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
-	done
 }
 trap 'cleanup; rm -rf "$work"' EXIT
 

@@ -19,7 +19,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/app"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packageinstall"
 	"github.com/slipway-dev/slipway/internal/controllers/packaging/packagerepository"
-	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -49,7 +48,7 @@ func runKappController(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	pod, cfg, err := podenv.CurrentConfig()
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
@@ -63,14 +62,14 @@ func runKappController(ctx context.Context, args []string) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     s,
-		Metrics:    metricsserver.Options{BindAddress: pod.BindAddress(*metricsAddr)},
+		Metrics:    metricsserver.Options{BindAddress: *metricsAddr},
 		Controller: config.Controller{MaxConcurrentReconciles: *concurrency},
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
 	// Registries are trusted as kapp-controller's configuration Secret in its namespace says.
-	trust := &fetch.ConfigTrust{Client: mgr.GetClient(), Key: client.ObjectKey{Namespace: pod.Namespace(), Name: fetch.KappControllerConfig}, Secret: true}
+	trust := &fetch.ConfigTrust{Client: mgr.GetClient(), Key: client.ObjectKey{Namespace: podNamespace(), Name: fetch.KappControllerConfig}, Secret: true}
 	if err := (&app.Reconciler{Client: mgr.GetClient(), Config: cfg, Trust: trust}).SetupWithManager(mgr); err != nil {
 		return err
 	}

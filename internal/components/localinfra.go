@@ -8,7 +8,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/infrastructure"
 	"github.com/slipway-dev/slipway/internal/local/nodeservice"
-	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
@@ -45,28 +44,22 @@ func runLocalInfrastructure(ctx context.Context, args []string) error {
 	return mgr.Start(ctx)
 }
 
-// localRuntime is the host the provider makes clusters on: the store itself when the node agent
-// runs the provider on the host, else the host's node service, which a real node binds at
-// vm.NodeServicePath and the provider's Deployment mounts there.
+// envNodeName is the pod's spec.nodeName, which the provider's Deployment gives its container
+// through the downward API: the node service finds by it the cluster the provider runs in.
+const envNodeName = "NODE_NAME"
+
+// localRuntime is the host the provider makes clusters on: the host's node service, which a node
+// binds at vm.NodeServicePath and the provider's Deployment mounts there.
 func localRuntime(ctx context.Context) (*infrastructure.Runtime, error) {
-	if store := os.Getenv(podenv.EnvLocalStore); store != "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		return &infrastructure.Runtime{Host: cluster.LocalHost{Store: cluster.Store{Root: store}, Executable: exe},
-			Home: os.Getenv(podenv.EnvLocalCluster)}, nil
-	}
 	socket := cluster.NodeServiceSocket(vm.NodeServicePath)
 	if _, err := os.Stat(socket); err != nil {
-		return nil, fmt.Errorf("the local infrastructure provider makes clusters on the host of the local runtime: it runs there "+
-			"(%s is not set) or on a real node of it, whose node service it reaches at %s (a hostPath volume of %s): %w",
-			podenv.EnvLocalStore, socket, vm.NodeServicePath, err)
+		return nil, fmt.Errorf("the local infrastructure provider makes clusters on the host of the local runtime: it runs on a node of it, whose node service it reaches at %s (a hostPath volume of %s): %w",
+			socket, vm.NodeServicePath, err)
 	}
 	host := nodeservice.NewClient(socket)
-	node := os.Getenv(podenv.EnvNodeName)
+	node := os.Getenv(envNodeName)
 	if node == "" {
-		return nil, fmt.Errorf("%s is not set: the provider's Deployment gives it the pod's spec.nodeName, by which the node service finds the cluster the provider runs in", podenv.EnvNodeName)
+		return nil, fmt.Errorf("%s is not set: the provider's Deployment gives it the pod's spec.nodeName, by which the node service finds the cluster the provider runs in", envNodeName)
 	}
 	home, err := host.ClusterOf(ctx, node)
 	if err != nil {

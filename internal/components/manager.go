@@ -11,7 +11,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/slipway-dev/slipway/internal/local/podenv"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -41,28 +40,27 @@ func addManagerFlags(flags *flag.FlagSet, healthAddr string) managerFlags {
 }
 
 // runManager creates a manager in the current pod, lets setup register controllers and webhooks,
-// and runs it. With webhooks, the webhook server listens on the pod's address and health and
-// readiness wait for it.
+// and runs it. With webhooks, health and readiness wait for the webhook server.
 func runManager(ctx context.Context, f managerFlags, webhooks bool, setup func(ctrl.Manager) error) error {
-	pod, cfg, err := podenv.CurrentConfig()
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
 	opts := ctrl.Options{
 		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: pod.BindAddress(*f.metricsAddr)},
-		HealthProbeBindAddress: pod.BindAddress(*f.healthAddr),
+		Metrics:                metricsserver.Options{BindAddress: *f.metricsAddr},
+		HealthProbeBindAddress: *f.healthAddr,
 	}
 	var certs *webhookCerts
 	if webhooks {
-		certDir := pod.Path(*f.certDir)
+		certDir := *f.certDir
 		if *f.webhookService != "" {
 			certs = &webhookCerts{service: *f.webhookService, namespace: *f.webhookNamespace, configurations: parseList(*f.webhookConfigs)}
 			if err := certs.write(certDir); err != nil {
 				return fmt.Errorf("failed to make the webhook serving certificate: %w", err)
 			}
 		}
-		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: pod.IP, Port: *f.webhookPort, CertDir: certDir})
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Port: *f.webhookPort, CertDir: certDir})
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/controllers/propagation"
-	"github.com/slipway-dev/slipway/internal/local/podenv"
 )
 
 // objectPropagation is TKG's object-propagation-controller-manager (image
@@ -26,11 +25,7 @@ func runObjectPropagation(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	pod, err := podenv.Current()
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(pod.Path(*input))
+	data, err := os.ReadFile(*input)
 	if err != nil {
 		return fmt.Errorf("failed to read --input: %w", err)
 	}

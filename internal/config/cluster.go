@@ -12,7 +12,6 @@ import (
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -64,10 +63,6 @@ type Cluster struct {
 	ControlPlaneNodeLabels []Label
 	// APIServerPort is the port of the API server endpoint; 0 leaves the ClusterClass's default.
 	APIServerPort int
-	// NodeRuntime is what a cluster of the local provider's nodes are (LOCAL_NODE_RUNTIME): real
-	// nodes ("real", a management cluster's default) or the node agent's ("agent"); empty, a
-	// workload cluster's are of the kind its management cluster's are.
-	NodeRuntime string
 	// ControlPlaneMachine and WorkerMachine are the nodes' sizes (vSphere).
 	ControlPlaneMachine, WorkerMachine Machine
 	// Identity is a management cluster's identity management; nil for none.
@@ -343,8 +338,3 @@ func (c *Cluster) cidrs(name, value string, service bool, errs *[]error) []*net.
 // ClassName is the ClusterClass the cluster is made from: the one tkg-pkg installs for its
 // infrastructure provider.
 func (c *Cluster) ClassName() string { return classes[c.InfrastructureProvider] }
-
-// RealNodes says the cluster's nodes are real nodes of the local provider.
-func (c *Cluster) RealNodes() bool {
-	return c.InfrastructureProvider == "local" && c.NodeRuntime == infrav1.NodeRuntimeReal
-}

@@ -91,7 +91,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CLUSTER_NAME: ok\nCLUSTER_CIDR: 100.64.0.0/11", Workload, `CLUSTER_CIDR "100.64.0.0/11" and SERVICE_CIDR "100.64.0.0/13" overlap`},
 		{"CLUSTER_NAME: ok\nKUBERNETES_VERSION: 1.35.4", Workload, `invalid KUBERNETES_VERSION "1.35.4": a Kubernetes version starts with v`},
 		{"CLUSTER_NAME: ok\nNAMESPACE: other", Management, `invalid NAMESPACE "other": a management cluster's objects live in tkg-system`},
-		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: vm", Workload, `invalid LOCAL_NODE_RUNTIME "vm": use real (containerd, the real kubelet and kubeadm) or agent (the node agent's kubelet stand-in)`},
+		{"CLUSTER_NAME: ok\nLOCAL_NODE_RUNTIME: agent", Workload, `invalid LOCAL_NODE_RUNTIME "agent": the node agent is retired and every node of the local runtime is real: remove LOCAL_NODE_RUNTIME`},
 	} {
 		_, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(string, ...any) {})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -143,36 +143,21 @@ func TestObjectIsTheClusterClassCluster(t *testing.T) {
 	}
 }
 
-// TestRealNodesAnnotateTheCluster: LOCAL_NODE_RUNTIME asks the local provider for real nodes or
-// the node agent's through the Cluster's annotation. A management cluster's are real by default,
-// said as TKG says a default; a workload cluster without it has no annotation, so that the
-// provider gives it its management cluster's kind.
-func TestRealNodesAnnotateTheCluster(t *testing.T) {
-	for _, tc := range []struct {
-		role       Role
-		file, want string
-	}{
-		{Workload, "CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: real\n", "real"},
-		{Workload, "CLUSTER_NAME: wc\nLOCAL_NODE_RUNTIME: agent\n", "agent"},
-		{Workload, "CLUSTER_NAME: wc\n", ""},
-		{Management, "CLUSTER_NAME: mc\nLOCAL_NODE_RUNTIME: real\n", "real"},
-		{Management, "CLUSTER_NAME: mc\nLOCAL_NODE_RUNTIME: agent\n", "agent"},
-		{Management, "CLUSTER_NAME: mc\n", "real"},
-	} {
+// TestRetiredNodeRuntime: LOCAL_NODE_RUNTIME, which chose the node agent's nodes before the
+// agent retired, is "real" or refused; "real" is said to change nothing, and the Cluster carries
+// no node-runtime annotation.
+func TestRetiredNodeRuntime(t *testing.T) {
+	for _, role := range []Role{Workload, Management} {
 		var notes []string
-		c, err := Complete(mustRead(t, tc.file, nil), tc.role, defaults, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
+		c, err := Complete(mustRead(t, "CLUSTER_NAME: cl\nLOCAL_NODE_RUNTIME: real\n", nil), role, defaults, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; got != tc.want {
-			t.Errorf("%s %q: node-runtime annotation %q, want %q", tc.role, tc.file, got, tc.want)
+		if _, ok := c.Object().Annotations["local.infrastructure.cluster.x-k8s.io/node-runtime"]; ok {
+			t.Errorf("%s: the Cluster has the node-runtime annotation", role)
 		}
-		if c.RealNodes() != (tc.want == "real") {
-			t.Errorf("%s %q: RealNodes %v", tc.role, tc.file, c.RealNodes())
-		}
-		defaulted := slices.Contains(notes, "Using default value for LOCAL_NODE_RUNTIME = real. Reason: LOCAL_NODE_RUNTIME variable is not set")
-		if defaulted != (tc.role == Management && !strings.Contains(tc.file, "LOCAL_NODE_RUNTIME")) {
-			t.Errorf("%s %q: the default said %v: %q", tc.role, tc.file, defaulted, notes)
+		if !slices.Contains(append(notes, c.Notes...), "LOCAL_NODE_RUNTIME is no longer read: every node of the local runtime is real") {
+			t.Errorf("%s: nothing says LOCAL_NODE_RUNTIME is no longer read: %q %q", role, notes, c.Notes)
 		}
 	}
 }

@@ -30,9 +30,9 @@ const (
 	ClusterAPIServerPort = "CLUSTER_API_SERVER_PORT"
 	// ControlPlaneNodeLabels are labels of the control-plane nodes, "key1=value1,key2=value2".
 	ControlPlaneNodeLabels = "CONTROL_PLANE_NODE_LABELS"
-	// LocalNodeRuntime is slipway's, not TKG's: what the local provider's nodes are, "real"
-	// (containerd, the real kubelet and kubeadm; a management cluster's default) or "agent" (the
-	// node agent's kubelet stand-in); a workload cluster's default is its management cluster's.
+	// LocalNodeRuntime was slipway's, not TKG's: what the local provider's nodes were, "real" or
+	// the retired node agent's "agent". Every node is real now; "real" is still read, without
+	// effect.
 	LocalNodeRuntime = "LOCAL_NODE_RUNTIME"
 )
 

@@ -12,7 +12,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -57,9 +56,6 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 		},
 		Workers:   clusterv1.WorkersTopology{MachineDeployments: c.machineDeployments()},
 		Variables: c.variables(),
-	}
-	if c.NodeRuntime != "" {
-		cl.Annotations[infrav1.NodeRuntimeAnnotation] = c.NodeRuntime
 	}
 	if vs := c.VSphere; vs != nil {
 		// As TKG's vSphere overlay: the resolver picks the OVA of the OS for every part.

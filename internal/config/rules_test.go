@@ -300,9 +300,9 @@ func TestRulesAccept(t *testing.T) {
 			}, nil},
 		{"what the local provider does not use", local(WorkerSize, "large", VSphereServer, "vc", VSphereNumCPUs, "1", OSName, "photon", ClusterAPIServerPort, "1"), Workload,
 			func(c *Cluster) bool { return c.VSphere == nil && c.APIServerPort == 0 }, []string{
-				"WORKER_SIZE, VSPHERE_NUM_CPUS, OS_NAME are not used by the local infrastructure provider: its nodes are processes on this host",
-				"VSPHERE_SERVER is not used by the local infrastructure provider: its nodes are processes on this host, not vSphere VMs",
-				"CLUSTER_API_SERVER_PORT is not used by the local infrastructure provider: it gives each API server a free port of this host",
+				"WORKER_SIZE, VSPHERE_NUM_CPUS, OS_NAME are not used by the local infrastructure provider: its nodes are made of this host's namespaces",
+				"VSPHERE_SERVER is not used by the local infrastructure provider: its nodes are made of this host's namespaces, not vSphere VMs",
+				"CLUSTER_API_SERVER_PORT is not used by the local infrastructure provider: its API servers listen on port 6443 of their nodes and load balancer, each with its own address on the bridge",
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

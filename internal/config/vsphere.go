@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 )
 
 // VSphere is where and as whom a cluster's VMs are made.
@@ -87,7 +85,7 @@ func (k *completer) vsphere() {
 		k.bad("%s %q is not in %s: slipway cannot reach vCenter through the proxy with its certificate verified: add it to %s, or set %s to true",
 			VSphereServer, vs.Server, NoProxy, NoProxy, VSphereInsecure)
 	}
-	k.unused("it chooses what the local provider's nodes are", LocalNodeRuntime)
+	k.localNodeRuntime()
 }
 
 // controlPlaneEndpoint reads the control plane's virtual IP or FQDN, which kube-vip holds.
@@ -186,7 +184,7 @@ func (k *completer) apiServerPort() {
 	k.c.APIServerPort = n
 }
 
-// local notes what the local provider does not use: its nodes are processes on this host. What
+// local notes what the local provider does not use: its nodes are made of this host's namespaces. What
 // it does not use is still checked: an ill-formed value is refused whatever the provider.
 func (k *completer) local() {
 	k.sizeNames()
@@ -206,14 +204,14 @@ func (k *completer) local() {
 		}
 	}
 	k.localNodeRuntime()
-	const processes = "its nodes are processes on this host"
+	const processes = "its nodes are made of this host's namespaces"
 	k.unused(processes, Size, ControlPlaneSize, WorkerSize, VSphereNumCPUs, VSphereMemMiB, VSphereDiskGiB,
 		VSphereControlPlaneNumCPUs, VSphereControlPlaneMemMiB, VSphereControlPlaneDiskGiB,
 		VSphereWorkerNumCPUs, VSphereWorkerMemMiB, VSphereWorkerDiskGiB, OSName, OSVersion, OSArch)
-	k.unused("its nodes are processes on this host, not vSphere VMs", VSphereServer, VSphereUsername, VSpherePassword,
+	k.unused("its nodes are made of this host's namespaces, not vSphere VMs", VSphereServer, VSphereUsername, VSpherePassword,
 		VSphereDatacenter, VSphereDatastore, VSphereStoragePolicyID, VSphereNetwork, VSphereResourcePool, VSphereFolder,
 		VSphereSSHAuthorizedKey, VSphereTLSThumbprint, VSphereInsecure, VSphereCloneMode, VSphereControlPlaneEndpoint, DeployTKGOnVSphere7)
-	k.unused("it gives each API server a free port of this host", ClusterAPIServerPort)
+	k.unused("its API servers listen on port 6443 of their nodes and load balancer, each with its own address on the bridge", ClusterAPIServerPort)
 	k.unused("its nodes take this host's time, name servers and trust store, and their addresses on slipway's bridge", NTPServers,
 		ControlPlaneNodeNameservers, WorkerNodeNameservers, NodeIPAMIPPoolName, ProxyCACert, NodeSystemWideProxy)
 	k.unused("its nodes take this host's trust store (slipway's own reads of the registry, the CLI's, kapp-controller's and the TKR source's, use them)",
@@ -223,27 +221,21 @@ func (k *completer) local() {
 		k.note("%s %s is set on the Cluster's networks, but the local runtime's nodes have IPv4 addresses only", IPFamily, k.c.IPFamily)
 	}
 	if k.c.Proxy != nil {
-		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: %s, which reach the network as this host does",
-			HTTPProxy, HTTPSProxy, processes)
+		k.note("%s and %s are set on the Cluster (variable proxy) but not applied by the local infrastructure provider: its nodes reach nothing off this host",
+			HTTPProxy, HTTPSProxy)
 	}
 }
 
-// localNodeRuntime reads LOCAL_NODE_RUNTIME: "real" makes a cluster's nodes real nodes, "agent"
-// the node agent's. A management cluster's are real by default; a workload cluster without it
-// takes its management cluster's kind, which the local provider knows. A management cluster of
-// real nodes runs its own provider in a container on them after the pivot, which makes nodes
-// of this host through the host's node service.
+// localNodeRuntime reads LOCAL_NODE_RUNTIME, which chose between real nodes and the node agent's
+// before the agent retired: "real", what every node is now, changes nothing; any other value is
+// refused, so that a file written for the agent is not taken for what it no longer makes.
 func (k *completer) localNodeRuntime() {
-	value, ok := k.v.Get(LocalNodeRuntime)
-	if !ok && k.c.Role == Management {
-		value, ok = k.def(LocalNodeRuntime, infrav1.NodeRuntimeReal), true
-	}
-	switch {
+	switch value, ok := k.v.Get(LocalNodeRuntime); {
 	case !ok:
-	case value != infrav1.NodeRuntimeReal && value != infrav1.NodeRuntimeAgent:
-		k.bad("invalid %s %q: %s", LocalNodeRuntime, value, infrav1.NodeRuntimeChoices)
+	case value == "real":
+		k.note("%s is no longer read: every node of the local runtime is real", LocalNodeRuntime)
 	default:
-		k.c.NodeRuntime = value
+		k.bad("invalid %s %q: the node agent is retired and every node of the local runtime is real: remove %s", LocalNodeRuntime, value, LocalNodeRuntime)
 	}
 }
 

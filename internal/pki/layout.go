@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 
@@ -104,62 +103,6 @@ func publicKeyPEM(pub crypto.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
-}
-
-// Node says where a node is, for the certificates that name it.
-type Node struct {
-	Name string
-	// IP is where the node listens.
-	IP net.IP
-	// Address is the node's network address, as Kubernetes shows it.
-	Address net.IP
-}
-
-// ControlPlaneSpec is what a control-plane node's certificates must name.
-type ControlPlaneSpec struct {
-	Node Node
-	// EndpointIP is the address of the cluster endpoint (the node itself, or the load balancer).
-	EndpointIP net.IP
-	// ServiceIP is the first address of the service range, the kubernetes Service.
-	ServiceIP net.IP
-}
-
-// WriteControlPlane issues a control-plane node's certificates into dir, beside the CAs: the API
-// server's serving and client certificates, etcd's server, peer and health-check certificates,
-// and the front proxy client.
-func WriteControlPlane(dir string, cas *CAs, spec ControlPlaneSpec) error {
-	if err := cas.Write(dir); err != nil {
-		return err
-	}
-	loopback := []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback}
-	issue := []struct {
-		base string
-		ca   *KeyPair
-		spec CertSpec
-	}{
-		{"apiserver", cas.Cluster, CertSpec{
-			CommonName: "kube-apiserver",
-			DNSNames:   []string{spec.Node.Name, "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
-			IPs:        append([]net.IP{spec.Node.IP, spec.Node.Address, spec.EndpointIP, spec.ServiceIP}, loopback...),
-			Usages:     ServerUsage,
-		}},
-		{"apiserver-kubelet-client", cas.Cluster, CertSpec{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"kubeadm:cluster-admins"}, Usages: ClientUsage}},
-		{"apiserver-etcd-client", cas.Etcd, CertSpec{CommonName: "kube-apiserver-etcd-client", Usages: ClientUsage}},
-		{"front-proxy-client", cas.FrontProxy, CertSpec{CommonName: "front-proxy-client", Usages: ClientUsage}},
-		{"etcd/server", cas.Etcd, CertSpec{CommonName: spec.Node.Name, DNSNames: []string{spec.Node.Name, "localhost"}, IPs: append([]net.IP{spec.Node.IP}, loopback...), Usages: ServerClientUsage}},
-		{"etcd/peer", cas.Etcd, CertSpec{CommonName: spec.Node.Name, DNSNames: []string{spec.Node.Name, "localhost"}, IPs: append([]net.IP{spec.Node.IP}, loopback...), Usages: ServerClientUsage}},
-		{"etcd/healthcheck-client", cas.Etcd, CertSpec{CommonName: "kube-etcd-healthcheck-client", Usages: ClientUsage}},
-	}
-	for _, i := range issue {
-		kp, err := i.ca.Issue(i.spec)
-		if err != nil {
-			return err
-		}
-		if err := kp.Write(filepath.Join(dir, i.base)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Kubeconfig returns a kubeconfig for a client certificate signed by the cluster CA.

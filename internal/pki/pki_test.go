@@ -1,9 +1,6 @@
 package pki
 
 import (
-	"crypto/x509"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,46 +8,6 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/cluster-api/util/secret"
 )
-
-func TestControlPlaneCertificatesChainAndName(t *testing.T) {
-	cas, err := GenerateCAs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	spec := ControlPlaneSpec{
-		Node:       Node{Name: "n1", IP: net.ParseIP("127.1.0.2"), Address: net.ParseIP("172.18.1.2")},
-		EndpointIP: net.ParseIP("127.1.0.1"),
-		ServiceIP:  net.ParseIP("10.96.0.1"),
-	}
-	if err := WriteControlPlane(dir, cas, spec); err != nil {
-		t.Fatal(err)
-	}
-	read, err := ReadCAs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for base, ca := range map[string]*KeyPair{"apiserver": read.Cluster, "etcd/server": read.Etcd, "front-proxy-client": read.FrontProxy} {
-		kp, err := Read(filepath.Join(dir, base))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pool := x509.NewCertPool()
-		pool.AddCert(ca.Cert)
-		if _, err := kp.Cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
-			t.Errorf("%s does not chain to its CA: %v", base, err)
-		}
-	}
-	apiserver, _ := Read(filepath.Join(dir, "apiserver"))
-	for _, ip := range []string{"127.1.0.2", "172.18.1.2", "127.1.0.1", "10.96.0.1"} {
-		if err := apiserver.Cert.VerifyHostname(ip); err != nil {
-			t.Errorf("the API server certificate does not name %s: %v", ip, err)
-		}
-	}
-	if err := apiserver.Cert.VerifyHostname("kubernetes.default.svc"); err != nil {
-		t.Error(err)
-	}
-}
 
 func TestParseKeyPairAcceptsClusterAPISecrets(t *testing.T) {
 	ca, err := NewCA("kubernetes")

@@ -19,7 +19,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
 	"github.com/slipway-dev/slipway/internal/images"
-	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -105,12 +104,8 @@ func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectK
 	return slices.Compact(out), nil
 }
 
-// simulated says whether a pod is simulated: by the node agent, which annotates it, or, on a
-// node that runs containers, by a stand-in image of one of its containers.
+// simulated says whether a pod is simulated: a container of it runs a stand-in image.
 func simulated(p *corev1.Pod) bool {
-	if p.Annotations[node.AnnotationSimulated] == "true" {
-		return true
-	}
 	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image) })
 }
 

@@ -164,12 +164,12 @@ func TestValidationAtTheField(t *testing.T) {
 	in := newInstaller(t, nil)
 	var got checked
 	in.call(t, http.MethodPost, "/api/validate", configRequest{Variables: map[string]string{
-		config.ClusterPlan: "huge", config.InfrastructureProvider: "local", config.WorkerMachineCount0: "x", config.LocalNodeRuntime: "vm"}}, &got)
+		config.ClusterPlan: "huge", config.InfrastructureProvider: "local", config.WorkerMachineCount0: "x", config.LocalNodeRuntime: "agent"}}, &got)
 	if msgs := got.Errors[config.ClusterPlan]; len(msgs) != 1 || !strings.Contains(msgs[0], "huge") {
 		t.Errorf("CLUSTER_PLAN's errors %v (all: %+v)", msgs, got)
 	}
-	// The page's node runtime field gets its own error.
-	if msgs := got.Errors[config.LocalNodeRuntime]; len(msgs) != 1 || !strings.Contains(msgs[0], `"vm"`) {
+	// A variable the page has no field for still gets its errors under its name.
+	if msgs := got.Errors[config.LocalNodeRuntime]; len(msgs) != 1 || !strings.Contains(msgs[0], `"agent"`) {
 		t.Errorf("LOCAL_NODE_RUNTIME's errors %v (all: %+v)", msgs, got)
 	}
 	if msgs := got.Errors[config.WorkerMachineCount0]; len(msgs) != 1 {

@@ -40,7 +40,7 @@ func TestWorkloadInstaller(t *testing.T) {
 	var ran cluster.CreateOptions
 	create := func(_ context.Context, o cluster.CreateOptions) error {
 		ran = o
-		if err := o.CheckHost(o.Progress, false, 1, 2); err != nil {
+		if err := o.CheckHost(o.Progress, 1, 2); err != nil {
 			return err
 		}
 		o.Progress.Infof("creating workload cluster 'wc2'...")
@@ -48,7 +48,7 @@ func TestWorkloadInstaller(t *testing.T) {
 	}
 	// The host check's warnings go to the page's log, with the flow's own lines.
 	const warning = "fs.inotify.max_user_instances is 128: raised it to 1024"
-	checkHost := func(p *progress.Printer, _ bool, _, _ int) error {
+	checkHost := func(p *progress.Printer, _, _ int) error {
 		p.Infof("%s", warning)
 		return nil
 	}
@@ -108,8 +108,7 @@ func TestWorkloadOf(t *testing.T) {
 	}
 }
 
-// TestSimulated tells a simulated pod from a real one: the node agent's annotation, or a stand-in
-// image on a node that runs containers, relocated or not.
+// TestSimulated tells a simulated pod from a real one: a stand-in image, relocated or not.
 func TestSimulated(t *testing.T) {
 	pod := func(annotations map[string]string, images ...string) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
@@ -123,7 +122,6 @@ func TestSimulated(t *testing.T) {
 		pod  *corev1.Pod
 		want bool
 	}{
-		{"the node agent's", pod(map[string]string{"local.slipway.dev/simulated": "true"}, "projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1"), true},
 		{"a stand-in image", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.26.3_vmware.2"), true},
 		{"a relocated stand-in, second container", pod(nil, "registry.example.com/tkg/metrics-server:v0.7.2_vmware.1",
 			"registry.example.com/tkg/pinniped:v0.25.0_vmware.1@sha256:0123"), true},

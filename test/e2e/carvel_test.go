@@ -391,8 +391,7 @@ func TestBootstrapFromACopy(t *testing.T) {
 	if err := lc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") ||
-		pods.Items[0].Annotations["local.slipway.dev/simulated"] == "true" {
+	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") {
 		t.Errorf("kapp-controller's pod: %+v", pods.Items)
 	}
 	deployments := &appsv1.DeploymentList{}

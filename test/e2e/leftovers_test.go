@@ -20,10 +20,9 @@ import (
 
 // checkNothingLeft checks that within 30 s of a workload cluster's deletion nothing of it is
 // left on its management cluster (its Cluster, Machines, ClusterBootstrap, the PackageInstalls,
-// Apps and Secrets of its add-ons) or on the host (processes, its local cluster's directory,
-// egress sockets kept outside it), and that no log of the management cluster's nodes shows a
-// panic. nodes are the workload cluster's node names, read before the deletion.
-func checkNothingLeft(t *testing.T, c client.Client, store cluster.Store, managementCluster, namespace, name string, nodes []string) {
+// Apps and Secrets of its add-ons) or on the host (processes, its local cluster's directory),
+// and that no log of the management cluster's nodes shows a panic.
+func checkNothingLeft(t *testing.T, c client.Client, store cluster.Store, managementCluster, namespace, name string) {
 	t.Helper()
 	ctx := t.Context()
 	dirs, err := store.Dirs(name)
@@ -54,11 +53,6 @@ func checkNothingLeft(t *testing.T, c client.Client, store cluster.Store, manage
 		}
 		if _, err := os.Stat(dirs.Root); err == nil {
 			left = append(left, "directory "+dirs.Root)
-		}
-		for _, n := range nodes {
-			if _, err := os.Stat(dirs.EgressSocket(n)); err == nil {
-				left = append(left, "socket "+dirs.EgressSocket(n))
-			}
 		}
 		if len(left) > 0 {
 			return errors.New(strings.Join(left, ", "))
@@ -95,18 +89,4 @@ func panicsIn(t *testing.T, dir string) []string {
 		return nil
 	})
 	return found
-}
-
-// nodeNames lists the nodes of a local cluster.
-func nodeNames(t *testing.T, store cluster.Store, name string) []string {
-	t.Helper()
-	spec, err := store.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, n := range spec.Nodes {
-		names = append(names, n.Name)
-	}
-	return names
 }

@@ -95,12 +95,12 @@ func TestManagementClusterCreate(t *testing.T) {
 	t.Run("refusals before anything starts", func(t *testing.T) {
 		// Bad configuration fails before anything starts, naming the variable.
 		for content, want := range map[string]string{
-			"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n":                        "invalid CONTROL_PLANE_MACHINE_COUNT 2",
-			"CLUSTER_NAME: m2\nCLUSTER_CIDR: 100.96.0.0/33\n":                           `invalid CLUSTER_CIDR "100.96.0.0/33"`,
-			"CLUSTER_NAME: Bad_Name\n":                                                  `invalid CLUSTER_NAME "Bad_Name"`,
-			"CLUSTER_NAME: m2\nCLUSTER_PLAN: huge\n":                                    `invalid CLUSTER_PLAN "huge": use dev or prod`,
-			"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\n":                           `invalid KUBERNETES_VERSION "v1.20.0"`,
-			"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\nLOCAL_NODE_RUNTIME: real\n": `invalid KUBERNETES_VERSION "v1.20.0" for the local infrastructure provider: the local runtime runs v1.35.4, v1.34.3`,
+			"CLUSTER_NAME: m2\nCONTROL_PLANE_MACHINE_COUNT: 2\n": "invalid CONTROL_PLANE_MACHINE_COUNT 2",
+			"CLUSTER_NAME: m2\nCLUSTER_CIDR: 100.96.0.0/33\n":    `invalid CLUSTER_CIDR "100.96.0.0/33"`,
+			"CLUSTER_NAME: Bad_Name\n":                           `invalid CLUSTER_NAME "Bad_Name"`,
+			"CLUSTER_NAME: m2\nCLUSTER_PLAN: huge\n":             `invalid CLUSTER_PLAN "huge": use dev or prod`,
+			"CLUSTER_NAME: m2\nLOCAL_NODE_RUNTIME: agent\n":      `invalid LOCAL_NODE_RUNTIME "agent": the node agent is retired`,
+			"CLUSTER_NAME: m2\nKUBERNETES_VERSION: v1.20.0\n":    `invalid KUBERNETES_VERSION "v1.20.0" for the local infrastructure provider: the local runtime runs v1.35.4, v1.34.3`,
 		} {
 			out, err := runSlipway(t, "management-cluster", "create", "-f", write("bad.yaml", content), "--package-repository", repo)
 			if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "configuration validation failed") {
@@ -456,10 +456,6 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 		wcc = workloadClient(t, mgmt, wc)
-		// Its file says nothing of the nodes: they are real, its management cluster's kind.
-		if got := wc.Annotations[infrav1.NodeRuntimeAnnotation]; got != infrav1.NodeRuntimeReal {
-			t.Errorf("the workload Cluster's %s is %q, want %q, its management cluster's", infrav1.NodeRuntimeAnnotation, got, infrav1.NodeRuntimeReal)
-		}
 		if spec, err := store.Get("e2e-wc"); err != nil || !spec.Real() {
 			t.Errorf("the workload cluster's local cluster: %+v, %v; want real nodes", spec, err)
 		}
@@ -625,7 +621,6 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 
 	phase("the workload cluster deleted", func(t *testing.T) {
-		wcNodes := nodeNames(t, store, "e2e-wc")
 		deleteStart := time.Now()
 		if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
 			t.Fatalf("cluster delete: %v\n%s", err, out)
@@ -635,7 +630,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(home, "logs", "e2e-wc.log")); !os.IsNotExist(err) {
 			t.Errorf("the deleted cluster's audit log is still there: %v", err)
 		}
-		checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc", wcNodes)
+		checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-wc")
 
 	})
 
@@ -843,13 +838,12 @@ func logNodeDeletion(t *testing.T, c, wcc client.Client, cl *clusterv1.Cluster, 
 }
 
 // logCAPIController logs the lines that match of the capi-controller-manager's logs on the
-// local cluster name, whose nodes are the node agent's or real.
+// local cluster name.
 func logCAPIController(t *testing.T, name string, match func(line string) bool) {
 	t.Helper()
 	nodes := filepath.Join(home, "local", name, "nodes", "*")
-	agentLogs, _ := filepath.Glob(filepath.Join(nodes, "pods", "capi-system_capi-controller-manager-*", "logs", "*.log"))
-	realLogs, _ := filepath.Glob(filepath.Join(nodes, "root", "var", "log", "pods", "capi-system_capi-controller-manager-*", "*", "*.log"))
-	for _, f := range append(agentLogs, realLogs...) {
+	logs, _ := filepath.Glob(filepath.Join(nodes, "root", "var", "log", "pods", "capi-system_capi-controller-manager-*", "*", "*.log"))
+	for _, f := range logs {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
@@ -1003,9 +997,8 @@ func checkUnmanagedCNI(t *testing.T, mc client.Client, store cluster.Store) {
 			t.Errorf("a cluster with CNI none got the CNI package %s", pi.Name)
 		}
 	}
-	nodes := nodeNames(t, store, "e2e-byo")
 	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-byo", "-y", "-t", "3m"); err != nil {
 		t.Fatalf("cluster delete: %v\n%s", err, out)
 	}
-	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-byo", nodes)
+	checkNothingLeft(t, mc, store, "e2e-mgmt", "default", "e2e-byo")
 }

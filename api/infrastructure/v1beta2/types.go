@@ -14,7 +14,7 @@ const (
 	// node runs.
 	ReadyCondition = clusterv1.ReadyCondition
 	// NodeStartedCondition is a LocalMachine's node: false while it waits for bootstrap data or
-	// starts, true once its agent runs.
+	// starts, true once its init process runs.
 	NodeStartedCondition = "NodeStarted"
 )
 
@@ -39,23 +39,6 @@ const (
 // whichever management cluster holds it now.
 const ClusterUIDAnnotation = "local.infrastructure.cluster.x-k8s.io/cluster-uid"
 
-// NodeRuntimeAnnotation, on a Cluster API Cluster when it is created, chooses what its nodes
-// are: NodeRuntimeReal makes real nodes (containerd and the real kubelet in nodes of
-// namespaces, which execute the machines' bootstrap data: kubeadm init and join for real),
-// NodeRuntimeAgent the node agent's, the kubelet stand-in that is retiring. Absent, a cluster's
-// nodes are of the kind its management cluster's are, as a kind cluster's are kind's. It is read
-// once: a cluster keeps the runtime it was made with.
-const NodeRuntimeAnnotation = "local.infrastructure.cluster.x-k8s.io/node-runtime"
-
-// NodeRuntimeReal and NodeRuntimeAgent are NodeRuntimeAnnotation's values.
-const (
-	NodeRuntimeReal  = "real"
-	NodeRuntimeAgent = "agent"
-)
-
-// NodeRuntimeChoices says what a node runtime may be, for a message refusing another value.
-const NodeRuntimeChoices = "use " + NodeRuntimeReal + " (containerd, the real kubelet and kubeadm) or " + NodeRuntimeAgent + " (the node agent's kubelet stand-in)"
-
 // Finalizers.
 const (
 	// ClusterFinalizer releases a LocalCluster's endpoint and load balancer.
@@ -67,8 +50,8 @@ const (
 // LocalClusterSpec is the desired state of a LocalCluster.
 type LocalClusterSpec struct {
 	// controlPlaneEndpoint is where the cluster's API server is reached. Left empty, the provider
-	// allocates a loopback address of its own (127.<index>.0.1:6443) with a load balancer in front
-	// of the control-plane nodes.
+	// allocates an address of its own on the local runtime's bridge (198.18.<index>.1:6443) with a
+	// load balancer in front of the control-plane nodes.
 	// +optional
 	ControlPlaneEndpoint clusterv1.APIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
 }
@@ -90,7 +73,7 @@ type LocalClusterStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// index is the loopback block 127.<index>.0.0/16 the cluster's nodes take.
+	// index is the bridge block 198.18.<index>.0/24 the cluster's nodes take.
 	// +optional
 	Index int32 `json:"index,omitempty"`
 	// loadBalancerRestarts counts how often the provider found the cluster's load balancer
@@ -179,7 +162,7 @@ type LocalMachineSpec struct {
 
 // LocalMachineInitializationStatus reports the machine infrastructure's initialization.
 type LocalMachineInitializationStatus struct {
-	// provisioned is true once the machine's node agent runs.
+	// provisioned is true once the init process of the machine's node runs.
 	// +optional
 	Provisioned *bool `json:"provisioned,omitempty"`
 }
@@ -198,19 +181,17 @@ type LocalMachineStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// nodeIP is the address the node's processes listen on: a loopback address of the host for
-	// the node agent's nodes, the node's address on the bridge for real nodes.
+	// nodeIP is the node's address on the local runtime's bridge.
 	// +optional
 	NodeIP string `json:"nodeIP,omitempty"`
-	// agentRestarts counts how often the provider found the node's agent (or a real node's
-	// init process) not running and started it again (each time with a NodeAgentRestarted
-	// Event).
+	// nodeRestarts counts how often the provider found the node's init process not running and
+	// started the node again (each time with a NodeRestarted Event).
 	// +optional
-	AgentRestarts int32 `json:"agentRestarts,omitempty"`
+	NodeRestarts int32 `json:"nodeRestarts,omitempty"`
 }
 
-// LocalMachine is a machine of a Cluster API cluster on the local runtime: a node agent process
-// on this host, with the control-plane processes on a control-plane machine.
+// LocalMachine is a machine of a Cluster API cluster on the local runtime: a node made of this
+// host's namespaces, booted from the machine's bootstrap data.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -219,7 +200,7 @@ type LocalMachineStatus struct {
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
 // +kubebuilder:printcolumn:name="Provisioned",type="boolean",JSONPath=".status.initialization.provisioned"
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID"
-// +kubebuilder:printcolumn:name="Agent Restarts",type="integer",JSONPath=".status.agentRestarts"
+// +kubebuilder:printcolumn:name="Node Restarts",type="integer",JSONPath=".status.nodeRestarts"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type LocalMachine struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -50,7 +50,7 @@ type OSImageStatus struct {
 }
 
 // OSImage is a machine image shipped with a release: an operating system with a Kubernetes
-// build, as an OVA, AMI or, for the local runtime, a node agent setting. Read-only to users.
+// build, as an OVA, AMI or, for the local runtime, its node image. Read-only to users.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=osimages,scope=Cluster,shortName=osimg;osimage

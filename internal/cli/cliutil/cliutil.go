@@ -78,12 +78,12 @@ func (k *KubeconfigFlags) ManagementClient(errOut io.Writer) (client.Client, err
 
 // CheckHost checks that this host can start a number of the local provider's nodes, as the
 // provider does again before it starts each; its warnings go to p.
-func CheckHost(p *progress.Printer, real bool, controlPlanes, workers int) error {
+func CheckHost(p *progress.Printer, controlPlanes, workers int) error {
 	store, err := localcluster.DefaultStore()
 	if err != nil {
 		return err
 	}
-	return store.CheckHostLimits(real, controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
+	return store.CheckHostLimits(controlPlanes, workers, func(msg string) { p.Infof("%s", msg) })
 }
 
 // Table prints rows under upper-case headers, as the tanzu CLI's table output.

@@ -102,7 +102,7 @@ func daemon() (simulator.Daemon, error) {
 func simulatorCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulator",
-		Short: "Run a simulated vCenter (govmomi's vcsim) on loopback with the inventory of TKG's examples",
+		Short: "Run a simulated vCenter (govmomi's vcsim) on this host with the inventory of TKG's examples",
 		Long: "The simulator is a vCenter on this host: govmomi's vcsim with the datacenter /dc0, its cluster\n" +
 			"cluster0 (resource pool rp0), the datastore sharedVmfs-0, the network \"VM Network\" and the VM\n" +
 			"folder folder0. It runs in the background until stopped; its inventory lives in its memory.",
@@ -113,7 +113,7 @@ func simulatorCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		StartShort:     "Start the simulator in the background and print the configuration variables that point at it",
 		StopShort:      "Stop the simulator (its inventory and VMs are lost; its certificate and password are kept)",
 		DefaultAddress: simulator.DefaultAddress,
-		AddressUsage:   "loopback HOST:PORT to serve on, or " + hostnet.HostAddress.String() + ":PORT on the local runtime's bridge for VMs that boot as real nodes (root)",
+		AddressUsage:   "HOST:PORT to serve on: the host's address on the local runtime's bridge, where its VMs reach it, or another address of this host (not loopback), which they reach through it (root)",
 		Serving:        status,
 	}.Commands(streams)
 
@@ -163,10 +163,6 @@ func status(out io.Writer, d simulator.Daemon) error {
 	for _, v := range e.Variables() {
 		fmt.Fprintf(out, "%s: %q\n", v[0], v[1])
 	}
-	if vcenter.SimulatorRealNodes(e.Address) {
-		fmt.Fprintf(out, "# Its VMs boot as real nodes. For each cluster its own address of %s, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", hostnet.EndpointBlock, vcenter.SimulatorRealEndpoint)
-		return nil
-	}
-	fmt.Fprintf(out, "# Its VMs boot as nodes of the node agent. For each cluster its own loopback address, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", vcenter.SimulatorEndpoint)
+	fmt.Fprintf(out, "# Its VMs boot as nodes of this host. For each cluster its own address of %s, such as\nVSPHERE_CONTROL_PLANE_ENDPOINT: %q\n", hostnet.EndpointBlock, vcenter.SimulatorEndpoint)
 	return nil
 }

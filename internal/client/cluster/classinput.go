@@ -217,5 +217,5 @@ func checkHostOfClass(ctx context.Context, o CreateOptions, cluster *unstructure
 			workers += n
 		}
 	}
-	return checkLocalHost(ctx, o.Client, cluster.GetAnnotations(), o.CheckHost, o.Progress, int(controlPlanes), int(workers))
+	return checkLocalHost(o.CheckHost, o.Progress, int(controlPlanes), int(workers))
 }

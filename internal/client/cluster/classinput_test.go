@@ -59,7 +59,7 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		var asked [2]int
 		var lines bytes.Buffer
 		err := Create(t.Context(), CreateOptions{File: input, Client: c, Home: dir, Out: &bytes.Buffer{}, Progress: progress.ForWriter(&lines),
-			Timeout: 10 * time.Millisecond, Now: time.Now, CheckHost: func(_ *progress.Printer, _ bool, cp, w int) error { asked = [2]int{cp, w}; return nil }})
+			Timeout: 10 * time.Millisecond, Now: time.Now, CheckHost: func(_ *progress.Printer, cp, w int) error { asked = [2]int{cp, w}; return nil }})
 		// No controller runs here: the first wait times out once everything is created.
 		if err == nil || !strings.Contains(err.Error(), "was not initialized") {
 			t.Fatalf("got %v\n%s", err, lines.String())
@@ -105,7 +105,7 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 
 	t.Run("the host refuses", func(t *testing.T) {
 		err := Create(t.Context(), CreateOptions{File: input, Client: newClient(), Home: dir, Progress: progress.ForWriter(&bytes.Buffer{}),
-			CheckHost: func(*progress.Printer, bool, int, int) error {
+			CheckHost: func(*progress.Printer, int, int) error {
 				return errors.New("this host cannot start 4 more nodes")
 			}})
 		if err == nil || !strings.Contains(err.Error(), "cannot start 4 more nodes") {

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/assets"
 	tkrclient "github.com/slipway-dev/slipway/internal/client/tkr"
@@ -114,17 +113,9 @@ func Create(ctx context.Context, o CreateOptions) error {
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
 	}
-	if cfg.InfrastructureProvider == "local" {
-		// The Cluster says what its nodes are, as the provider would choose without it.
-		if cfg.NodeRuntime == "" {
-			if cfg.NodeRuntime, err = nodeRuntime(ctx, o.Client, nil); err != nil {
-				return err
-			}
-		}
-		if !o.DryRun {
-			if err := checkLocalHost(ctx, o.Client, map[string]string{infrav1.NodeRuntimeAnnotation: cfg.NodeRuntime}, o.CheckHost, p, cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
-				return err
-			}
+	if cfg.InfrastructureProvider == "local" && !o.DryRun {
+		if err := checkLocalHost(o.CheckHost, p, cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {
+			return err
 		}
 	}
 	tkr := chosen

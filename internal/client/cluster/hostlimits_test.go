@@ -13,7 +13,6 @@ import (
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // TestScaleChecksTheHost checks that a scale of a local cluster asks the host for the machines it
@@ -23,9 +22,8 @@ func TestScaleChecksTheHost(t *testing.T) {
 	local := topologyCluster(1, 1)
 	local.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{Kind: "LocalCluster", Name: "wc", APIGroup: "infrastructure.cluster.x-k8s.io"}
 	var asked [2]int
-	var askedReal bool
-	refuse := func(_ *progress.Printer, real bool, cp, w int) error {
-		asked, askedReal = [2]int{cp, w}, real
+	refuse := func(_ *progress.Printer, cp, w int) error {
+		asked = [2]int{cp, w}
 		return errors.New("this host cannot start 4 more nodes")
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(local).Build()
@@ -33,8 +31,8 @@ func TestScaleChecksTheHost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot start 4 more nodes") {
 		t.Fatalf("got %v", err)
 	}
-	if asked != [2]int{2, 2} || askedReal {
-		t.Errorf("the check was asked for %v (real nodes %v), want 2 control-plane machines and 2 workers of the node agent", asked, askedReal)
+	if asked != [2]int{2, 2} {
+		t.Errorf("the check was asked for %v, want 2 control-plane machines and 2 workers", asked)
 	}
 	got := &clusterv1.Cluster{}
 	if err := c.Get(t.Context(), key, got); err != nil {
@@ -48,31 +46,6 @@ func TestScaleChecksTheHost(t *testing.T) {
 	asked = [2]int{-1, -1}
 	if err := Scale(t.Context(), c, key, ScaleOptions{ControlPlane: 1, Workers: 2, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err != nil || asked != [2]int{-1, -1} {
 		t.Errorf("a scale that adds nothing: %v, the check asked for %v", err, asked)
-	}
-	// Under a management cluster of real nodes, the cluster's nodes are real, and so are the
-	// ones the check is asked for; a cluster that chose the node agent's keeps them.
-	mc := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tkg-system", Name: "mc", Labels: map[string]string{tkg.LabelManagementCluster: ""},
-		Annotations: map[string]string{infrav1.NodeRuntimeAnnotation: infrav1.NodeRuntimeReal}}}
-	for annotation, want := range map[string]bool{"": true, infrav1.NodeRuntimeAgent: false, infrav1.NodeRuntimeReal: true} {
-		wc := local.DeepCopy()
-		wc.ResourceVersion = ""
-		if annotation != "" {
-			wc.Annotations = map[string]string{infrav1.NodeRuntimeAnnotation: annotation}
-		}
-		c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(wc, mc).Build()
-		askedReal = !want
-		if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 3, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err == nil || askedReal != want {
-			t.Errorf("annotation %q under a management cluster of real nodes: %v, the check asked for real nodes %v, want %v", annotation, err, askedReal, want)
-		}
-	}
-	// Without a management Cluster (a bootstrap cluster's), the runtime is the provider's to
-	// choose, and the check counts real nodes, which take more.
-	bare := local.DeepCopy()
-	bare.ResourceVersion, bare.Labels = "", nil
-	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(bare).Build()
-	askedReal = false
-	if err := Scale(t.Context(), c, key, ScaleOptions{Workers: 3, CheckHost: refuse}, progress.ForWriter(&strings.Builder{})); err == nil || !askedReal {
-		t.Errorf("without a management Cluster: %v, the check asked for real nodes %v, want true", err, askedReal)
 	}
 	other := topologyCluster(1)
 	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(other).Build()
@@ -91,7 +64,7 @@ func TestNodePoolSetChecksTheHost(t *testing.T) {
 	cc.Spec.Workers.MachineDeployments = []clusterv1.MachineDeploymentClass{{Class: "tkg-worker"}}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(local, cc).Build()
 	var asked [2]int
-	refuse := func(_ *progress.Printer, _ bool, cp, w int) error {
+	refuse := func(_ *progress.Printer, cp, w int) error {
 		asked = [2]int{cp, w}
 		return errors.New("this host cannot start 3 more nodes")
 	}
@@ -110,7 +83,7 @@ func TestNodePoolSetChecksTheHost(t *testing.T) {
 		t.Errorf("the refused node-pool set left %d pools, want 1", n)
 	}
 	// Growing md-0 from 1 to 3 adds 2; a change that adds no worker asks nothing.
-	allow := func(_ *progress.Printer, _ bool, cp, w int) error { asked = [2]int{cp, w}; return nil }
+	allow := func(_ *progress.Printer, cp, w int) error { asked = [2]int{cp, w}; return nil }
 	if _, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "md-0", Replicas: &three}, allow, p); err != nil || asked != [2]int{0, 2} {
 		t.Errorf("md-0 to 3: %v, the check asked for %v", err, asked)
 	}

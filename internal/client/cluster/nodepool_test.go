@@ -219,7 +219,7 @@ func TestNodePoolChangesRetryOnConflict(t *testing.T) {
 		},
 	})
 	checks := 0
-	check := func(*progress.Printer, bool, int, int) error { checks++; return nil }
+	check := func(*progress.Printer, int, int) error { checks++; return nil }
 	if created, err := SetNodePool(t.Context(), c, key, &NodePool{Name: "np-1", BaseMachineDeployment: "md-0"}, check, nil); err != nil || !created {
 		t.Fatalf("set after a conflict: created %v, %v", created, err)
 	}

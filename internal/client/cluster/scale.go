@@ -22,10 +22,9 @@ type ScaleOptions struct {
 	CheckHost HostCheck
 }
 
-// HostCheck checks that this host can start a number of a local cluster's nodes, real nodes or
-// the node agent's; it prints its warnings (a limit it raised, one that is close) with p, where
+// HostCheck checks that this host can start a number of a local cluster's nodes; it prints its warnings (a limit it raised, one that is close) with p, where
 // the flow prints its own lines.
-type HostCheck func(p *progress.Printer, real bool, controlPlanes, workers int) error
+type HostCheck func(p *progress.Printer, controlPlanes, workers int) error
 
 // Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
 // wait, as TKG: `cluster list` shows the cluster updating until the machines are there.
@@ -86,7 +85,7 @@ func checkAdded(ctx context.Context, c client.Client, before, after *clusterv1.C
 		return nil
 	}
 	cp, w := added(before, after)
-	return checkLocalHost(ctx, c, after.Annotations, check, p, cp, w)
+	return checkLocalHost(check, p, cp, w)
 }
 
 // added returns the control-plane machines and workers a change of the topology from before to

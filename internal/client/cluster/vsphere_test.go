@@ -55,7 +55,7 @@ VSPHERE_NETWORK: VM Network
 VSPHERE_RESOURCE_POOL: rp0
 VSPHERE_DATASTORE: %s
 VSPHERE_FOLDER: folder0
-VSPHERE_CONTROL_PLANE_ENDPOINT: 127.0.100.11
+VSPHERE_CONTROL_PLANE_ENDPOINT: 198.18.255.11
 VSPHERE_SSH_AUTHORIZED_KEY: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfcGigZ63XnMoqRl2PKwyhzQ6ChfGxQJhqvD/5SujkZ capv@example
 `, vc.URL.Host, vc.Username, vc.Thumbprint, datastore)
 		if err := os.WriteFile(path, []byte(vars), 0o600); err != nil {

@@ -3,6 +3,7 @@ package managementcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -35,17 +36,31 @@ type BootstrapOptions struct {
 // DefaultTimeout bounds each wait of the payload when the caller gives none.
 const DefaultTimeout = 5 * time.Minute
 
-// RealBootstrap says whether the bootstrap (or cleanup) cluster of a management cluster on
-// infrastructure is of real nodes. On the local provider it is when the management cluster's
-// nodes are (realNodes), so that every node of the flow is real. On vSphere it is when the
-// vCenter (vcenterServer, as VSPHERE_SERVER) is on the local runtime's bridge, as the simulator
-// serving there is: CAPV in a real node reaches nothing off the bridge, so a bootstrap cluster for
-// a vCenter elsewhere is of the node agent's nodes, whose pods are host processes.
-func RealBootstrap(infrastructure string, realNodes bool, vcenterServer string) bool {
-	if infrastructure == "vsphere" {
-		return hostnet.Reaches(vcenterServer)
+// BootstrapEgress returns the destinations off the local runtime's bridge that the nodes of a
+// bootstrap (or cleanup) cluster reach through this host (localcluster.Spec.Egress), as a kind
+// node reaches them through Docker's NAT: on vSphere, the vCenter (server, as VSPHERE_SERVER,
+// port 443 unless it names one) for CAPV, and the management cluster's control-plane endpoint
+// (endpoint, HOST or HOST:PORT, port 6443), which Cluster API's controllers and kapp-controller
+// reach. A destination on the bridge (the simulator serving there, the endpoints of its VMs) is
+// reached directly and left out; the local provider has none.
+func BootstrapEgress(infrastructure, server, endpoint string) []string {
+	if infrastructure != "vsphere" {
+		return nil
 	}
-	return realNodes
+	var out []string
+	for _, d := range [][2]string{{server, "443"}, {endpoint, "6443"}} {
+		if d[0] == "" {
+			continue
+		}
+		address := d[0]
+		if _, _, err := net.SplitHostPort(address); err != nil {
+			address = net.JoinHostPort(address, d[1])
+		}
+		if !hostnet.Reaches(address) {
+			out = append(out, address)
+		}
+	}
+	return out
 }
 
 // Bootstrap creates a local cluster and installs TKG's bootstrap payload on it: what TKG does

@@ -1,30 +1,30 @@
 package managementcluster
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/config"
 )
 
-// TestRealBootstrap checks which bootstrap clusters are of real nodes: on the local provider
-// those of a management cluster of real nodes, on vSphere those whose vCenter is on the bridge.
-func TestRealBootstrap(t *testing.T) {
+// TestBootstrapEgress checks what a bootstrap cluster's nodes reach through this host: on
+// vSphere the vCenter and the control-plane endpoint, each with its port, unless it is on the
+// bridge; on the local provider nothing.
+func TestBootstrapEgress(t *testing.T) {
 	for _, tc := range []struct {
-		infrastructure string
-		realNodes      bool
-		server         string
-		want           bool
+		infrastructure, server, endpoint string
+		want                             []string
 	}{
-		{"local", true, "", true},
-		{"local", false, "", false},
-		{"vsphere", false, "198.18.0.1:8989", true},
-		{"vsphere", true, "127.0.0.1:8989", false},
-		{"vsphere", true, "vcenter.example.com", false},
+		{"local", "", "", nil},
+		{"vsphere", "198.18.0.1:8989", "198.18.255.1", nil},
+		{"vsphere", "203.0.113.7:8989", "198.18.255.1", []string{"203.0.113.7:8989"}},
+		{"vsphere", "vcenter.example.com", "10.0.0.10", []string{"vcenter.example.com:443", "10.0.0.10:6443"}},
+		{"vsphere", "10.0.0.5", "10.0.0.10:6443", []string{"10.0.0.5:443", "10.0.0.10:6443"}},
+		{"vsphere", "10.0.0.5", "", []string{"10.0.0.5:443"}},
 	} {
-		if got := RealBootstrap(tc.infrastructure, tc.realNodes, tc.server); got != tc.want {
-			t.Errorf("RealBootstrap(%s, %v, %q) = %v, want %v", tc.infrastructure, tc.realNodes, tc.server, got, tc.want)
+		if got := BootstrapEgress(tc.infrastructure, tc.server, tc.endpoint); !slices.Equal(got, tc.want) {
+			t.Errorf("BootstrapEgress(%s, %q, %q) = %q, want %q", tc.infrastructure, tc.server, tc.endpoint, got, tc.want)
 		}
 	}
 }
@@ -39,13 +39,11 @@ func TestCustomRepositoryOnRealNodes(t *testing.T) {
 		custom string
 		want   string
 	}{
-		{"local real nodes", config.Cluster{InfrastructureProvider: "local", NodeRuntime: infrav1.NodeRuntimeReal}, "127.0.0.1:5001/tkg",
-			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster of real nodes does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset TKG_CUSTOM_IMAGE_REPOSITORY, or set LOCAL_NODE_RUNTIME: agent"},
-		{"simulator on the bridge", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg",
-			"or serve the simulator on loopback, where its VMs boot as the node agent's"},
-		{"no custom repository", config.Cluster{InfrastructureProvider: "local", NodeRuntime: infrav1.NodeRuntimeReal}, "", ""},
-		{"the node agent's nodes", config.Cluster{InfrastructureProvider: "local", NodeRuntime: "agent"}, "127.0.0.1:5001/tkg", ""},
-		{"a vCenter elsewhere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "vcenter.example.com"}}, "registry.example.com/tkg", ""},
+		{"local", config.Cluster{InfrastructureProvider: "local"}, "127.0.0.1:5001/tkg",
+			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
+		{"vsphere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg",
+			"unset TKG_CUSTOM_IMAGE_REPOSITORY"},
+		{"no custom repository", config.Cluster{InfrastructureProvider: "local"}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &flow{cfg: &tc.cfg}

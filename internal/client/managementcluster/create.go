@@ -240,7 +240,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	err := Bootstrap(ctx, f.o.Store, BootstrapOptions{
 		Cluster: localcluster.CreateOptions{
 			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), RealNodes: f.realBootstrap(),
+			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), Egress: f.bootstrapEgress(),
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,
@@ -256,13 +256,12 @@ func (f *flow) bootstrap(ctx context.Context) error {
 	return err
 }
 
-// realBootstrap says whether the bootstrap cluster is of real nodes (RealBootstrap).
-func (f *flow) realBootstrap() bool {
-	server := ""
-	if f.cfg.VSphere != nil {
-		server = f.cfg.VSphere.Server
+// bootstrapEgress is what the bootstrap cluster's nodes reach through this host (BootstrapEgress).
+func (f *flow) bootstrapEgress() []string {
+	if f.cfg.VSphere == nil {
+		return nil
 	}
-	return RealBootstrap(f.cfg.InfrastructureProvider, f.cfg.RealNodes(), server)
+	return BootstrapEgress(f.cfg.InfrastructureProvider, f.cfg.VSphere.Server, f.cfg.VSphere.ControlPlaneEndpoint)
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
@@ -102,8 +102,8 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 	}
 
 	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
-		// The cleanup cluster is of the nodes a bootstrap cluster would be.
-		realNodes: RealBootstrap(infra, mc.Annotations[infrav1.NodeRuntimeAnnotation] == infrav1.NodeRuntimeReal, server)}
+		// The cleanup cluster's nodes reach what a bootstrap cluster's would.
+		egress: BootstrapEgress(infra, server, endpointOf(mc))}
 	err = p.Run(ctx,
 		progress.NamedStep{Name: "cleanup cluster", Run: d.cleanupCluster},
 		progress.NamedStep{Name: "move to cleanup cluster", Run: d.moveBack},
@@ -148,8 +148,8 @@ type deletion struct {
 	// its variables, installed on the cleanup cluster.
 	infrastructure string
 	variables      map[string]string
-	// realNodes makes the cleanup cluster of real nodes.
-	realNodes bool
+	// egress is what the cleanup cluster's nodes reach through this host.
+	egress []string
 }
 
 // infrastructureOf says which infrastructure provider the management cluster runs on, by its
@@ -197,7 +197,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		// step's failure, and named in its message.
 		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
 			Name: name, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), RealNodes: d.realNodes,
+			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), Egress: d.egress,
 		}); err != nil {
 			return err
 		}
@@ -273,4 +273,13 @@ func (d *deletion) deleteCleanup(context.Context) error {
 		return err
 	}
 	return os.Remove(d.cleanupKubeconfig)
+}
+
+// endpointOf is a Cluster's control-plane endpoint, HOST:PORT, or "" before it has one.
+func endpointOf(c *clusterv1.Cluster) string {
+	e := c.Spec.ControlPlaneEndpoint
+	if e.Host == "" {
+		return ""
+	}
+	return net.JoinHostPort(e.Host, fmt.Sprint(e.Port))
 }

@@ -52,39 +52,25 @@ func (f *flow) validate(ctx context.Context) error {
 		return err
 	}
 	// The local runtime runs its own Kubernetes versions; then each cluster the flow starts needs
-	// the node image of its runtime: the node agent's binaries, or a real node's images (checked
-	// against the registry, so not on a dry run).
+	// a real node's images (checked against the registry, so not on a dry run).
 	version, _, _ := strings.Cut(f.cfg.KubernetesVersion, "+")
 	if f.cfg.InfrastructureProvider == "local" && !slices.Contains(assets.KubernetesVersions, version) {
 		return fmt.Errorf("invalid %s %q for the local infrastructure provider: the local runtime runs %s",
 			config.KubernetesVersion, f.cfg.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
 	}
-	if f.o.UseExistingBootstrap == "" {
-		switch {
-		case !f.realBootstrap():
-			if err := localcluster.EnsureNodeImage(assets.DefaultKubernetesVersion()); err != nil {
-				return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
-			}
-		case !f.o.DryRun:
-			if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
-				// On vSphere the bootstrap cluster's nodes follow where the vCenter is, not
-				// LOCAL_NODE_RUNTIME.
-				if f.cfg.InfrastructureProvider == "vsphere" {
-					return fmt.Errorf("the bootstrap cluster of real nodes (%s %s is on the local runtime's bridge) cannot start: %w", config.VSphereServer, f.cfg.VSphere.Server, err)
-				}
-				return fmt.Errorf("the bootstrap cluster of real nodes cannot start: %w; %s", err, agentWayOut)
-			}
+	if f.o.UseExistingBootstrap == "" && !f.o.DryRun {
+		if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
+			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
+		}
+		if _, err := localcluster.ResolveEgress(f.bootstrapEgress()); err != nil {
+			return fmt.Errorf("the bootstrap cluster's nodes cannot reach the vCenter or the control-plane endpoint through this host: %w: set %s and %s to addresses of other hosts, or names of them",
+				err, config.VSphereServer, config.VSphereControlPlaneEndpoint)
 		}
 	}
 	if f.cfg.InfrastructureProvider == "local" {
-		switch {
-		case !f.cfg.RealNodes():
-			if err := localcluster.EnsureNodeImage(version); err != nil {
-				return fmt.Errorf("invalid %s %q for the local infrastructure provider: %w", config.KubernetesVersion, f.cfg.KubernetesVersion, err)
-			}
-		case !f.o.DryRun:
+		if !f.o.DryRun {
 			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
-				return fmt.Errorf("the management cluster's nodes are real nodes (%s real, the default), which cannot run on this host: %w; %s", config.LocalNodeRuntime, err, agentWayOut)
+				return fmt.Errorf("the management cluster's nodes cannot start on this host: %w", err)
 			}
 		}
 		if _, err := f.o.Store.Get(f.cfg.Name); err == nil {
@@ -93,21 +79,18 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	// The nodes this host starts: the bootstrap cluster's, and the management cluster's on the
-	// local provider, which run together until the bootstrap cluster is deleted; real nodes are
-	// counted by what a real node takes.
-	nodes := map[bool][2]int{}
+	// local provider, which run together until the bootstrap cluster is deleted.
+	var controlPlanes, workers int
 	if f.o.UseExistingBootstrap == "" {
-		nodes[f.realBootstrap()] = [2]int{1, 0}
+		controlPlanes++
 	}
 	if f.cfg.InfrastructureProvider == "local" {
-		n := nodes[f.cfg.RealNodes()]
-		nodes[f.cfg.RealNodes()] = [2]int{n[0] + f.cfg.ControlPlaneMachineCount, n[1] + f.cfg.WorkerMachineCount}
+		controlPlanes += f.cfg.ControlPlaneMachineCount
+		workers += f.cfg.WorkerMachineCount
 	}
-	for _, real := range []bool{false, true} {
-		if n, ok := nodes[real]; ok && !f.o.DryRun {
-			if err := f.o.Store.CheckHostLimits(real, n[0], n[1], func(msg string) { f.p.Infof("%s", msg) }); err != nil {
-				return err
-			}
+	if controlPlanes > 0 && !f.o.DryRun {
+		if err := f.o.Store.CheckHostLimits(controlPlanes, workers, func(msg string) { f.p.Infof("%s", msg) }); err != nil {
+			return err
 		}
 	}
 	if cfg, err := clientcmd.LoadFromFile(f.kubeconfigPath()); err == nil {
@@ -151,22 +134,14 @@ func (f *flow) validate(ctx context.Context) error {
 	return nil
 }
 
-// agentWayOut is the way out for a host that cannot run real nodes.
-var agentWayOut = fmt.Sprintf("or set %s: agent for nodes of slipway's node agent, which run slipway's own images and simulate every other", config.LocalNodeRuntime)
-
-// checkCustomRepositoryOnRealNodes refuses a custom image repository for a management cluster
-// whose nodes are real nodes of this host (the local provider's, or the VMs of the simulator
-// served on the bridge, as RealBootstrap finds them): its bootstrap cluster's nodes would pull
-// from a copy on this host's loopback, but the nodes its provider or the simulator makes are not
-// told of one yet, and would stall on their first package.
+// checkCustomRepositoryOnRealNodes refuses a custom image repository for a management cluster:
+// its bootstrap cluster's nodes would pull from a copy on this host's loopback, but the nodes its
+// provider or the simulator makes are not told of one yet, and would stall on their first
+// package.
 func (f *flow) checkCustomRepositoryOnRealNodes(custom string) error {
-	if custom == "" || !f.realBootstrap() {
+	if custom == "" {
 		return nil
 	}
-	way := fmt.Sprintf("set %s: agent", config.LocalNodeRuntime)
-	if f.cfg.VSphere != nil {
-		way = "serve the simulator on loopback, where its VMs boot as the node agent's"
-	}
-	return fmt.Errorf("%s %s: a management cluster of real nodes does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset %s, or %s",
-		config.CustomImageRepository, custom, config.CustomImageRepository, way)
+	return fmt.Errorf("%s %s: a management cluster does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset %s",
+		config.CustomImageRepository, custom, config.CustomImageRepository)
 }

@@ -13,9 +13,8 @@ import (
 // TestManifestsRender renders every manifest set with a real node's values: a value a template
 // names and the values lack fails it (missingkey=error).
 func TestManifestsRender(t *testing.T) {
-	spec := NewRealSpec("m", assets.DefaultKubernetesVersion(), 1, 1, 1)
-	values := newManifestValues(spec, []byte("ca"))
-	for _, name := range []string{ManifestKubeadm, ManifestAddons, ManifestCNI, ManifestStorage, ManifestLocalPath} {
+	values := newManifestValues()
+	for _, name := range []string{ManifestStorage, ManifestLocalPath} {
 		objs, err := renderManifest(name, values)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -28,8 +27,7 @@ func TestManifestsRender(t *testing.T) {
 // TestLocalPathProvisioner checks that the StorageClass's provisioner runs the image `make
 // images` builds, as its own helper, and makes volumes in the node's directory for them.
 func TestLocalPathProvisioner(t *testing.T) {
-	spec := NewRealSpec("m", assets.DefaultKubernetesVersion(), 1, 1, 1)
-	objs, err := renderManifest(ManifestLocalPath, newManifestValues(spec, nil))
+	objs, err := renderManifest(ManifestLocalPath, newManifestValues())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -41,15 +40,15 @@ type CreateOptions struct {
 	Retain bool
 	// CAs are the cluster's authorities; nil generates them.
 	CAs *pki.CAs
-	// RealNodes makes real nodes (containerd and the real kubelet in nodes of namespaces, booted
-	// by kubeadm) instead of node agents. It needs root, the host's packages and the images in
-	// the local registry.
-	RealNodes bool
 	// HostRegistries are registries on this host's loopback that real nodes pull from besides
 	// the local registry (HostRegistry), the custom image repository's; the caller has checked
 	// that each answers on the host's bridge address too (CheckHostRegistries).
 	HostRegistries []string
-	// Executable is the slipway binary that runs the node agents; empty means this one.
+	// Egress are the destinations off the bridge real nodes reach through the host (Spec.Egress),
+	// each checked by ResolveEgress before anything starts.
+	Egress []string
+	// Executable is the slipway binary that runs the nodes' init processes and the load
+	// balancer; empty means this one.
 	Executable string
 	// Progress prints kind's step lines; nil prints nothing.
 	Progress *progress.Printer
@@ -79,46 +78,8 @@ func (s Store) validate(opts *CreateOptions) error {
 	if !slices.Contains(assets.KubernetesVersions, opts.KubernetesVersion) {
 		return field.Invalid(field.NewPath("kubernetesVersion"), opts.KubernetesVersion, "not supported: use one of "+strings.Join(assets.KubernetesVersions, ", "))
 	}
-	return nil
-}
-
-// EnsureNodeImage checks that the binaries a node of this Kubernetes version (v1.35.4) runs
-// are built.
-func EnsureNodeImage(version string) error {
-	set, err := assets.Find()
-	if err != nil {
-		return err
-	}
-	for _, bin := range []string{assets.KubeAPIServer, assets.KubeControllerManager, assets.KubeScheduler} {
-		if _, err := set.Kubernetes(version, bin); err != nil {
-			return err
-		}
-	}
-	_, err = set.EtcdPath()
-	return err
-}
-
-// checkPorts fails when a port the cluster needs is taken.
-func checkPorts(spec *Spec) error {
-	var addrs []string
-	if spec.LoadBalancerIP != "" {
-		addrs = append(addrs, net.JoinHostPort(spec.LoadBalancerIP, fmt.Sprint(APIServerPort)))
-	}
-	for _, n := range spec.Nodes {
-		ports := []int{KubeletPort}
-		if n.Role == RoleControlPlane {
-			ports = append(ports, APIServerPort, EtcdPort, EtcdPeerPort, KCMPort, SchedulerPort)
-		}
-		for _, p := range ports {
-			addrs = append(addrs, net.JoinHostPort(n.IP, fmt.Sprint(p)))
-		}
-	}
-	for _, addr := range addrs {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("port %s is in use by another process: stop it, or delete the local cluster that uses it: %w", addr, err)
-		}
-		l.Close()
+	if _, err := ResolveEgress(opts.Egress); err != nil {
+		return field.Invalid(field.NewPath("egress"), opts.Egress, err.Error())
 	}
 	return nil
 }
@@ -132,23 +93,12 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	newSpec := NewSpec
-	if opts.RealNodes {
-		newSpec = NewRealSpec
-	}
-	spec := newSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
-	if spec.Real() {
-		spec.HostRegistries = opts.HostRegistries
-	}
+	spec := NewRealSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	spec.HostRegistries = opts.HostRegistries
+	spec.Egress = opts.Egress
 	workers := len(spec.Nodes) - len(spec.ControlPlane())
-	if err := s.CheckHostLimits(spec.Real(), len(spec.ControlPlane()), workers, func(msg string) { opts.Progress.Infof("%s", msg) }); err != nil {
+	if err := s.CheckHostLimits(len(spec.ControlPlane()), workers, func(msg string) { opts.Progress.Infof("%s", msg) }); err != nil {
 		return err
-	}
-	// Real nodes listen in their own network namespaces, on addresses FreeIndex found free.
-	if !spec.Real() {
-		if err := checkPorts(spec); err != nil {
-			return err
-		}
 	}
 	if opts.Executable == "" {
 		if opts.Executable, err = os.Executable(); err != nil {
@@ -177,10 +127,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
 		}
 	}()
-	image := "slipway local runtime"
-	if spec.Real() {
-		image = "slipway real node: containerd, kubelet, kubeadm"
-	}
+	image := "slipway node: containerd, kubelet, kubeadm"
 	steps := []progress.NamedStep{
 		{Name: fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), Run: func(ctx context.Context) error {
 			err := b.ensureImage(ctx)
@@ -190,11 +137,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		{Name: "Preparing nodes 📦", Run: func(context.Context) error { return s.prepare(dirs, spec, opts.CAs, b.registry) }},
 		{Name: "Writing configuration 📜", Run: b.writeConfiguration},
 	}
-	if spec.Real() {
-		steps = append(steps, b.realNodeSteps()...)
-	} else {
-		steps = append(steps, b.agentSteps()...)
-	}
+	steps = append(steps, b.realNodeSteps()...)
 	if opts.Wait > 0 {
 		steps = append(steps, progress.NamedStep{Name: fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), Run: func(ctx context.Context) error {
 			return waitForNodes(ctx, b.cfg, spec.ControlPlane(), b.start, opts.Wait)
@@ -245,7 +188,7 @@ func (b *boot) apply(ctx context.Context, manifests ...string) error {
 		}
 		b.c = c
 	}
-	values := newManifestValues(b.spec, b.cfg.CAData)
+	values := newManifestValues()
 	for _, m := range manifests {
 		if err := applyManifest(ctx, b.c, m, values); err != nil {
 			return err
@@ -254,14 +197,11 @@ func (b *boot) apply(ctx context.Context, manifests ...string) error {
 	return nil
 }
 
-// ensureImage checks that what a node of the cluster runs is built; for real nodes, that the
-// local registry serves their images.
+// ensureImage checks that what a node of the cluster runs is built and that the local registry
+// serves its images.
 func (b *boot) ensureImage(ctx context.Context) (err error) {
-	if b.spec.Real() {
-		b.registry, err = b.store.EnsureRealNodeImage(ctx, b.spec.KubernetesVersion)
-		return err
-	}
-	return EnsureNodeImage(b.spec.KubernetesVersion)
+	b.registry, err = b.store.EnsureRealNodeImage(ctx, b.spec.KubernetesVersion)
+	return err
 }
 
 // writeConfiguration writes the cluster's kubeconfig and configuration and reads the former.
@@ -276,31 +216,7 @@ func (b *boot) writeConfiguration(context.Context) (err error) {
 // workers are the cluster's worker nodes.
 func (b *boot) workers() []NodeSpec { return b.spec.Nodes[len(b.spec.ControlPlane()):] }
 
-// agentSteps start the node agents of a new cluster and apply what kubeadm and kind add.
-func (b *boot) agentSteps() []progress.NamedStep {
-	steps := []progress.NamedStep{
-		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) error {
-			if _, err := b.store.startProcesses(b.dirs, b.spec, b.exe); err != nil {
-				return err
-			}
-			if err := waitForAPI(ctx, b.cfg, 3*time.Minute); err != nil {
-				return fmt.Errorf("the API server did not become ready: %w (logs: %s)", err, b.dirs.NodeLogs(b.spec.ControlPlane()[0].Name))
-			}
-			return b.apply(ctx, ManifestKubeadm, ManifestAddons)
-		}},
-		{Name: "Installing CNI 🔌", Run: func(ctx context.Context) error { return b.apply(ctx, ManifestCNI) }},
-		{Name: "Installing StorageClass 💾", Run: func(ctx context.Context) error { return b.apply(ctx, ManifestStorage) }},
-	}
-	if len(b.workers()) == 0 {
-		return steps
-	}
-	return append(steps, progress.NamedStep{Name: "Joining worker nodes 🚜", Run: func(ctx context.Context) error {
-		return waitForNodes(ctx, b.cfg, b.spec.Nodes, b.start, 3*time.Minute)
-	}})
-}
-
-// prepare writes the spec, the CAs and every node's certificates, or for real nodes their state
-// and cloud-init.
+// prepare writes the spec, the CAs and every node's state and cloud-init.
 func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) error {
 	if err := WriteSpec(dirs, spec); err != nil {
 		return err
@@ -314,15 +230,7 @@ func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string)
 	if err := cas.Write(dirs.PKI()); err != nil {
 		return err
 	}
-	if spec.Real() {
-		return prepareRealNodes(dirs, spec, cas, registryAddr)
-	}
-	for _, n := range spec.Nodes {
-		if err := PrepareNode(dirs, spec, n, cas); err != nil {
-			return err
-		}
-	}
-	return nil
+	return prepareRealNodes(dirs, spec, cas, registryAddr)
 }
 
 // writeConfiguration writes the administrator kubeconfig.

@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/local/proc"
-	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // Host is the host of the local runtime as the infrastructure provider sees it: the store of
@@ -24,9 +23,9 @@ type Host interface {
 	WriteSpec(ctx context.Context, spec *Spec) error
 	// FreeIndex returns the lowest address block no cluster uses.
 	FreeIndex(ctx context.Context) (int, error)
-	// PrepareNode writes the state of a node added to spec: from the machine's bootstrap data
-	// for a real node, from the cluster's authorities for one of the node agent.
-	PrepareNode(ctx context.Context, spec *Spec, node NodeSpec, userData []byte, cas *pki.CAs, registry string) error
+	// PrepareNode writes the state of a node added to spec, which boots from the machine's
+	// bootstrap data.
+	PrepareNode(ctx context.Context, spec *Spec, node NodeSpec, userData []byte, registry string) error
 	// StartNode starts a node unless it runs, and says whether it started it.
 	StartNode(ctx context.Context, name string, node NodeSpec) (bool, error)
 	// StopNode destroys a node and removes its state.
@@ -38,7 +37,7 @@ type Host interface {
 	// no such cluster.
 	Delete(ctx context.Context, name string) error
 	// CheckHostLimits is Store.CheckHostLimits.
-	CheckHostLimits(ctx context.Context, real bool, controlPlanes, workers int, report func(string)) error
+	CheckHostLimits(ctx context.Context, controlPlanes, workers int, report func(string)) error
 	// EnsureRealNodeImage is Store.EnsureRealNodeImage.
 	EnsureRealNodeImage(ctx context.Context, version string) (string, error)
 	// ClusterOf names the cluster a node belongs to: the home of a provider that runs on it.
@@ -76,19 +75,16 @@ func (h LocalHost) WriteSpec(_ context.Context, spec *Spec) error {
 func (h LocalHost) FreeIndex(context.Context) (int, error) { return h.Store.FreeIndex() }
 
 // PrepareNode implements Host.
-func (h LocalHost) PrepareNode(_ context.Context, spec *Spec, node NodeSpec, userData []byte, cas *pki.CAs, registry string) error {
+func (h LocalHost) PrepareNode(_ context.Context, spec *Spec, node NodeSpec, userData []byte, registry string) error {
 	dirs, err := h.Store.nodeDirs(spec.Name, node.Name)
 	if err != nil {
 		return err
 	}
-	if spec.Real() {
-		// The node boots from the bootstrap data as a VM does: kubeadm makes what it needs.
-		return PrepareRealNode(dirs, spec, node, node.ProviderID, userData, registry)
+	if !spec.Real() {
+		return errAgentCluster(spec.Name)
 	}
-	if cas == nil {
-		return fmt.Errorf("node %s of the node agent needs the cluster's certificate authorities", node.Name)
-	}
-	return PrepareNode(dirs, spec, node, cas)
+	// The node boots from the bootstrap data as a VM does: kubeadm makes what it needs.
+	return PrepareRealNode(dirs, spec, node, node.ProviderID, userData, registry)
 }
 
 // StartNode implements Host.
@@ -110,8 +106,8 @@ func (h LocalHost) StartLoadBalancer(_ context.Context, name string) (bool, erro
 func (h LocalHost) Delete(_ context.Context, name string) error { return h.Store.Delete(name, "") }
 
 // CheckHostLimits implements Host.
-func (h LocalHost) CheckHostLimits(_ context.Context, real bool, controlPlanes, workers int, report func(string)) error {
-	return h.Store.CheckHostLimits(real, controlPlanes, workers, report)
+func (h LocalHost) CheckHostLimits(_ context.Context, controlPlanes, workers int, report func(string)) error {
+	return h.Store.CheckHostLimits(controlPlanes, workers, report)
 }
 
 // EnsureRealNodeImage implements Host.

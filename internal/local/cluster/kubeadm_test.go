@@ -21,9 +21,6 @@ func TestRealSpecAddresses(t *testing.T) {
 		if a, ok := want[n.Name]; ok && (n.IP != a || n.Address != a) {
 			t.Errorf("node %s at %s/%s, want %s", n.Name, n.IP, n.Address, a)
 		}
-		if n.PodCIDR != "" {
-			t.Errorf("node %s has pod CIDR %s: the controller manager allocates it", n.Name, n.PodCIDR)
-		}
 	}
 	if one := NewRealSpec("one", "v1.35.4", 3, 1, 0); one.LoadBalancerIP != "" || one.Endpoint() != "https://198.18.3.2:6443" {
 		t.Errorf("one control-plane node: load balancer %q, endpoint %q", one.LoadBalancerIP, one.Endpoint())

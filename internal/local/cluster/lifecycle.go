@@ -17,51 +17,28 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
-// agentArgs are the arguments of a node agent; proc.Alive finds it by them.
-func agentArgs(exe string, dirs Dirs, node string) []string {
-	return []string{exe, "local", "node", "run", "--node", node, "--cluster-dir", dirs.Root}
-}
-
 func lbArgs(exe string, dirs Dirs) []string {
 	return []string{exe, "local", "lb", "run", "--cluster-dir", dirs.Root}
 }
 
-// nodeRunning says whether a node runs: its init process for a real node, else its agent.
-func nodeRunning(dirs Dirs, spec *Spec, node string) bool {
-	if spec.Real() {
-		_, ok := vm.Running(dirs.Node(node))
-		return ok
-	}
-	return agentAlive(dirs, node)
+// nodeRunning says whether a node runs: its init process.
+func nodeRunning(dirs Dirs, node string) bool {
+	_, ok := vm.Running(dirs.Node(node))
+	return ok
 }
 
-// agentAlive says whether a node's agent runs, matched by its exact arguments.
-func agentAlive(dirs Dirs, node string) bool {
-	return proc.Alive(dirs.NodePID(node), agentArgs("", dirs, node))
+// errAgentCluster refuses to run a cluster an older slipway made of its node agent's nodes.
+func errAgentCluster(name string) error {
+	return fmt.Errorf("local cluster %s is of the node agent's nodes, which an older slipway made and this one does not run: delete it with `slipway local cluster delete %s`", name, name)
 }
 
-// startProcesses starts the load balancer and every node agent that does not run, and returns
-// the nodes it started.
+// startProcesses starts the load balancer and every node that does not run, and returns the
+// nodes it started.
 func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, error) {
-	if spec.Real() {
-		return startRealNodes(dirs, spec, spec.Nodes, exe)
+	if !spec.Real() {
+		return nil, errAgentCluster(spec.Name)
 	}
-	if spec.LoadBalancerIP != "" {
-		if _, err := s.StartLoadBalancer(spec.Name, exe); err != nil {
-			return nil, err
-		}
-	}
-	var started []NodeSpec
-	for _, n := range spec.Nodes {
-		didStart, err := s.StartNode(spec.Name, n, exe)
-		if err != nil {
-			return nil, err
-		}
-		if didStart {
-			started = append(started, n)
-		}
-	}
-	return started, nil
+	return startRealNodes(dirs, spec, spec.Nodes, exe)
 }
 
 // Start brings a stopped or degraded cluster back, after a host restart or a killed node: it
@@ -122,7 +99,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 		return fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
 	// This cluster's nodes stop first: its infrastructure provider runs on them, and while it
-	// runs it would make again a node of a cluster it owns that went before it. Real nodes are
+	// runs it would make again a node of a cluster it owns that went before it. The nodes are
 	// powered off, every process of theirs killed, as VMs are. A node that could not be removed
 	// keeps the cluster's directory, so that deleting again finds it and finishes.
 	spec, specErr := ReadSpec(dirs)
@@ -131,28 +108,9 @@ func (s Store) Delete(name, kubeconfig string) error {
 			return fmt.Errorf("%w; the cluster's directory %s is kept, and the clusters its provider made are not deleted yet: delete it again", err, dirs.Root)
 		}
 	}
-	// Agents stop their pods and static components on SIGTERM; whatever still uses the
-	// cluster's directory afterwards is killed. A killed agent leaves its egress socket, which
-	// may be outside the directory.
+	// Whatever still uses the cluster's directory (its load balancer, the processes of a cluster
+	// an older slipway's node agent made) is killed.
 	var errs []error
-	var agents []int
-	var sockets []string
-	if specErr == nil && !spec.Real() {
-		for _, n := range spec.Nodes {
-			if agentAlive(dirs, n.Name) {
-				agents = append(agents, proc.ReadPID(dirs.NodePID(n.Name)))
-			}
-			sockets = append(sockets, dirs.EgressSocket(n.Name))
-		}
-	}
-	defer func() {
-		for _, s := range sockets {
-			_ = os.Remove(s)
-		}
-	}()
-	if err := proc.Terminate(agents, 30*time.Second); err != nil {
-		errs = append(errs, err)
-	}
 	if err := proc.Terminate(proc.Using(dirs.Root), 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
@@ -185,9 +143,8 @@ func (s Store) Delete(name, kubeconfig string) error {
 	return errors.Join(errs...)
 }
 
-// StartNode starts one node unless it runs (a real node's init process, else its agent), and
-// says whether it started it; the infrastructure provider starts the nodes of the clusters it
-// owns one machine at a time.
+// StartNode starts one node unless its init process runs, and says whether it started it; the
+// infrastructure provider starts the nodes of the clusters it owns one machine at a time.
 func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	dirs, err := s.nodeDirs(name, node.Name)
 	if err != nil {
@@ -197,17 +154,13 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if spec.Real() {
-		if _, err := s.EnsureNodeService(exe); err != nil {
-			return false, err
-		}
-		return startRealNode(dirs.Node(node.Name), exe)
+	if !spec.Real() {
+		return false, errAgentCluster(name)
 	}
-	started, err := startUnlessAlive(agentArgs(exe, dirs, node.Name), dirs.NodePID(node.Name), dirs.NodeLogs(node.Name)+"/agent.log")
-	if err != nil {
-		return false, fmt.Errorf("failed to start node %s: %w", node.Name, err)
+	if _, err := s.EnsureNodeService(exe); err != nil {
+		return false, err
 	}
-	return started, nil
+	return startRealNode(dirs.Node(node.Name), exe)
 }
 
 // startUnlessAlive starts args detached unless the process of pidPath runs them (proc.Alive),
@@ -228,50 +181,28 @@ func startUnlessAlive(args []string, pidPath, logPath string) (bool, error) {
 	return started, err
 }
 
-// NodeRunning says whether a node runs: a real node's init process, else its agent.
+// NodeRunning says whether a node's init process runs.
 func (s Store) NodeRunning(name, node string) bool {
 	dirs, err := s.nodeDirs(name, node)
 	if err != nil {
 		return false
 	}
-	spec, err := ReadSpec(dirs)
-	return err == nil && nodeRunning(dirs, spec, node)
+	return nodeRunning(dirs, node)
 }
 
-// StopNode destroys a node as the deletion of its machine does, and removes its state: its
-// agent and every process of it are killed at once, as a VM is powered off rather than shut
-// down. What needed a graceful end had it before: Cluster API drained the node and, for a
-// control-plane node, removed its etcd member first.
+// StopNode destroys a node as the deletion of its machine does, and removes its state: every
+// process of it is killed at once, as a VM is powered off rather than shut down. What needed a
+// graceful end had it before: Cluster API drained the node and, for a control-plane node,
+// removed its etcd member first.
 func (s Store) StopNode(name, node string) error {
 	dirs, err := s.nodeDirs(name, node)
 	if err != nil {
 		return err
 	}
-	if spec, err := ReadSpec(dirs); err == nil && spec.Real() {
-		if _, err := os.Stat(dirs.Node(node)); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return vm.Delete(dirs.Node(node))
+	if _, err := os.Stat(dirs.Node(node)); errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	pids := proc.WithArgs(agentArgs("", dirs, node))
-	if agentAlive(dirs, node) {
-		pids = append(pids, proc.ReadPID(dirs.NodePID(node)))
-	}
-	// Then a process the agent started as it died. The state stays while anything of the node
-	// runs: the next try kills it.
-	for _, pids := range [][]int{append(pids, proc.Using(dirs.Node(node))...), proc.Using(dirs.Node(node))} {
-		if err := proc.Terminate(pids, 0); err != nil {
-			return fmt.Errorf("failed to stop node %s of %s: %w", node, name, err)
-		}
-	}
-	var errs []error
-	if err := os.RemoveAll(dirs.Node(node)); err != nil {
-		errs = append(errs, err)
-	}
-	if err := os.Remove(dirs.EgressSocket(node)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return vm.Delete(dirs.Node(node))
 }
 
 // StartLoadBalancer starts the cluster's load balancer unless it runs, and says whether it
@@ -292,7 +223,7 @@ func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 	if LoadBalancerRunning(dirs) {
 		return false, nil
 	}
-	if spec, err := ReadSpec(dirs); err == nil && spec.Real() && spec.LoadBalancerIP != "" {
+	if spec, err := ReadSpec(dirs); err == nil && spec.LoadBalancerIP != "" {
 		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
 			return false, err
 		}

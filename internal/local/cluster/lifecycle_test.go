@@ -2,12 +2,9 @@ package cluster
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,10 +28,10 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(NewSpec("boot", "v1.35.4", 1, 1, 0))
-	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}, ""))
-	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}, ""))
-	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}, ""))
+	write(NewRealSpec("boot", "v1.35.4", 1, 1, 0))
+	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}))
+	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}))
+	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}))
 	if err := s.Delete("boot", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +60,10 @@ func TestDeleteStopsTheProviderBeforeWhatItMade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(boot, NewSpec("boot", "v1.35.4", 1, 1, 0)); err != nil {
+	if err := WriteSpec(boot, NewRealSpec("boot", "v1.35.4", 1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(wc, NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}, "")); err != nil {
+	if err := WriteSpec(wc, NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"})); err != nil {
 		t.Fatal(err)
 	}
 	// The provider stand-in (this test binary, see TestMain) writes the workload cluster's spec
@@ -112,64 +109,6 @@ func TestDeleteStopsTheProviderBeforeWhatItMade(t *testing.T) {
 	}
 }
 
-// TestFreeIndexSkipsABusyBlock checks that a block whose API server address something listens on
-// (a cluster of another store) is not handed out.
-func TestFreeIndexSkipsABusyBlock(t *testing.T) {
-	s := Store{Root: t.TempDir()}
-	first, err := s.FreeIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(fmt.Sprintf("127.%d.0.2", first), strconv.Itoa(APIServerPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	next, err := s.FreeIndex()
-	if err != nil || next == first {
-		t.Fatalf("FreeIndex() = %d, %v with 127.%d.0.2:%d in use, want another block", next, err, first, APIServerPort)
-	}
-}
-
-// TestDeleteRemovesEgressSocketsOutsideTheStore checks that a cluster whose node directories are
-// too deep for a socket name leaves no egress socket in the temporary directory, even when its
-// agents were killed and could not remove them.
-func TestDeleteRemovesEgressSocketsOutsideTheStore(t *testing.T) {
-	deep := t.TempDir() + "/a-store-deep-enough-that-node-socket-paths-are-longer-than-a-socket-name-may-be"
-	s := Store{Root: deep}
-	dirs, err := s.Dirs("long-named-workload-cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := NewSpec("long-named-workload-cluster", "v1.35.4", 1, 1, 1)
-	if err := WriteSpec(dirs, spec); err != nil {
-		t.Fatal(err)
-	}
-	var sockets []string
-	for _, n := range spec.Nodes {
-		socket := dirs.EgressSocket(n.Name)
-		if len(socket) >= 100 || !strings.HasPrefix(socket, os.TempDir()) {
-			t.Fatalf("node %s's socket %s is not in the temporary directory", n.Name, socket)
-		}
-		l, err := net.Listen("unix", socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A killed agent does not remove its socket: close the listener without unlinking it.
-		l.(*net.UnixListener).SetUnlinkOnClose(false)
-		l.Close()
-		sockets = append(sockets, socket)
-	}
-	if err := s.Delete("long-named-workload-cluster", ""); err != nil {
-		t.Fatal(err)
-	}
-	for _, socket := range sockets {
-		if _, err := os.Stat(socket); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("the egress socket %s is left: %v", socket, err)
-		}
-	}
-}
-
 // TestCreateOnANameAProviderTookNamesItsCluster checks that creating a local cluster on a name
 // a Cluster API Cluster's local cluster holds names that Cluster, not a delete that would break it.
 func TestCreateOnANameAProviderTookNamesItsCluster(t *testing.T) {
@@ -178,7 +117,7 @@ func TestCreateOnANameAProviderTookNamesItsCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, "")); err != nil {
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
 		t.Fatal(err)
 	}
 	err = s.Create(t.Context(), CreateOptions{Name: "wc", ControlPlaneNodes: 1})
@@ -195,7 +134,7 @@ func TestOwnedClustersKubeconfigNamesWhereItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, "")); err != nil {
+	if err := WriteSpec(dirs, NewOwnedSpec("wc", "v1.35.4", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Kubeconfig("wc")

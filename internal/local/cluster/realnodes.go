@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 	"github.com/slipway-dev/slipway/internal/progress"
 )
 
-// RuntimeReal is Spec.Runtime for a cluster of real nodes: nodes of namespaces (package vm)
-// running containerd and the real kubelet, booted by kubeadm. An empty Runtime is the node agent.
+// RuntimeReal is Spec.Runtime of every cluster: nodes of namespaces (package vm) running
+// containerd and the real kubelet, booted by kubeadm. An empty Runtime is a cluster an older
+// slipway made of its node agent's nodes, which this one only deletes.
 const RuntimeReal = "real"
 
-// Real says whether the cluster's nodes are real nodes.
+// Real says whether the cluster's nodes are nodes of namespaces, not an older slipway's node
+// agent's.
 func (s *Spec) Real() bool { return s.Runtime == RuntimeReal }
 
 // realAddress is host address h of a cluster's block on the bridge, 198.18.<index>.<h>. Block 0
@@ -47,24 +51,6 @@ func realBlock(a netip.Addr) (int, bool) {
 	}
 	b, net := a.As4(), hostnet.Network.Addr().As4()
 	return int(b[2]), b[0] == net[0] && b[1] == net[1]
-}
-
-// NewRealSpec lays out a cluster of real nodes as NewSpec names them: node n (from 1) at
-// 198.18.<index>.<n+1> on the bridge, its only address; the load balancer of several
-// control-plane nodes at 198.18.<index>.1, an address of the host's. The controller manager
-// gives each node its pod CIDR.
-func NewRealSpec(name, version string, index, controlPlanes, workers int) *Spec {
-	s := NewSpec(name, version, index, controlPlanes, workers)
-	s.Runtime = RuntimeReal
-	if s.LoadBalancerIP != "" {
-		s.LoadBalancerIP = realAddress(index, 1).String()
-	}
-	for i := range s.Nodes {
-		a := realAddress(index, i+2).String()
-		s.Nodes[i].IP, s.Nodes[i].Address = a, a
-		s.Nodes[i].PodCIDR, s.Nodes[i].PodLoopbackCIDR = "", ""
-	}
-	return s
 }
 
 // realBlocksInUse returns the indexes of the bridge blocks that nodes or load balancers of any
@@ -275,14 +261,54 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 	if err != nil {
 		return err
 	}
+	egress, err := ResolveEgress(spec.Egress)
+	if err != nil {
+		return err
+	}
 	vs := vm.Spec{Name: node.Name, Address: netip.MustParseAddr(node.IP), BinDir: filepath.Dir(kubelet),
 		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr, spec.HostRegistries), ProviderID: providerID, LoopbackRegistry: registryAddr,
-		HostRegistries: spec.HostRegistries,
+		HostRegistries: spec.HostRegistries, Egress: egress,
 		NodeServiceDir: storeOf(dirs).NodeServiceDir()}
 	if err := vm.Create(dirs.Node(node.Name), vs, userData); err != nil {
 		return fmt.Errorf("failed to make node %s: %w", node.Name, err)
 	}
 	return nil
+}
+
+// ResolveEgress resolves egress destinations (HOST:PORT) on this host, into every IPv4 address
+// of a name, and checks each (vm.CheckEgress).
+func ResolveEgress(destinations []string) ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, d := range destinations {
+		host, port, err := net.SplitHostPort(d)
+		if err != nil {
+			return nil, fmt.Errorf("egress destination %q is not HOST:PORT: %w", d, err)
+		}
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || p == 0 {
+			return nil, fmt.Errorf("egress destination %q: port %q is not a port number", d, port)
+		}
+		var addrs []netip.Addr
+		if a, err := netip.ParseAddr(host); err == nil {
+			addrs = []netip.Addr{a}
+		} else {
+			ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip4", host)
+			if err != nil {
+				return nil, fmt.Errorf("egress destination %q: %w", d, err)
+			}
+			addrs = ips
+		}
+		for _, a := range addrs {
+			ap := netip.AddrPortFrom(a.Unmap(), uint16(p))
+			if err := vm.CheckEgress(ap); err != nil {
+				return nil, fmt.Errorf("%s (from %q)", err, d)
+			}
+			if !slices.Contains(out, ap) {
+				out = append(out, ap)
+			}
+		}
+	}
+	return out, nil
 }
 
 // startRealNodes starts the load balancer and the nodes of a cluster of real nodes that do not

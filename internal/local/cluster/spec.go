@@ -1,17 +1,12 @@
 package cluster
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Roles of nodes.
@@ -20,21 +15,14 @@ const (
 	RoleWorker       = "worker"
 )
 
-// Ports every control-plane node listens on, on its own loopback address.
+// Ports every control-plane node listens on, on its address on the bridge.
 const (
 	APIServerPort = 6443
 	EtcdPort      = 2379
-	EtcdPeerPort  = 2380
-	KubeletPort   = 10250
-	KCMPort       = 10257
-	SchedulerPort = 10259
 )
 
-// Defaults of the cluster network.
+// Defaults of the cluster network, and the files of a cluster's directory.
 const (
-	ServiceCIDR    = "10.96.0.0/16"
-	ServiceIP      = "10.96.0.1"
-	DNSServiceIP   = "10.96.0.10"
 	DNSDomain      = "cluster.local"
 	SpecFile       = "cluster.json"
 	KubeconfigFile = "kubeconfig"
@@ -59,6 +47,11 @@ type Spec struct {
 	// real nodes pull from and fetch bundles from (TKG_CUSTOM_IMAGE_REPOSITORY's registry): see
 	// HostRegistry.
 	HostRegistries []string `json:"hostRegistries,omitempty"`
+	// Egress are the destinations off the bridge (HOST:PORT, a name or an IPv4 address) real
+	// nodes reach through the host: a vCenter and a control-plane endpoint elsewhere, for the
+	// infrastructure a bootstrap cluster manages. Each name is resolved on this host as a node
+	// is made (ResolveEgress).
+	Egress []string `json:"egress,omitempty"`
 	// Owner is the Cluster API Cluster (namespace/name, uid) whose machines are this cluster's
 	// nodes; empty for a cluster `slipway local cluster create` made. The local infrastructure
 	// provider adds and removes the nodes of an owned cluster one machine at a time.
@@ -87,22 +80,14 @@ func (o *Owner) Describe() string {
 	return fmt.Sprintf("Cluster %s/%s, which management cluster %s manages: delete it with `slipway cluster delete %s -n %s` there", o.Namespace, o.Name, o.ManagementCluster, o.Name, o.Namespace)
 }
 
-// NodeSpec is one node. A node and its pods each have two addresses: a loopback address its
-// processes listen on, and the network address Kubernetes shows (Node InternalIP, pod IP), which
-// Kubernetes requires not to be loopback. Nothing dials a network address: the API server's
-// cluster traffic goes through the node agent's egress proxy, which translates it to loopback.
+// NodeSpec is one node.
 type NodeSpec struct {
 	Name string `json:"name"`
 	Role string `json:"role"`
-	// IP is the node's loopback address, which its processes listen on.
+	// IP is the node's address on the bridge, where its processes listen.
 	IP string `json:"ip"`
-	// Address is the node's network address, its InternalIP.
+	// Address is the address Kubernetes shows for it, its InternalIP: the same as IP.
 	Address string `json:"address"`
-	// PodCIDR is the network range of the node's pods.
-	PodCIDR string `json:"podCIDR"`
-	// PodLoopbackCIDR is the loopback range the node's pods listen on; the host part of a pod's
-	// network address is the host part of its loopback address.
-	PodLoopbackCIDR string `json:"podLoopbackCIDR"`
 
 	// The fields below are set on the nodes of a cluster the infrastructure provider manages,
 	// from the machine's bootstrap data.
@@ -111,17 +96,11 @@ type NodeSpec struct {
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// ProviderID the node registers with; empty gives local://<cluster>/<node>.
 	ProviderID string `json:"providerID,omitempty"`
-	// Init says the node runs kubeadm init's phases once its API server answers: upload the
-	// kubeadm and kubelet configuration, bootstrap-token RBAC, kube-proxy and CoreDNS.
+	// Init says the node's cloud-init runs kubeadm init, making the cluster's first control plane.
 	Init bool `json:"init,omitempty"`
-	// Join says the control-plane node joins the etcd cluster of the running control plane
-	// (kubeadm join --control-plane) instead of starting a new one.
+	// Join says the node's cloud-init runs kubeadm join --control-plane, adding an etcd member to
+	// the running control plane.
 	Join bool `json:"join,omitempty"`
-	// Taints the node registers with, as kubeadm's nodeRegistration.taints; nil gives the default
-	// (control-plane nodes tainted when the cluster has workers).
-	Taints *[]corev1.Taint `json:"taints,omitempty"`
-	// Labels the node registers with besides the kubelet's own, as its --node-labels.
-	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // NodeVersion returns the Kubernetes version a node runs.
@@ -132,20 +111,15 @@ func (s *Spec) NodeVersion(n NodeSpec) string {
 	return s.KubernetesVersion
 }
 
-// NewOwnedSpec lays out an empty cluster whose nodes the infrastructure provider adds, of the
-// runtime given (RuntimeReal or the node agent's, ""): its endpoint is always the load balancer,
-// on 127.<index>.0.1 or for real nodes on 198.18.<index>.1, so that it outlives every machine.
-func NewOwnedSpec(name, version string, index int, owner Owner, runtime string) *Spec {
-	s := &Spec{Name: name, KubernetesVersion: version, Index: index, Runtime: runtime, LoadBalancerIP: fmt.Sprintf("127.%d.0.1", index), Owner: &owner}
-	if s.Real() {
-		s.LoadBalancerIP = realAddress(index, 1).String()
-	}
-	return s
+// NewOwnedSpec lays out an empty cluster whose nodes the infrastructure provider adds: its
+// endpoint is always the load balancer, on 198.18.<index>.1, so that it outlives every machine.
+func NewOwnedSpec(name, version string, index int, owner Owner) *Spec {
+	return &Spec{Name: name, KubernetesVersion: version, Index: index, Runtime: RuntimeReal, LoadBalancerIP: realAddress(index, 1).String(), Owner: &owner}
 }
 
-// AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n listens
-// on 127.<index>.0.<n+1>, as NewSpec lays them out, or a real node on 198.18.<index>.<n+1>, as
-// NewRealSpec does), appends it and returns it.
+// AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n on
+// 198.18.<index>.<n+1>, as NewRealSpec lays them out), appends it and returns it. The controller
+// manager gives it its pod CIDR.
 func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 	if err := ValidateNodeName(name); err != nil {
 		return NodeSpec{}, err
@@ -161,19 +135,8 @@ func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 		if used[ordinal] {
 			continue
 		}
-		n := NodeSpec{
-			Name:            name,
-			Role:            role,
-			IP:              fmt.Sprintf("127.%d.0.%d", s.Index, ordinal+1),
-			Address:         fmt.Sprintf("172.18.%d.%d", s.Index, ordinal+1),
-			PodCIDR:         fmt.Sprintf("10.244.%d.0/24", ordinal),
-			PodLoopbackCIDR: fmt.Sprintf("127.%d.%d.0/24", s.Index, ordinal),
-		}
-		if s.Real() {
-			// The controller manager gives a real node its pod CIDR.
-			a := realAddress(s.Index, ordinal+1).String()
-			n.IP, n.Address, n.PodCIDR, n.PodLoopbackCIDR = a, a, "", ""
-		}
+		a := realAddress(s.Index, ordinal+1).String()
+		n := NodeSpec{Name: name, Role: role, IP: a, Address: a}
 		s.Nodes = append(s.Nodes, n)
 		return n, nil
 	}
@@ -204,13 +167,9 @@ func (s *Spec) Endpoint() string {
 	return fmt.Sprintf("https://%s", net.JoinHostPort(s.EndpointHost(), fmt.Sprint(APIServerPort)))
 }
 
-// NodeNetwork is where the cluster's nodes are: 127.<index>.0.0/16 on loopback, or for real
-// nodes 198.18.<index>.0/24 on the bridge.
+// NodeNetwork is where the cluster's nodes are: 198.18.<index>.0/24 on the bridge.
 func (s *Spec) NodeNetwork() string {
-	if s.Real() {
-		return netip.PrefixFrom(realAddress(s.Index, 0), 24).String()
-	}
-	return fmt.Sprintf("127.%d.0.0/16", s.Index)
+	return netip.PrefixFrom(realAddress(s.Index, 0), 24).String()
 }
 
 // ControlPlane returns the control-plane nodes.
@@ -234,29 +193,14 @@ func (s *Spec) Node(name string) (NodeSpec, bool) {
 	return NodeSpec{}, false
 }
 
-// EtcdInitialCluster returns etcd's --initial-cluster value for the control-plane nodes.
-func (s *Spec) EtcdInitialCluster() string {
-	var members []string
-	for _, n := range s.ControlPlane() {
-		members = append(members, fmt.Sprintf("%s=https://%s", n.Name, net.JoinHostPort(n.IP, fmt.Sprint(EtcdPeerPort))))
-	}
-	return strings.Join(members, ",")
-}
-
-// Network ranges a local cluster shows, as kind's: nodes in 172.18.<index>.0/24 and pods in
-// 10.244.0.0/16, one /24 a node.
-const (
-	PodSubnet = "10.244.0.0/16"
-)
-
-// NewSpec lays out a cluster: node names as kind names them (NAME-control-plane,
-// NAME-control-plane2, NAME-worker, …); node n (from 1) listens on 127.<index>.0.<n+1> and shows
-// 172.18.<index>.<n+1>; its pods listen in 127.<index>.<n>.0/24 and show 10.244.<n>.0/24; the
-// load balancer, with several control-plane nodes, listens on 127.<index>.0.1.
-func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
-	s := &Spec{Name: name, KubernetesVersion: version, Index: index}
+// NewRealSpec lays out a cluster, naming the nodes as kind names them (NAME-control-plane,
+// NAME-control-plane2, NAME-worker, …): node n (from 1) at 198.18.<index>.<n+1> on the bridge;
+// the load balancer of several control-plane nodes at 198.18.<index>.1, an address of the
+// host's. The controller manager gives each node its pod CIDR.
+func NewRealSpec(name, version string, index, controlPlanes, workers int) *Spec {
+	s := &Spec{Name: name, KubernetesVersion: version, Index: index, Runtime: RuntimeReal}
 	if controlPlanes > 1 {
-		s.LoadBalancerIP = fmt.Sprintf("127.%d.0.1", index)
+		s.LoadBalancerIP = realAddress(index, 1).String()
 	}
 	add := func(role, base string, count int) {
 		for i := 1; i <= count; i++ {
@@ -264,51 +208,13 @@ func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
 			if i > 1 {
 				nodeName = fmt.Sprintf("%s%d", nodeName, i)
 			}
-			ordinal := len(s.Nodes) + 1
-			s.Nodes = append(s.Nodes, NodeSpec{
-				Name:            nodeName,
-				Role:            role,
-				IP:              fmt.Sprintf("127.%d.0.%d", index, ordinal+1),
-				Address:         fmt.Sprintf("172.18.%d.%d", index, ordinal+1),
-				PodCIDR:         fmt.Sprintf("10.244.%d.0/24", ordinal),
-				PodLoopbackCIDR: fmt.Sprintf("127.%d.%d.0/24", index, ordinal),
-			})
+			a := realAddress(index, len(s.Nodes)+2).String()
+			s.Nodes = append(s.Nodes, NodeSpec{Name: nodeName, Role: role, IP: a, Address: a})
 		}
 	}
 	add(RoleControlPlane, "control-plane", controlPlanes)
 	add(RoleWorker, "worker", workers)
 	return s
-}
-
-// Loopback translates an address Kubernetes shows (a node's or a pod's network address) into
-// the loopback address that answers for it. It fails for any other address, so that nothing
-// of the local runtime ever dials outside loopback.
-func (s *Spec) Loopback(ip string) (string, error) {
-	addr := net.ParseIP(ip).To4()
-	if addr == nil {
-		return "", fmt.Errorf("%q is not an IPv4 address", ip)
-	}
-	for _, n := range s.Nodes {
-		if ip == n.Address || ip == n.IP {
-			return n.IP, nil
-		}
-		_, pods, err := net.ParseCIDR(n.PodCIDR)
-		if err != nil {
-			continue
-		}
-		if pods.Contains(addr) {
-			loop, _, err := net.ParseCIDR(n.PodLoopbackCIDR)
-			if err != nil {
-				return "", err
-			}
-			l := loop.To4()
-			return fmt.Sprintf("%d.%d.%d.%d", l[0], l[1], l[2], addr[3]), nil
-		}
-		if _, loops, err := net.ParseCIDR(n.PodLoopbackCIDR); err == nil && loops.Contains(addr) {
-			return ip, nil
-		}
-	}
-	return "", fmt.Errorf("%s is neither a node nor a pod of cluster %s", ip, s.Name)
 }
 
 // Dirs are the paths of one cluster's state.
@@ -329,32 +235,8 @@ func (d Dirs) Kubeconfig() string { return filepath.Join(d.Root, KubeconfigFile)
 // Node returns the directory of a node.
 func (d Dirs) Node(name string) string { return filepath.Join(d.Root, "nodes", name) }
 
-// NodePKI returns a node's pki directory in kubeadm's layout.
-func (d Dirs) NodePKI(name string) string { return filepath.Join(d.Node(name), "pki") }
-
-// NodeHostLimit returns the file where a node's agent records the last host limit one of its
-// processes met.
-func (d Dirs) NodeHostLimit(name string) string {
-	return filepath.Join(d.Node(name), "host-limit.json")
-}
-
 // NodeLogs returns a node's log directory.
 func (d Dirs) NodeLogs(name string) string { return filepath.Join(d.Node(name), "logs") }
-
-// NodePID returns the pid file of a node's agent.
-func (d Dirs) NodePID(name string) string { return filepath.Join(d.Node(name), "agent.pid") }
-
-// EgressSocket is where a node's agent serves the API server's egress: in the node directory,
-// or in the temporary directory, under a name hashed from that path, when the path is longer
-// than a socket name may be. Stopping the node removes it.
-func (d Dirs) EgressSocket(name string) string {
-	path := filepath.Join(d.Node(name), "egress.sock")
-	if len(path) < 100 {
-		return path
-	}
-	sum := sha256.Sum256([]byte(path))
-	return filepath.Join(os.TempDir(), "slipway-egress-"+hex.EncodeToString(sum[:8])+".sock")
-}
 
 // LoadBalancerPID returns the pid file of the load balancer.
 func (d Dirs) LoadBalancerPID() string { return filepath.Join(d.Root, "lb.pid") }

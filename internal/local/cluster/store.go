@@ -3,11 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
@@ -29,15 +27,11 @@ func DefaultStore() (Store, error) {
 	return Store{Root: filepath.Join(dir, "local")}, nil
 }
 
-// CheckHostLimits refuses when this host cannot hold controlPlanes and workers more nodes, real
-// or of the process runtime, naming each limit that falls short and how to raise it; where the
+// CheckHostLimits refuses when this host cannot hold controlPlanes and workers more nodes, naming
+// each limit that falls short and how to raise it; where the
 // user allows it (hostlimits.RaiseEnv) it raises the kernel's limits and says so through report.
-func (s Store) CheckHostLimits(real bool, controlPlanes, workers int, report func(string)) error {
-	profile := hostlimits.ProcessNodes
-	if real {
-		profile = hostlimits.RealNodes
-	}
-	return hostlimits.Host{Proc: "/proc", Store: s.Root}.Check(profile.Nodes(controlPlanes, workers), hostlimits.RaiseAllowed(), report)
+func (s Store) CheckHostLimits(controlPlanes, workers int, report func(string)) error {
+	return hostlimits.Host{Proc: "/proc", Store: s.Root}.Check(hostlimits.PerNode.Nodes(controlPlanes, workers), hostlimits.RaiseAllowed(), report)
 }
 
 // ErrNotFound says a cluster does not exist.
@@ -101,22 +95,9 @@ func (s Store) FreeIndex() (int, error) {
 	// The bridge's block for endpoints is no cluster's.
 	used[int(hostnet.EndpointBlock.Addr().As4()[2])] = true
 	for i := 1; i < 255; i++ {
-		if !used[i] && blockFree(i) {
+		if !used[i] {
 			return i, nil
 		}
 	}
-	return 0, errors.New("every block of the local runtime (127.i.0.0/16 and 198.18.i.0/24 for i from 1 to 254) is taken: delete a local cluster first")
-}
-
-// blockFree says whether nothing listens on the API server port of the block's load balancer and
-// first node: a cluster of another store (another SLIPWAY_HOME) on this host may hold the block.
-func blockFree(index int) bool {
-	for _, host := range []string{fmt.Sprintf("127.%d.0.1", index), fmt.Sprintf("127.%d.0.2", index)} {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(APIServerPort)))
-		if err != nil {
-			return false
-		}
-		_ = l.Close()
-	}
-	return true
+	return 0, errors.New("every block of the local runtime (198.18.i.0/24 for i from 1 to 254) is taken: delete a local cluster first")
 }

@@ -49,20 +49,13 @@ func (p Profile) Nodes(controlPlanes, workers int) Need {
 	return p.ControlPlane.Times(controlPlanes).Add(p.Worker.Times(workers))
 }
 
-// What one node takes, measured on this project's 2-core host with room to grow
-// (docs/local-runtime.md, "Host limits"). A control-plane node of the process runtime ran
-// kube-apiserver (6 inotify instances, 280 MiB), kube-controller-manager (7, 125 MiB), the
-// scheduler, etcd and its agent: 13 instances, 19 watches, 640 MiB; a worker, its agent: 105 MiB;
-// a management cluster's node adds a process of 1–2 instances per controller. A real
-// control-plane node (containerd, the kubelet, the control plane's containers, CoreDNS) held 22
-// instances, 293–353 watches, 663 descriptors, 232 threads, 1.1 GiB and 916 MiB of disk; a real
-// worker 8 instances, 273 watches, 167 descriptors, 82 threads, 390 MiB and 256 MiB of disk.
+// PerNode is what one node takes, measured on this project's 2-core host with room to grow
+// (docs/local-runtime.md, "Host limits"): a control-plane node (containerd, the kubelet, the
+// control plane's containers, CoreDNS) held 22 inotify instances, 293–353 watches, 663
+// descriptors, 232 threads, 1.1 GiB and 916 MiB of disk; a worker 8 instances, 273 watches, 167
+// descriptors, 82 threads, 390 MiB and 256 MiB of disk.
 var (
-	ProcessNodes = Profile{
-		ControlPlane: Need{Nodes: 1, InotifyInstances: 16, InotifyWatches: 60, Files: 400, Threads: 200, Memory: 700 * mib, Disk: 100 * mib},
-		Worker:       Need{Nodes: 1, InotifyInstances: 4, InotifyWatches: 20, Files: 100, Threads: 60, Memory: 150 * mib, Disk: 20 * mib},
-	}
-	RealNodes = Profile{
+	PerNode = Profile{
 		ControlPlane: Need{Nodes: 1, InotifyInstances: 24, InotifyWatches: 400, Files: 1000, Threads: 300, Memory: 1200 * mib, Disk: 1000 * mib},
 		Worker:       Need{Nodes: 1, InotifyInstances: 10, InotifyWatches: 300, Files: 300, Threads: 120, Memory: 450 * mib, Disk: 300 * mib},
 	}

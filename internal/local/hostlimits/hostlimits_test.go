@@ -58,7 +58,7 @@ func fakeProc(t *testing.T, limits map[string]string, instances, watchesEach int
 
 func TestReadCountsThisUsersInotify(t *testing.T) {
 	h := Host{Proc: fakeProc(t, nil, 5, 7)}
-	limits, err := h.Read(RealNodes.Nodes(1, 1))
+	limits, err := h.Read(PerNode.Nodes(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +67,12 @@ func TestReadCountsThisUsersInotify(t *testing.T) {
 		got[l.Name] = l
 	}
 	want := map[string][3]int64{
-		"fs.inotify.max_user_instances": {128, 5, RealNodes.ControlPlane.InotifyInstances + RealNodes.Worker.InotifyInstances},
-		"fs.inotify.max_user_watches":   {8192, 35, RealNodes.ControlPlane.InotifyWatches + RealNodes.Worker.InotifyWatches},
-		"fs.file-max":                   {1000000, 2000, RealNodes.ControlPlane.Files + RealNodes.Worker.Files},
-		"kernel.threads-max":            {190000, 700, RealNodes.ControlPlane.Threads + RealNodes.Worker.Threads},
-		"kernel.pid_max":                {32768, 700, RealNodes.ControlPlane.Threads + RealNodes.Worker.Threads},
-		"memory":                        {24 << 30, 4 << 30, RealNodes.ControlPlane.Memory + RealNodes.Worker.Memory},
+		"fs.inotify.max_user_instances": {128, 5, PerNode.ControlPlane.InotifyInstances + PerNode.Worker.InotifyInstances},
+		"fs.inotify.max_user_watches":   {8192, 35, PerNode.ControlPlane.InotifyWatches + PerNode.Worker.InotifyWatches},
+		"fs.file-max":                   {1000000, 2000, PerNode.ControlPlane.Files + PerNode.Worker.Files},
+		"kernel.threads-max":            {190000, 700, PerNode.ControlPlane.Threads + PerNode.Worker.Threads},
+		"kernel.pid_max":                {32768, 700, PerNode.ControlPlane.Threads + PerNode.Worker.Threads},
+		"memory":                        {24 << 30, 4 << 30, PerNode.ControlPlane.Memory + PerNode.Worker.Memory},
 	}
 	for name, w := range want {
 		l, ok := got[name]
@@ -92,7 +92,7 @@ func TestCheckRefusesWithTheFix(t *testing.T) {
 	proc := fakeProc(t, map[string]string{"sys/fs/inotify/max_user_instances": "128", "sys/fs/inotify/max_user_watches": "1000",
 		"meminfo": "MemTotal: 4194304 kB\nMemAvailable: 524288 kB\n"}, 120, 5)
 	h := Host{Proc: proc}
-	need := RealNodes.Nodes(1, 2)
+	need := PerNode.Nodes(1, 2)
 	err := h.Check(need, false, func(msg string) { t.Errorf("reported %q", msg) })
 	if err == nil {
 		t.Fatal("the check passed")
@@ -120,7 +120,7 @@ func TestCheckRefusesWithTheFix(t *testing.T) {
 func TestCheckRaises(t *testing.T) {
 	proc := fakeProc(t, map[string]string{"sys/fs/inotify/max_user_instances": "128"}, 120, 1)
 	var reports []string
-	need := RealNodes.Nodes(1, 2)
+	need := PerNode.Nodes(1, 2)
 	if err := (Host{Proc: proc}).Check(need, true, func(msg string) { reports = append(reports, msg) }); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestCheckRaises(t *testing.T) {
 	}
 	// Memory cannot be raised: the check still refuses.
 	proc = fakeProc(t, map[string]string{"meminfo": "MemTotal: 4194304 kB\nMemAvailable: 524288 kB\n"}, 0, 0)
-	if err := (Host{Proc: proc}).Check(RealNodes.Nodes(1, 2), true, func(string) {}); err == nil || !strings.Contains(err.Error(), "memory:") ||
+	if err := (Host{Proc: proc}).Check(PerNode.Nodes(1, 2), true, func(string) {}); err == nil || !strings.Contains(err.Error(), "memory:") ||
 		strings.Contains(err.Error(), RaiseEnv) {
 		t.Errorf("short of memory: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestCheckRaises(t *testing.T) {
 
 // TestReadsThisHost reads the real /proc and the disk of a directory that does not exist yet.
 func TestReadsThisHost(t *testing.T) {
-	limits, err := Host{Proc: "/proc", Store: filepath.Join(t.TempDir(), "not", "yet")}.Read(ProcessNodes.Nodes(1, 0))
+	limits, err := Host{Proc: "/proc", Store: filepath.Join(t.TempDir(), "not", "yet")}.Read(PerNode.Nodes(1, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,33 +152,5 @@ func TestReadsThisHost(t *testing.T) {
 			t.Errorf("%+v", l)
 		}
 		t.Logf("%s: %d, %d in use", l.Name, l.Value, l.InUse)
-	}
-}
-
-// TestExplain finds a host limit in what a process logged, naming the limit and the line.
-func TestExplain(t *testing.T) {
-	for _, tc := range []struct{ output, want string }{
-		{"I1127 started\nE1127 failed to create fsnotify watcher: too many open files\n", `host limit reached (fs.inotify.max_user_instances or open files`},
-		{"inotify_add_watch /etc/kubernetes: no space left on device", "host limit reached (fs.inotify.max_user_watches)"},
-		{"runtime: failed to create new OS thread (have 11 already; errno=11)", "kernel.threads-max"},
-		{"fork/exec /usr/bin/iptables: resource temporarily unavailable", "kernel.threads-max"},
-	} {
-		f, ok := Explain(tc.output)
-		got := f.String()
-		if !ok || !strings.Contains(got, tc.want) || !strings.Contains(got, RaiseEnv) {
-			t.Errorf("%q: %q, %v", tc.output, got, ok)
-		}
-	}
-	for _, output := range []string{"", "write /data/x: no space left on device", "connection refused"} {
-		if f, ok := Explain(output); ok {
-			t.Errorf("%q is not a host limit, got %q", output, f)
-		}
-	}
-	log := filepath.Join(t.TempDir(), "webhook.log")
-	if err := os.WriteFile(log, []byte(strings.Repeat("x\n", 20000)+"error: too many open files\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if f, ok := ExplainFile(log); !ok || f.Line != "error: too many open files" {
-		t.Errorf("ExplainFile: %+v, %v", f, ok)
 	}
 }

@@ -189,47 +189,22 @@ func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Clu
 	if err != nil {
 		return nil, err
 	}
-	runtime, err := r.nodeRuntime(ctx, owner)
-	if err != nil {
+	if err := checkPodCIDRs(owner); err != nil {
 		return nil, err
 	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
-		ManagementCluster: r.Runtime.Home}, runtime)
+		ManagementCluster: r.Runtime.Home})
 	return spec, r.Runtime.Host.WriteSpec(ctx, spec)
 }
 
-// nodeRuntime is what a new cluster's nodes are: what the Cluster's NodeRuntimeAnnotation
-// chooses or, without it, what the provider's home cluster's nodes are, so that a management
-// cluster of real nodes makes real nodes and one of the node agent's makes the agent's.
-func (r *ClusterReconciler) nodeRuntime(ctx context.Context, owner *clusterv1.Cluster) (string, error) {
-	v := owner.Annotations[infrav1.NodeRuntimeAnnotation]
-	defaulted := v == ""
-	if defaulted && r.Runtime.Home != "" {
-		home, err := r.Runtime.Host.ReadSpec(ctx, r.Runtime.Home)
-		if err != nil {
-			return "", fmt.Errorf("failed to read local cluster %s, the home whose kind of node Cluster %s takes: %w", r.Runtime.Home, klog.KObj(owner), err)
-		}
-		if home.Real() {
-			v = infrav1.NodeRuntimeReal
-		}
+// checkPodCIDRs refuses a Cluster without pod CIDRs: without them the controller manager gives
+// no node a pod CIDR, the nodes' pod network is made of them, and no node would get Ready.
+func checkPodCIDRs(owner *clusterv1.Cluster) error {
+	if len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0 {
+		return reconcile.TerminalError(fmt.Errorf("the nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)",
+			klog.KObj(owner)))
 	}
-	switch v {
-	case infrav1.NodeRuntimeReal:
-		if len(owner.Spec.ClusterNetwork.Pods.CIDRBlocks) == 0 {
-			// Without it the controller manager gives no node a pod CIDR, and no node gets Ready.
-			why := "set it (TKG's CLUSTER_CIDR is 100.96.0.0/11)"
-			if defaulted {
-				why += fmt.Sprintf(", or annotate the Cluster %s: %s for the node agent's nodes", infrav1.NodeRuntimeAnnotation, infrav1.NodeRuntimeAgent)
-			}
-			return "", reconcile.TerminalError(fmt.Errorf("real nodes need the Cluster's spec.clusterNetwork.pods.cidrBlocks, which their pod network is made of, and Cluster %s has none: %s",
-				klog.KObj(owner), why))
-		}
-		return cluster.RuntimeReal, nil
-	case infrav1.NodeRuntimeAgent, "":
-		return "", nil // "": a provider without a home cluster (the CLI's), which runs the agent's
-	}
-	return "", reconcile.TerminalError(fmt.Errorf("annotation %s of Cluster %s is %q: %s, or remove it for the management cluster's kind of node",
-		infrav1.NodeRuntimeAnnotation, klog.KObj(owner), v, infrav1.NodeRuntimeChoices))
+	return nil
 }
 
 // delete stops what is left of the cluster (Cluster API deletes the machines first) and

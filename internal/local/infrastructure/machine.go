@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/predicates"
-	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +24,6 @@ import (
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // MachineReconciler reconciles LocalMachines.
@@ -141,7 +139,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 }
 
 // ensureNode adds the machine's node to the cluster from its bootstrap data and starts it, or
-// restarts the agent of a node that exists and does not run, counting the restart in lm.
+// restarts the init process of a node that exists and does not run, counting the restart in lm.
 func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Cluster, uid string, machine *clusterv1.Machine, lm *infrav1.LocalMachine) (cluster.NodeSpec, error) {
 	r.Runtime.mu.Lock()
 	spec, err := r.Runtime.ownedSpec(ctx, owner, uid)
@@ -152,18 +150,14 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	if node, ok := spec.Node(machine.Name); ok {
 		restarted, err := r.Runtime.Host.StartNode(ctx, owner.Name, node)
 		if restarted && ptr.Deref(lm.Status.Initialization.Provisioned, false) {
-			lm.Status.AgentRestarts++
-			what := "agent"
-			if spec.Real() {
-				what = "init process"
-			}
-			r.Recorder.Eventf(lm, nil, corev1.EventTypeWarning, "NodeAgentRestarted", "Restart",
-				"The %s of node %s was not running: started it again (restart %d)", what, node.Name, lm.Status.AgentRestarts)
-			ctrl.LoggerFrom(ctx).Info("Restarted the node", "node", node.Name, "process", what, "restarts", lm.Status.AgentRestarts)
+			lm.Status.NodeRestarts++
+			r.Recorder.Eventf(lm, nil, corev1.EventTypeWarning, "NodeRestarted", "Restart",
+				"The init process of node %s was not running: started it again (restart %d)", node.Name, lm.Status.NodeRestarts)
+			ctrl.LoggerFrom(ctx).Info("Restarted the node", "node", node.Name, "restarts", lm.Status.NodeRestarts)
 		}
 		return node, err
 	}
-	b, cas, err := r.readBootstrap(ctx, owner, machine)
+	b, err := r.readBootstrap(ctx, machine)
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}
@@ -171,7 +165,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	if b.ControlPlane {
 		controlPlanes, workers = 1, 0
 	}
-	if err := r.Runtime.Host.CheckHostLimits(ctx, spec.Real(), controlPlanes, workers, func(msg string) {
+	if err := r.Runtime.Host.CheckHostLimits(ctx, controlPlanes, workers, func(msg string) {
 		r.Recorder.Eventf(lm, machine, corev1.EventTypeNormal, infrav1.ReasonHostLimitRaised, "Raise", "%s", msg)
 	}); err != nil {
 		return cluster.NodeSpec{}, &hostLimitError{err}
@@ -180,13 +174,11 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	if b.Init && b.KubernetesVersion != "" {
 		version = b.KubernetesVersion
 	}
-	// A real node pulls its images from the local registry and runs the kubelet and kubeadm of
-	// its version: what it lacks is said before the node is made.
-	var registryAddr string
-	if spec.Real() {
-		if registryAddr, err = r.Runtime.Host.EnsureRealNodeImage(ctx, version); err != nil {
-			return cluster.NodeSpec{}, err
-		}
+	// A node pulls its images from the local registry and runs the kubelet and kubeadm of its
+	// version: what it lacks is said before the node is made.
+	registryAddr, err := r.Runtime.Host.EnsureRealNodeImage(ctx, version)
+	if err != nil {
+		return cluster.NodeSpec{}, err
 	}
 	var node cluster.NodeSpec
 	spec, err = r.Runtime.update(ctx, owner, uid, func(spec *cluster.Spec) error {
@@ -208,10 +200,8 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 		node.ProviderID = fmt.Sprintf("%s%s/%s", infrav1.ProviderIDPrefix, machine.Namespace, machine.Name)
 		node.Init = b.Init
 		node.Join = b.ControlPlane && !b.Init
-		node.Taints = b.Taints
-		node.Labels = b.Labels
 		spec.Nodes[len(spec.Nodes)-1] = node
-		return r.Runtime.Host.PrepareNode(ctx, spec, node, b.UserData, cas, registryAddr)
+		return r.Runtime.Host.PrepareNode(ctx, spec, node, b.UserData, registryAddr)
 	})
 	if err != nil {
 		return cluster.NodeSpec{}, err
@@ -221,30 +211,19 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	return node, err
 }
 
-// readBootstrap reads the machine's bootstrap data and the cluster's authorities for its node.
-func (r *MachineReconciler) readBootstrap(ctx context.Context, owner *clusterv1.Cluster, machine *clusterv1.Machine) (*Bootstrap, *pki.CAs, error) {
+// readBootstrap reads the machine's bootstrap data.
+func (r *MachineReconciler) readBootstrap(ctx context.Context, machine *clusterv1.Machine) (*Bootstrap, error) {
 	data := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: machine.Namespace, Name: *machine.Spec.Bootstrap.DataSecretName}
 	if err := r.Client.Get(ctx, key, data); err != nil {
-		return nil, nil, fmt.Errorf("failed to read bootstrap data %s: %w", key, err)
+		return nil, fmt.Errorf("failed to read bootstrap data %s: %w", key, err)
 	}
 	b, err := ParseBootstrap(data.Data["value"], string(data.Data["format"]))
 	if err != nil {
 		// Bootstrap data is written once: retrying cannot help.
-		return nil, nil, reconcile.TerminalError(fmt.Errorf("bootstrap data %s: %w", key, err))
+		return nil, reconcile.TerminalError(fmt.Errorf("bootstrap data %s: %w", key, err))
 	}
-	secrets := map[secret.Purpose]map[string][]byte{}
-	for purpose := range caFiles {
-		s := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: secret.Name(owner.Name, purpose)}, s); err == nil {
-			secrets[purpose] = s.Data
-		}
-	}
-	cas, err := b.CAs(secrets)
-	if err != nil {
-		return nil, nil, fmt.Errorf("bootstrap data %s: %w", key, err)
-	}
-	return b, cas, nil
+	return b, nil
 }
 
 // delete stops the machine's node and removes it from the cluster.

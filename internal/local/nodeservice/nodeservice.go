@@ -14,9 +14,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // maxSocketPath is the kernel's limit on a Unix socket's path (sun_path less its NUL).
@@ -42,7 +40,6 @@ type (
 		Registry string           `json:"registry,omitempty"`
 	}
 	limitsArgs struct {
-		Real          bool `json:"real"`
 		ControlPlanes int  `json:"controlPlanes"`
 		Workers       int  `json:"workers"`
 	}
@@ -101,7 +98,7 @@ func Handler(host cluster.Host) http.Handler {
 		if a.Spec == nil {
 			return nil, errors.New("PrepareNode: spec is missing")
 		}
-		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, nil, a.Registry)
+		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, a.Registry)
 	})
 	handle(mux, "StartNode", func(ctx context.Context, a nodeArgs) (any, error) { return host.StartNode(ctx, a.Name, a.Node) })
 	handle(mux, "StopNode", func(ctx context.Context, a stopArgs) (any, error) { return nil, host.StopNode(ctx, a.Name, a.Node) })
@@ -110,7 +107,7 @@ func Handler(host cluster.Host) http.Handler {
 	handle(mux, "CheckHostLimits", func(ctx context.Context, a limitsArgs) (any, error) {
 		var res limitsResult
 		// What was raised before a refusal is said in the refusal's place.
-		err := host.CheckHostLimits(ctx, a.Real, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
+		err := host.CheckHostLimits(ctx, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
 		return res, err
 	})
 	handle(mux, "EnsureRealNodeImage", func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureRealNodeImage(ctx, a.Version) })
@@ -254,13 +251,8 @@ func (c *Client) FreeIndex(ctx context.Context) (int, error) {
 	return index, err
 }
 
-// PrepareNode implements cluster.Host. Only real nodes are made through the service: a node
-// of the node agent takes the cluster's authorities' keys, which stay in the provider.
-func (c *Client) PrepareNode(ctx context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, _ *pki.CAs, registry string) error {
-	if !spec.Real() {
-		return fmt.Errorf("cluster %s is of the node agent, whose nodes a provider in a container cannot make: give its Cluster real nodes (annotation %s: %s)",
-			spec.Name, infrav1.NodeRuntimeAnnotation, infrav1.NodeRuntimeReal)
-	}
+// PrepareNode implements cluster.Host.
+func (c *Client) PrepareNode(ctx context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, registry string) error {
 	return c.call(ctx, "PrepareNode", prepareArgs{Spec: spec, Node: node, UserData: userData, Registry: registry}, nil)
 }
 
@@ -289,9 +281,9 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 }
 
 // CheckHostLimits implements cluster.Host.
-func (c *Client) CheckHostLimits(ctx context.Context, real bool, controlPlanes, workers int, report func(string)) error {
+func (c *Client) CheckHostLimits(ctx context.Context, controlPlanes, workers int, report func(string)) error {
 	var res limitsResult
-	if err := c.call(ctx, "CheckHostLimits", limitsArgs{Real: real, ControlPlanes: controlPlanes, Workers: workers}, &res); err != nil {
+	if err := c.call(ctx, "CheckHostLimits", limitsArgs{ControlPlanes: controlPlanes, Workers: workers}, &res); err != nil {
 		return err
 	}
 	for _, msg := range res.Reports {

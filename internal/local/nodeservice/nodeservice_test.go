@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/local/cluster"
-	"github.com/slipway-dev/slipway/internal/pki"
 )
 
 // serve runs the service of host in a temporary directory for the test and returns its client.
@@ -58,7 +57,7 @@ func TestTheStoreThroughTheSocket(t *testing.T) {
 	if _, err := c.ReadSpec(ctx, "wc"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("ReadSpec of no cluster: %v, want os.ErrNotExist", err)
 	}
-	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"}, cluster.RuntimeReal)
+	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "mgmt"})
 	node, err := spec.AddNode("wc-md-0-abcde", cluster.RoleWorker)
 	if err != nil {
 		t.Fatal(err)
@@ -126,15 +125,12 @@ func (r *recorder) StartLoadBalancer(_ context.Context, name string) (bool, erro
 	return r.started, r.err
 }
 
-func (r *recorder) PrepareNode(_ context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, cas *pki.CAs, registry string) error {
+func (r *recorder) PrepareNode(_ context.Context, spec *cluster.Spec, node cluster.NodeSpec, userData []byte, registry string) error {
 	r.calls = append(r.calls, "PrepareNode "+spec.Name+" "+node.Name+" "+string(userData)+" "+registry)
-	if cas != nil {
-		return errors.New("authorities reached the host")
-	}
 	return r.err
 }
 
-func (r *recorder) CheckHostLimits(_ context.Context, real bool, controlPlanes, workers int, report func(string)) error {
+func (r *recorder) CheckHostLimits(_ context.Context, controlPlanes, workers int, report func(string)) error {
 	r.calls = append(r.calls, "CheckHostLimits")
 	report("raised fs.inotify.max_user_instances to 8192")
 	report("raised vm.max_map_count to 262144")
@@ -152,7 +148,7 @@ func TestCallsReachTheHost(t *testing.T) {
 	host := &recorder{started: true}
 	c := serve(t, host)
 	ctx := t.Context()
-	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1"}, cluster.RuntimeReal)
+	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1"})
 	node, err := spec.AddNode("wc-cp-1", cluster.RoleControlPlane)
 	if err != nil {
 		t.Fatal(err)
@@ -163,11 +159,11 @@ func TestCallsReachTheHost(t *testing.T) {
 	if started, err := c.StartLoadBalancer(ctx, "wc"); err != nil || !started {
 		t.Fatalf("StartLoadBalancer = %v, %v; want true", started, err)
 	}
-	if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), nil, "127.0.0.1:5000"); err != nil {
+	if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), "127.0.0.1:5000"); err != nil {
 		t.Fatal(err)
 	}
 	var reports []string
-	if err := c.CheckHostLimits(ctx, true, 1, 0, func(msg string) { reports = append(reports, msg) }); err != nil {
+	if err := c.CheckHostLimits(ctx, 1, 0, func(msg string) { reports = append(reports, msg) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(reports) != 2 || !strings.Contains(reports[1], "max_map_count") {
@@ -190,11 +186,6 @@ func TestCallsReachTheHost(t *testing.T) {
 	}
 	if !reflect.DeepEqual(host.calls, want) {
 		t.Fatalf("the host saw %q, want %q", host.calls, want)
-	}
-	// A node of the node agent takes the cluster's keys, which do not cross the socket.
-	agent := cluster.NewOwnedSpec("pc", "v1.35.4", 4, cluster.Owner{Namespace: "default", Name: "pc", UID: "u2"}, "")
-	if err := c.PrepareNode(ctx, agent, node, nil, nil, ""); err == nil || !strings.Contains(err.Error(), "node-runtime: real") {
-		t.Fatalf("PrepareNode of a node agent's cluster: %v, want a refusal naming the annotation", err)
 	}
 }
 

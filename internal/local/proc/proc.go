@@ -24,8 +24,9 @@ func SpawnDetached(args []string, logPath, pidPath string) (int, error) {
 }
 
 // SpawnDetachedIn is SpawnDetached with the process cloned into the new namespaces of
-// cloneflags (syscall.CLONE_NEWNS and the like), as a node of namespaces is started.
-func SpawnDetachedIn(args []string, logPath, pidPath string, cloneflags uintptr) (int, error) {
+// cloneflags (syscall.CLONE_NEWNS and the like), as a node of namespaces is started, holding
+// files as its descriptors 3 and on.
+func SpawnDetachedIn(args []string, logPath, pidPath string, cloneflags uintptr, files ...*os.File) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return 0, err
 	}
@@ -36,6 +37,7 @@ func SpawnDetachedIn(args []string, logPath, pidPath string, cloneflags uintptr)
 	defer logFile.Close()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneflags}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("failed to start %s: %w", args[0], err)

@@ -39,11 +39,14 @@ const containerdSocket = "/run/containerd/containerd.sock"
 
 // Boot is the node's init process, run by Start in the node's namespaces: it mounts the node's
 // paths, takes its host name, then runs containerd and the kubelet, restarting them when they
-// die, forwards the local registry's loopback address to the registry on the bridge, and
+// die, forwards the local registry's loopback address to the registry on the bridge and its
+// egress destinations from the host, and
 // executes the cloud-init of a first boot; a control-plane node then applies the pod network.
 // It returns when the context ends.
 func Boot(ctx context.Context, dir string) error {
 	log := ctrl.LoggerFrom(ctx)
+	// First, before anything the node starts could inherit it.
+	hostNet := hostNetwork()
 	spec, err := ReadSpec(dir)
 	if err != nil {
 		return err
@@ -64,6 +67,14 @@ func Boot(ctx context.Context, dir string) error {
 	if err := writeNodeConfig(dir, spec); err != nil {
 		return err
 	}
+	if len(spec.Egress) > 0 {
+		if hostNet == nil {
+			return errors.New("the node has egress destinations but was started without the host's network namespace: start it with this slipway")
+		}
+		if err := applyEgress(spec.Address, spec.Egress); err != nil {
+			return fmt.Errorf("failed to route the node's egress: %w", err)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -79,6 +90,9 @@ func Boot(ctx context.Context, dir string) error {
 		if r != "" {
 			wg.Go(func() { forwardRegistry(ctx, r) })
 		}
+	}
+	if len(spec.Egress) > 0 {
+		wg.Go(func() { forwardEgress(ctx, spec.Address, spec.Egress, hostNet) })
 	}
 	wg.Add(2)
 	go func() {

@@ -40,6 +40,10 @@ type Spec struct {
 	// HostRegistries are more registries on the host's loopback (a copy TKG_CUSTOM_IMAGE_REPOSITORY
 	// names), answered on the node's loopback in the same way.
 	HostRegistries []string `json:"hostRegistries,omitempty"`
+	// Egress are the destinations off the bridge the node and its pods reach, each through the
+	// node's init process, which dials it from the host (see egress.go): a vCenter and a
+	// control-plane endpoint elsewhere. Each is checked by CheckEgress.
+	Egress []netip.AddrPort `json:"egress,omitempty"`
 	// NodeServiceDir is the host's directory where the node service of the node's store listens,
 	// bound at NodeServicePath in the node: a pod of the local infrastructure provider mounts it.
 	NodeServiceDir string `json:"nodeServiceDir,omitempty"`
@@ -60,6 +64,11 @@ func (s Spec) Validate() error {
 		return errors.New("node spec: binDir is empty: it must hold the kubelet and kubeadm (make assets)")
 	case s.SandboxImage == "":
 		return errors.New("node spec: sandboxImage is empty")
+	}
+	for _, d := range s.Egress {
+		if err := CheckEgress(d); err != nil {
+			return fmt.Errorf("node spec: %w", err)
+		}
 	}
 	for _, b := range []string{"kubelet", "kubeadm"} {
 		if _, err := os.Stat(filepath.Join(s.BinDir, b)); err != nil {
@@ -184,9 +193,15 @@ func start(dir, executable string) (int, error) {
 	}
 	// nsenter joins the network namespace, which a new process cannot be cloned into; the mount
 	// and UTS namespaces are new from the clone.
+	// The host's network namespace goes with it (hostNetworkFD), for the node's egress.
+	hostNet, err := os.Open("/proc/self/ns/net")
+	if err != nil {
+		return 0, err
+	}
+	defer hostNet.Close()
 	args := append([]string{"nsenter", "--net=" + namespacePath(ns), "--", executable}, BootArgs...)
 	pid, err := proc.SpawnDetachedIn(append(args, dir), filepath.Join(dir, logsDir, "boot.log"), filepath.Join(dir, pidFile),
-		syscall.CLONE_NEWNS|syscall.CLONE_NEWUTS)
+		syscall.CLONE_NEWNS|syscall.CLONE_NEWUTS, hostNet)
 	if err != nil {
 		return 0, fmt.Errorf("failed to start the node in %s: %w", dir, err)
 	}

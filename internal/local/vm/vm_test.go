@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -113,12 +114,12 @@ type testNode struct {
 
 // newTestNode creates a node at address, which the test takes at the top of the range, clear of
 // the runtime's.
-func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string) testNode {
+func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string, egress ...netip.AddrPort) testNode {
 	t.Helper()
 	n := testNode{dir: filepath.Join(t.TempDir(), "node"), name: fmt.Sprintf("vmtest-%d", rand.IntN(100000)), address: address}
 	spec := Spec{Name: n.name, Address: address, BinDir: filepath.Join(root, "bin", "k8s", testVersion),
 		SandboxImage: "projects.registry.vmware.com/tkg/pause:3.10.1",
-		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror, "ghcr.io": mirror}}
+		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror, "ghcr.io": mirror}, Egress: egress}
 	if err := Create(n.dir, spec, []byte(userData(address))); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData
 }
 
 // TestMain runs the test binary as a client inside a node's network namespace when
-// VMTEST_CLIENT asks it to: "resolve NAME SERVER", "get URL" or "dial ADDRESS".
+// VMTEST_CLIENT asks it to: "resolve NAME SERVER", "get URL", "dial ADDRESS" or "read ADDRESS".
 func TestMain(m *testing.M) {
 	if args := strings.Fields(os.Getenv("VMTEST_CLIENT")); len(args) > 0 {
 		out, err := netClient(args)
@@ -177,6 +178,16 @@ func netClient(args []string) (string, error) {
 		}
 		conn.Close()
 		return "connected", nil
+	case args[0] == "read" && len(args) == 2:
+		// The first line the server at the address says.
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", args[1])
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		return strings.TrimSpace(line), err
 	}
 	return "", fmt.Errorf("unknown client request %q", args)
 }
@@ -218,8 +229,10 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	octet := 2 + rand.IntN(240)
 	cp := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet)}),
 		func(a netip.Addr) string { return userData(a, token) })
+	// The worker has an egress destination: a server of this host off the bridge.
+	offBridge := serveOffBridge(t)
 	worker := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet + 1)}),
-		func(netip.Addr) string { return joinData(cp.address, token) })
+		func(netip.Addr) string { return joinData(cp.address, token) }, offBridge)
 	exe := buildSlipway(t, root)
 	start := time.Now()
 	for _, n := range []testNode{cp, worker} {
@@ -257,6 +270,7 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	checkNetwork(t, []testNode{cp, worker}, dns)
 	checkNoDiskEviction(t, client, cp, worker)
 	checkOnHost(t, cp, worker)
+	checkEgress(t, cp, worker, offBridge)
 
 	for _, service := range []string{"containerd", "kubelet"} {
 		pid := servicePID(t, cp.dir, service)
@@ -332,6 +346,47 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkGone(t, n.dir)
+	}
+}
+
+// serveOffBridge serves, until the test ends, a line naming itself on an address of this host
+// that is neither loopback nor on the bridge (TEST-NET-3's 203.0.113.7, given to the host's
+// loopback interface for the test), as a vCenter elsewhere would be.
+func serveOffBridge(t *testing.T) netip.AddrPort {
+	t.Helper()
+	addr := "203.0.113.7"
+	if out, err := exec.Command("ip", "addr", "add", addr+"/32", "dev", "lo").CombinedOutput(); err != nil && !strings.Contains(string(out), "File exists") {
+		t.Fatalf("ip addr add %s: %v: %s", addr, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", addr+"/32", "dev", "lo").Run() })
+	l, err := net.Listen("tcp", addr+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(conn, "off the bridge")
+			conn.Close()
+		}
+	}()
+	return netip.MustParseAddrPort(l.Addr().String())
+}
+
+// checkEgress checks that the node with an egress destination reaches it through the host, and
+// that the one without, and the same host on another port, are refused at once.
+func checkEgress(t *testing.T, cp, worker testNode, dest netip.AddrPort) {
+	t.Helper()
+	expectInNode(t, worker, "read "+dest.String(), "off the bridge", "the egress destination "+dest.String())
+	for n, d := range map[testNode]netip.AddrPort{cp: dest, worker: netip.AddrPortFrom(dest.Addr(), dest.Port()+1)} {
+		out, err := inNode(n, "dial "+d.String())
+		if err != nil || !strings.Contains(out, "connection refused") {
+			t.Errorf("a dial of %s off the bridge from %s, not its egress: %q %v, want it refused", d, n.name, out, err)
+		}
 	}
 }
 

@@ -47,16 +47,16 @@ type Hypervisor struct {
 	Store   cluster.Store
 	// Executable is the slipway binary that runs the nodes' agents and load balancers.
 	Executable string
-	// Real boots the VMs as real nodes (package vm) on the local runtime's bridge, their
-	// control-plane endpoints in hostnet.EndpointBlock; else as nodes of the node agent, their
-	// endpoints on loopback.
-	Real bool
-	Log  logr.Logger
+	Log logr.Logger
 	// CheckHost checks that this host can start a new node before a VM boots as one, as the
 	// local provider checks before each machine; nil is the store's check
 	// (cluster.Store.CheckHostLimits), which raises the kernel's limits where the simulator's
 	// environment allows it.
-	CheckHost func(real bool, controlPlanes, workers int, report func(string)) error
+	CheckHost func(controlPlanes, workers int, report func(string)) error
+	// NodeImage checks that a node of a Kubernetes version can boot and returns the registry it
+	// pulls from; nil is the store's check (cluster.Store.EnsureRealNodeImage), against the
+	// local registry.
+	NodeImage func(ctx context.Context, version string) (string, error)
 
 	// mu orders the changes to the store: a pass of Sync and the boot of a VM as it powers on.
 	// It is never held while calling the simulator, which may hold a VM's lock while it waits
@@ -307,7 +307,7 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	// cluster without a node would be deleted at the next pass, and made again at the one after.
 	checked := false
 	if name == "" {
-		if err := h.checkHost(v.name, h.Real, true); err != nil {
+		if err := h.checkHost(v.name, true); err != nil {
 			return cluster.NodeSpec{}, err
 		}
 		if name, err = h.newCluster(b, host); err != nil {
@@ -326,7 +326,7 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 	node, ok := spec.Node(v.name)
 	if !ok {
 		if !checked {
-			if err := h.checkHost(v.name, spec.Real(), b.ControlPlane); err != nil {
+			if err := h.checkHost(v.name, b.ControlPlane); err != nil {
 				return cluster.NodeSpec{}, err
 			}
 		}
@@ -356,12 +356,12 @@ func (h *Hypervisor) endpoint(endpoint string) (string, error) {
 	if port != strconv.Itoa(cluster.APIServerPort) {
 		return "", fmt.Errorf("control-plane endpoint %s: the simulator serves control-plane endpoints on port %d", endpoint, cluster.APIServerPort)
 	}
-	return host, vcenter.CheckSimulatorEndpoint(h.Real, host)
+	return host, vcenter.CheckSimulatorEndpoint(host)
 }
 
 // checkHost refuses a new node that this host cannot start, naming the limit and how to raise
 // it; a refusal stands for hostLimitRetry. h.mu is held.
-func (h *Hypervisor) checkHost(name string, real, controlPlane bool) error {
+func (h *Hypervisor) checkHost(name string, controlPlane bool) error {
 	if held, ok := h.held[name]; ok && time.Since(held.at) < hostLimitRetry {
 		return held.err
 	}
@@ -373,7 +373,7 @@ func (h *Hypervisor) checkHost(name string, real, controlPlane bool) error {
 	if controlPlane {
 		controlPlanes, workers = 1, 0
 	}
-	err := check(real, controlPlanes, workers, func(msg string) { h.Log.Info(msg, "VM", name) })
+	err := check(controlPlanes, workers, func(msg string) { h.Log.Info(msg, "VM", name) })
 	if err == nil {
 		delete(h.held, name)
 		return nil
@@ -420,23 +420,36 @@ func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (s
 		return "", err
 	}
 	spec := &cluster.Spec{Name: b.ClusterName, KubernetesVersion: b.KubernetesVersion, Index: index, LoadBalancerIP: endpoint,
-		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}}
-	if h.Real {
-		// The nodes take the free block's addresses; the endpoint is the VIP's, which another
-		// cluster of this host (another store's, or another simulator's) must not hold.
-		used, err := localvm.UsedAddresses()
-		if err != nil {
-			return "", err
-		}
-		if slices.Contains(used, netip.MustParseAddr(endpoint)) {
-			return "", fmt.Errorf("control-plane endpoint %s is held by another cluster of this host: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of %s", endpoint, hostnet.EndpointBlock)
-		}
-		spec.Runtime = cluster.RuntimeReal
+		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}, Runtime: cluster.RuntimeReal}
+	spec.Egress = Egress(h.VCenter)
+	// The nodes take the free block's addresses; the endpoint is the VIP's, which another
+	// cluster of this host (another store's, or another simulator's) must not hold.
+	used, err := localvm.UsedAddresses()
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(used, netip.MustParseAddr(endpoint)) {
+		return "", fmt.Errorf("control-plane endpoint %s is held by another cluster of this host: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of %s", endpoint, hostnet.EndpointBlock)
 	}
 	if err := os.MkdirAll(dirs.Root, 0o700); err != nil {
 		return "", err
 	}
 	return b.ClusterName, cluster.WriteSpec(dirs, spec)
+}
+
+// Egress is what the nodes of a simulator's VMs reach through this host (cluster.Spec.Egress), as
+// a VM's network reaches its vCenter: the simulator, for CAPV and the vSphere cloud provider on
+// them, when it serves on an address of this host off the bridge. One on the bridge is reached
+// directly; one on loopback is a test's, whose VMs reach no vCenter.
+func Egress(vcenter string) []string {
+	host, _, err := net.SplitHostPort(vcenter)
+	if err != nil || hostnet.Reaches(vcenter) {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return []string{vcenter}
 }
 
 // addNode lays out the VM's node in its cluster with the certificates kubeadm would make from
@@ -479,28 +492,28 @@ func (h *Hypervisor) addNode(dirs cluster.Dirs, spec *cluster.Spec, v vm, b *inf
 	}
 	node.ProviderID = ProviderIDPrefix + v.uuid
 	node.Init, node.Join = b.Init, b.ControlPlane && !b.Init
-	node.Taints, node.Labels = b.Taints, b.Labels
 	spec.Nodes[len(spec.Nodes)-1] = node
 	if b.Init {
 		if err := cas.Write(dirs.PKI()); err != nil {
 			return cluster.NodeSpec{}, err
 		}
 	}
-	if err := h.prepare(dirs, spec, node, cas, v.userdata); err != nil {
+	if err := h.prepare(dirs, spec, node, v.userdata); err != nil {
 		return cluster.NodeSpec{}, err
 	}
 	return node, cluster.WriteSpec(dirs, spec)
 }
 
-// prepare writes a new node's state: a real node boots from the VM's cloud-init as the VM
-// would, kubeadm making what it needs; a node of the node agent is given its certificates.
-func (h *Hypervisor) prepare(dirs cluster.Dirs, spec *cluster.Spec, node cluster.NodeSpec, cas *pki.CAs, userData []byte) error {
-	if !spec.Real() {
-		return cluster.PrepareNode(dirs, spec, node, cas)
-	}
+// prepare writes a new node's state: it boots from the VM's cloud-init as the VM would, kubeadm
+// making what it needs.
+func (h *Hypervisor) prepare(dirs cluster.Dirs, spec *cluster.Spec, node cluster.NodeSpec, userData []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	registry, err := h.Store.EnsureRealNodeImage(ctx, spec.NodeVersion(node))
+	image := h.NodeImage
+	if image == nil {
+		image = h.Store.EnsureRealNodeImage
+	}
+	registry, err := image(ctx, spec.NodeVersion(node))
 	if err != nil {
 		return err
 	}

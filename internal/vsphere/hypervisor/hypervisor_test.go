@@ -2,12 +2,14 @@ package hypervisor_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,13 +23,14 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
+	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // cloudInit is a kubeadm bootstrap provider's cloud-config: kubeadm init with the cluster's
 // authorities for a control-plane VM, kubeadm join with only ca.crt for a worker.
 func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 	t.Helper()
-	return cloudInitFor(t, cas, init, "127.0.100.1")
+	return cloudInitFor(t, cas, init, vcenter.SimulatorEndpoint)
 }
 
 // cloudInitFor is cloudInit for a cluster whose control-plane endpoint is endpoint.
@@ -96,8 +99,11 @@ func TestVMsBootAsNodes(t *testing.T) {
 	store := cluster.Store{Root: t.TempDir()}
 	var logs bytes.Buffer
 	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store,
-		// The agents and the load balancer are not what is tested: a program that exits stands in.
-		Executable: "/bin/true", Log: funcr.New(func(prefix, args string) { fmt.Fprintln(io.MultiWriter(&logs, os.Stderr), prefix, args) }, funcr.Options{})}
+		// The nodes' init and the load balancer are not what is tested: a program that exits
+		// stands in, and no image is pulled.
+		Executable: "/bin/true", NodeImage: noImage,
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(io.MultiWriter(&logs, os.Stderr), prefix, args) }, funcr.Options{})}
+	t.Cleanup(func() { _ = store.Delete("wc1", "") })
 	s.OnPowerOn(h.PowerOn)
 	guestIP := func(vm *object.VirtualMachine) string {
 		var props mo.VirtualMachine
@@ -130,8 +136,12 @@ func TestVMsBootAsNodes(t *testing.T) {
 	if spec, err = store.Get("wc1"); err != nil {
 		t.Fatal(err)
 	}
-	if spec.LoadBalancerIP != "127.0.100.1" || spec.Owner == nil || spec.Owner.VCenter != s.URL.Host {
-		t.Errorf("cluster wc1: endpoint %s owner %+v", spec.LoadBalancerIP, spec.Owner)
+	if spec.LoadBalancerIP != vcenter.SimulatorEndpoint || spec.Owner == nil || spec.Owner.VCenter != s.URL.Host || !spec.Real() {
+		t.Errorf("cluster wc1: endpoint %s owner %+v runtime %q", spec.LoadBalancerIP, spec.Owner, spec.Runtime)
+	}
+	// The test's simulator serves on loopback: its VMs reach no vCenter (Egress).
+	if len(spec.Egress) != 0 {
+		t.Errorf("cluster wc1: egress %q, want none for a simulator on loopback", spec.Egress)
 	}
 	for _, vm := range []*object.VirtualMachine{cp, worker} {
 		var props mo.VirtualMachine
@@ -185,7 +195,7 @@ func TestHostLimitsHoldAVM(t *testing.T) {
 	checks := 0
 	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: "/bin/true",
 		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{}),
-		CheckHost: func(real bool, controlPlanes, workers int, _ func(string)) error {
+		CheckHost: func(controlPlanes, workers int, _ func(string)) error {
 			checks++
 			if controlPlanes != 1 || workers != 0 {
 				t.Errorf("a control-plane VM asked the host for %d control-plane nodes and %d workers", controlPlanes, workers)
@@ -224,50 +234,57 @@ func TestHostLimitsHoldAVM(t *testing.T) {
 	}
 }
 
-// TestEndpointsOfEachKindOfNode: a simulator whose VMs boot as real nodes serves their
-// control-plane endpoints in the bridge's block for them, one of the node agent on loopback; a
-// VM whose endpoint is of the other kind does not boot, and the log names the variable and the
-// addresses to choose; one whose endpoint fits goes on to the host's check as a node of its kind.
-func TestEndpointsOfEachKindOfNode(t *testing.T) {
+// TestEndpointsOfTheSimulator: the simulator serves its VMs' control-plane endpoints in the
+// bridge's block for them; a VM whose endpoint is elsewhere does not boot, and the log names the
+// variable and the addresses to choose; one whose endpoint fits goes on to the host's check.
+func TestEndpointsOfTheSimulator(t *testing.T) {
 	ctx := t.Context()
-	for _, tc := range []struct {
-		real              bool
-		refused, accepted string
-		wantInLog         []string
-	}{
-		{true, "127.0.100.1", "198.18.255.1", []string{"198.18.255.0/24", "VSPHERE_CONTROL_PLANE_ENDPOINT", "such as 198.18.255.1"}},
-		{false, "198.18.255.1", "127.0.100.1", []string{"loopback", "VSPHERE_CONTROL_PLANE_ENDPOINT"}},
+	const refused, accepted = "127.0.100.1", vcenter.SimulatorEndpoint
+	s, c, template, cas := simulatorWithTemplate(t)
+	var logs bytes.Buffer
+	checked := 0
+	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: cluster.Store{Root: t.TempDir()}, Executable: "/bin/true", NodeImage: noImage,
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{}),
+		CheckHost: func(_, _ int, _ func(string)) error {
+			checked++
+			return errors.New("held back by the test")
+		}}
+	for _, endpoint := range []string{refused, accepted} {
+		vcentertest.Clone(t, template, "cp-"+endpoint, map[string]string{
+			"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(cloudInitFor(t, cas, true, endpoint))), "guestinfo.userdata.encoding": "base64"}, true)
+	}
+	if err := h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refusal := ""
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "cp-"+refused) {
+			refusal += line
+		}
+	}
+	for _, want := range []string{"198.18.255.0/24", "VSPHERE_CONTROL_PLANE_ENDPOINT", "such as 198.18.255.1"} {
+		if !strings.Contains(refusal, want) {
+			t.Errorf("the refusal of endpoint %s does not say %q:\n%s", refused, want, logs.String())
+		}
+	}
+	if checked != 1 {
+		t.Errorf("the host was checked %d times, want once (the VM of endpoint %s)", checked, accepted)
+	}
+}
+
+// TestEgressOfVMs: a simulator off the bridge is its VMs' egress; one on the bridge or on loopback
+// is not.
+func TestEgressOfVMs(t *testing.T) {
+	for vcenter, want := range map[string][]string{
+		"203.0.113.7:8989": {"203.0.113.7:8989"},
+		"198.18.0.1:8989":  nil,
+		"127.0.0.1:8989":   nil,
 	} {
-		s, c, template, cas := simulatorWithTemplate(t)
-		var logs bytes.Buffer
-		var checked []bool
-		h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: cluster.Store{Root: t.TempDir()}, Executable: "/bin/true", Real: tc.real,
-			Log: funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{}),
-			CheckHost: func(real bool, _, _ int, _ func(string)) error {
-				checked = append(checked, real)
-				return errors.New("held back by the test")
-			}}
-		name := fmt.Sprintf("real-%v", tc.real)
-		for _, endpoint := range []string{tc.refused, tc.accepted} {
-			vcentertest.Clone(t, template, name+"-"+endpoint, map[string]string{
-				"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(cloudInitFor(t, cas, true, endpoint))), "guestinfo.userdata.encoding": "base64"}, true)
-		}
-		if err := h.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		refusal := ""
-		for _, line := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(line, name+"-"+tc.refused) {
-				refusal += line
-			}
-		}
-		for _, want := range tc.wantInLog {
-			if !strings.Contains(refusal, want) {
-				t.Errorf("real nodes %v: the refusal of endpoint %s does not say %q:\n%s", tc.real, tc.refused, want, logs.String())
-			}
-		}
-		if len(checked) != 1 || checked[0] != tc.real {
-			t.Errorf("real nodes %v: the host was checked %v for real nodes, want once, %v (the VM of endpoint %s)", tc.real, checked, tc.real, tc.accepted)
+		if got := hypervisor.Egress(vcenter); !slices.Equal(got, want) {
+			t.Errorf("Egress(%s) = %q, want %q", vcenter, got, want)
 		}
 	}
 }
+
+// noImage stands in for the local registry's check of a node's images.
+func noImage(context.Context, string) (string, error) { return "127.0.0.1:5000", nil }

@@ -169,7 +169,7 @@ func Check(ctx context.Context, env Environment, infof func(string, ...any)) (*R
 
 	if env.ControlPlaneEndpoint != "" {
 		if vcenter.Simulated(about.FullName) {
-			if err := vcenter.CheckSimulatorEndpoint(vcenter.SimulatorRealNodes(env.Server), env.ControlPlaneEndpoint); err != nil {
+			if err := vcenter.CheckSimulatorEndpoint(env.ControlPlaneEndpoint); err != nil {
 				return nil, err
 			}
 		}

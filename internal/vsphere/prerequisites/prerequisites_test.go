@@ -21,7 +21,7 @@ func environment(s *simulator.Server) prerequisites.Environment {
 	return prerequisites.Environment{
 		Server: s.URL.Host, Username: s.Username, Password: s.Password, Thumbprint: s.Thumbprint,
 		Datacenter: "dc0", Network: "VM Network", ResourcePool: "rp0", Datastore: "sharedVmfs-0", Folder: "folder0",
-		ControlPlaneEndpoint: "127.0.100.10", ManagementCluster: true,
+		ControlPlaneEndpoint: "198.18.255.10", ManagementCluster: true,
 		Release: "v1.35.4+vmware.1-tkg.1", Images: []prerequisites.Image{{OVAVersion: ova, OS: ubuntu}},
 	}
 }
@@ -55,7 +55,7 @@ func TestCheckResolvesTheInventoryWithTKGsLines(t *testing.T) {
 		`Setting config variable "VSPHERE_RESOURCE_POOL" to value "/dc0/host/cluster0/Resources/rp0"`,
 		`Setting config variable "VSPHERE_DATASTORE" to value "/dc0/datastore/sharedVmfs-0"`,
 		`Setting config variable "VSPHERE_FOLDER" to value "/dc0/vm/folder0"`,
-		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.10 is already in use",
+		"Checking if VSPHERE_CONTROL_PLANE_ENDPOINT 198.18.255.10 is already in use",
 	} {
 		i := strings.Index(out, line)
 		if i < 0 {
@@ -114,14 +114,12 @@ func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 			[]string{`invalid VSPHERE_FOLDER "folder9"`, "/dc0/vm/folder0"}},
 		{"endpoint in use by a workload cluster", func(e *prerequisites.Environment) {
 			e.ManagementCluster = false
-			e.UsedEndpoints = map[string]string{"127.0.100.10": "cluster 'wc1'"}
-		}, []string{"control plane endpoint '127.0.100.10' already in use by cluster 'wc1' and cannot be reused", "set VSPHERE_CONTROL_PLANE_ENDPOINT"}},
-		{"endpoint off loopback on the simulator", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "10.180.130.162" },
-			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 10.180.130.162: the simulator's VMs boot as nodes of the node agent", "set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused loopback address such as 127.0.100.1"}},
-		// A simulator on loopback boots the node agent's nodes, which do not serve the bridge's
-		// block for real nodes' endpoints.
-		{"endpoint of real nodes on a simulator of the node agent", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "198.18.255.1" },
-			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 198.18.255.1: the simulator's VMs boot as nodes of the node agent"}},
+			e.UsedEndpoints = map[string]string{"198.18.255.10": "cluster 'wc1'"}
+		}, []string{"control plane endpoint '198.18.255.10' already in use by cluster 'wc1' and cannot be reused", "set VSPHERE_CONTROL_PLANE_ENDPOINT"}},
+		{"endpoint off the bridge's block on the simulator", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "10.180.130.162" },
+			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 10.180.130.162: the simulator's VMs boot as nodes of this host", "set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of it such as 198.18.255.1"}},
+		{"endpoint on loopback on the simulator", func(e *prerequisites.Environment) { e.ControlPlaneEndpoint = "127.0.100.1" },
+			[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT 127.0.100.1: the simulator's VMs boot as nodes of this host", "in 198.18.255.0/24"}},
 		{"no template of the release", func(e *prerequisites.Environment) {
 			e.Release = "v1.34.3+vmware.1-tkg.1"
 			e.Images = []prerequisites.Image{{OVAVersion: "v1.34.3+vmware.1-tkg.1-ubuntu-2004", OS: ubuntu}}
@@ -145,12 +143,12 @@ func TestCheckRefusesWhatIsWrongNamingTheVariable(t *testing.T) {
 
 	t.Run("endpoint in use when creating a management cluster", func(t *testing.T) {
 		env := environment(s)
-		env.UsedEndpoints = map[string]string{"127.0.100.10": "cluster 'wc1'"}
+		env.UsedEndpoints = map[string]string{"198.18.255.10": "cluster 'wc1'"}
 		var lines []string
 		if _, err := prerequisites.Check(t.Context(), env, func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(strings.Join(lines, "\n"), "WARNING: The control plane endpoint '127.0.100.10' might already used by other cluster") {
+		if !strings.Contains(strings.Join(lines, "\n"), "WARNING: The control plane endpoint '198.18.255.10' might already used by other cluster") {
 			t.Errorf("no warning in:\n%s", strings.Join(lines, "\n"))
 		}
 	})

@@ -17,7 +17,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/vsphere/hypervisor"
-	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
 )
 
 // RunArgs begin the arguments of the simulator's process: `slipway vsphere simulator run`.
@@ -74,6 +73,9 @@ func (d Daemon) Endpoint() (Endpoint, error) {
 func (d Daemon) Start(ctx context.Context, address string) (bool, error) {
 	if _, ok := d.Running(); ok {
 		return false, nil
+	}
+	if err := CheckAddress(address); err != nil {
+		return false, err
 	}
 	if err := os.MkdirAll(d.Dir, 0o700); err != nil {
 		return false, err
@@ -161,7 +163,7 @@ func (d Daemon) hypervisor(ctx context.Context, s *Server) (*hypervisor.Hypervis
 		}
 	}
 	return &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: exe,
-		Real: vcenter.SimulatorRealNodes(s.URL.Host), Log: ctrl.Log.WithName("hypervisor")}, nil
+		Log: ctrl.Log.WithName("hypervisor")}, nil
 }
 
 // Stop stops the simulator; its inventory and VMs are gone with it. It says whether one was

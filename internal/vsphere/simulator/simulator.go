@@ -47,8 +47,9 @@ const (
 	Folder       = "/dc0/vm/folder0"
 )
 
-// DefaultAddress is where the simulator listens unless told.
-const DefaultAddress = "127.0.0.1:8989"
+// DefaultAddress is where the simulator listens unless told: the host's address on the local
+// runtime's bridge, where its VMs, which boot as nodes on the bridge, reach it directly.
+var DefaultAddress = net.JoinHostPort(hostnet.HostAddress.String(), "8989")
 
 // DefaultUsername is the simulator's user, vCenter's administrator.
 const DefaultUsername = "administrator@vsphere.local"
@@ -75,7 +76,8 @@ var Version = types.AboutInfo{
 // Options are where the simulator listens, as whom it lets users in, and where it keeps its
 // certificate and datastore.
 type Options struct {
-	// Address is a loopback host:port.
+	// Address is HOST:PORT of this host. The daemon's, whose VMs boot as nodes, is not on
+	// loopback (CheckAddress).
 	Address string
 	// Dir holds the TLS certificate (kept, so that its thumbprint stays the same across
 	// restarts) and the datastore's files.
@@ -99,20 +101,34 @@ type Server struct {
 	Username, Password string
 }
 
+// CheckAddress says what is wrong with an address for a simulator whose VMs boot as nodes on the
+// local runtime's bridge, which reach a vCenter there directly and any other address of this
+// host through it (their egress), but not the host's loopback.
+func CheckAddress(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("address %q: %w: use HOST:PORT, such as %s", address, err, DefaultAddress)
+	}
+	switch ip := net.ParseIP(host); {
+	case ip == nil || ip.To4() == nil:
+		return fmt.Errorf("address %q: the host must be an IPv4 address of this host, such as %s", address, DefaultAddress)
+	case ip.IsLoopback() || ip.IsUnspecified():
+		return fmt.Errorf("address %q is on loopback, where the pods of the simulator's VMs, nodes on the local runtime's bridge, cannot reach it: use %s (the default) or another address of this host",
+			address, DefaultAddress)
+	}
+	return nil
+}
+
 // Start serves the simulator on o.Address and builds its inventory.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	host, _, err := net.SplitHostPort(o.Address)
 	if err != nil {
 		return nil, fmt.Errorf("address %q: %w: use HOST:PORT on loopback, such as %s", o.Address, err, DefaultAddress)
 	}
-	if vcenter.SimulatorRealNodes(o.Address) {
-		// The nodes reach vCenter where they reach the host: its address on their bridge.
+	if host == hostnet.HostAddress.String() {
 		if err := vm.EnsureBridge(); err != nil {
 			return nil, err
 		}
-	} else if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("address %q is neither on loopback nor the host's address on the local runtime's bridge (%s): use 127.x.y.z:PORT such as %s, or %s:PORT for VMs that boot as real nodes",
-			o.Address, hostnet.HostAddress, DefaultAddress, hostnet.HostAddress)
 	}
 	// vcsim panics when it cannot listen: find out first.
 	l, err := net.Listen("tcp", o.Address)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -30,42 +29,22 @@ import (
 // the simulator.
 const SimulatorMark = "(simulated by slipway)"
 
-// SimulatorEndpoint is a control-plane endpoint for a cluster on the simulator, whose VMs boot as
-// nodes on this host: one unused loopback address per cluster, outside the local runtime's blocks
-// (127.1-254.0.0/16).
-const SimulatorEndpoint = "127.0.100.1"
-
-// SimulatorRealEndpoint is SimulatorEndpoint for a simulator whose VMs boot as real nodes: an
-// unused address of the local runtime's bridge block for endpoints (198.18.255.0/24).
-const SimulatorRealEndpoint = "198.18.255.1"
-
-// SimulatorRealNodes says whether the simulator serving at server (HOST:PORT, as
-// VSPHERE_SERVER) boots its VMs as real nodes: it does when it serves on the host's address on
-// the local runtime's bridge, where the nodes' pods reach it; on loopback they are nodes of the
-// node agent.
-func SimulatorRealNodes(server string) bool {
-	host, _, err := net.SplitHostPort(server)
-	return err == nil && host == hostnet.HostAddress.String()
-}
+// SimulatorEndpoint is a control-plane endpoint for a cluster on the simulator, whose VMs boot
+// as real nodes of this host: an unused address of the local runtime's bridge block for
+// endpoints (hostnet.EndpointBlock).
+const SimulatorEndpoint = "198.18.255.1"
 
 // CheckSimulatorEndpoint says what is wrong with the control-plane endpoint (an IP address) of a
-// cluster whose VMs the simulator boots as nodes of this host, which serve it as kube-vip would:
-// for real nodes an address of hostnet.EndpointBlock, for the node agent's a loopback one.
-func CheckSimulatorEndpoint(realNodes bool, endpoint string) error {
+// cluster whose VMs the simulator boots as nodes of this host, which it serves as kube-vip would,
+// in hostnet.EndpointBlock on the local runtime's bridge.
+func CheckSimulatorEndpoint(endpoint string) error {
 	ip, err := netip.ParseAddr(endpoint)
 	block := hostnet.EndpointBlock
-	if realNodes {
-		last := block.Addr().As4()
-		last[3] = 255
-		if err != nil || !block.Contains(ip) || ip == block.Addr() || ip == netip.AddrFrom4(last) {
-			return fmt.Errorf("VSPHERE_CONTROL_PLANE_ENDPOINT %s: the simulator's VMs boot as real nodes, whose control-plane endpoints it serves in %s on the local runtime's bridge: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of it such as %s",
-				endpoint, block, SimulatorRealEndpoint)
-		}
-		return nil
-	}
-	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("VSPHERE_CONTROL_PLANE_ENDPOINT %s: the simulator's VMs boot as nodes of the node agent, whose control-plane endpoints it serves on loopback: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused loopback address such as %s",
-			endpoint, SimulatorEndpoint)
+	last := block.Addr().As4()
+	last[3] = 255
+	if err != nil || !block.Contains(ip) || ip == block.Addr() || ip == netip.AddrFrom4(last) {
+		return fmt.Errorf("VSPHERE_CONTROL_PLANE_ENDPOINT %s: the simulator's VMs boot as nodes of this host, whose control-plane endpoints it serves in %s on the local runtime's bridge: set VSPHERE_CONTROL_PLANE_ENDPOINT to an unused address of it such as %s",
+			endpoint, block, SimulatorEndpoint)
 	}
 	return nil
 }

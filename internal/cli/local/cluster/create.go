@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -8,14 +9,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
-	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/registrytrust"
 )
@@ -29,7 +28,6 @@ type createFlags struct {
 	retain            bool
 	pkiDir            string
 	bootstrap         bool
-	nodeRuntime       string
 	infrastructure    string
 	packageRepository string
 	timeout           time.Duration
@@ -56,13 +54,11 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"  slipway local cluster create ha --control-plane-nodes 3 --worker-nodes 2 --kubernetes-version v1.34.3\n" +
 			"  slipway local cluster create app --worker-nodes 2\n" +
 			"  slipway local cluster create boot --bootstrap\n" +
-			"  slipway local cluster create aboot --bootstrap --node-runtime agent\n" +
 			"  slipway local cluster create vboot --bootstrap --infrastructure-provider vsphere",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			realNodes, err := f.realNodes(cmd.Flags().Changed("node-runtime"), os.Getenv(config.VSphereServer))
-			if err != nil {
-				return err
+			if os.Geteuid() != 0 {
+				return errors.New(localcluster.RealNodesNeedRoot)
 			}
 			for _, name := range []string{"package-repository", "timeout", "infrastructure-provider"} {
 				if cmd.Flags().Changed(name) && !f.bootstrap {
@@ -92,28 +88,25 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				Kubeconfig:        f.kubeconfig,
 				Wait:              f.wait,
 				Retain:            f.retain,
-				RealNodes:         realNodes,
 				CAs:               cas,
 				Progress:          p,
 			}
-			if realNodes {
-				// The nodes pull from a copy of TKG's images on this host's loopback that
-				// TKG_CUSTOM_IMAGE_REPOSITORY names. A bootstrap cluster, which installs from the
-				// copy, refuses one elsewhere, which no real node reaches; a plain cluster says so
-				// and goes on, what is installed on it later being the user's.
-				custom := os.Getenv(config.CustomImageRepository)
-				registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
-				switch {
-				case err != nil && f.bootstrap:
-					return fmt.Errorf("%w; or use the node agent's nodes (--node-runtime agent)", err)
-				case err != nil:
-					p.Infof("Warning: %v: its images will not pull on this cluster", err)
-				case registry != "":
-					if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{registry}); err != nil {
-						return err
-					}
-					opts.HostRegistries = []string{registry}
+			// The nodes pull from a copy of TKG's images on this host's loopback that
+			// TKG_CUSTOM_IMAGE_REPOSITORY names. A bootstrap cluster, which installs from the
+			// copy, refuses one elsewhere, which no node reaches; a plain cluster says so and
+			// goes on, what is installed on it later being the user's.
+			custom := os.Getenv(config.CustomImageRepository)
+			registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
+			switch {
+			case err != nil && f.bootstrap:
+				return err
+			case err != nil:
+				p.Infof("Warning: %v: its images will not pull on this cluster", err)
+			case registry != "":
+				if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{registry}); err != nil {
+					return err
 				}
+				opts.HostRegistries = []string{registry}
 			}
 			if f.bootstrap {
 				asked := ""
@@ -142,6 +135,9 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
 					}
 					bo.ProviderVariables = vs.ProviderVariables()
+					// Its nodes reach the vCenter, and the endpoint when it is set, through this
+					// host.
+					bo.Cluster.Egress = managementcluster.BootstrapEgress(f.infrastructure, vs.Server, vs.ControlPlaneEndpoint)
 				default:
 					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
 				}
@@ -162,27 +158,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.infrastructure, "infrastructure-provider", "local", "with --bootstrap: the Cluster API infrastructure provider and ClusterClass to install, local or vsphere (CAPV, with the vCenter credentials of VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD in the environment)")
 	cmd.Flags().StringVar(&f.packageRepository, "package-repository", managementcluster.DefaultPackageRepository, "with --bootstrap: the management package repository's imgpkg bundle ('make packages' pushes it); the TKR catalogue is read from beside it (default: slipway-repo:v0.1.0 in $TKG_CUSTOM_IMAGE_REPOSITORY when it is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", managementcluster.DefaultTimeout, "with --bootstrap: how long each wait of the payload (kapp-controller, each provider, each package) may take")
-	cmd.Flags().StringVar(&f.nodeRuntime, "node-runtime", infrav1.NodeRuntimeReal, "what the nodes are: real (containerd and the real kubelet in nodes of namespaces on the bridge slipway0, booted by kubeadm, pulling from the local registry; needs root and `make images`; the nodes run any image) or agent (the node agent, the retiring kubelet stand-in). A bootstrap cluster for vsphere is of real nodes when VSPHERE_SERVER is on the bridge (the vCenter simulator serving there), else of the agent's: a real node has no route off the bridge")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)
 	return cmd
-}
-
-// realNodes says whether the nodes are real: --node-runtime when given (asked), else real but
-// for a bootstrap cluster of vSphere whose vCenter (vcenterServer) is off the bridge, where CAPV
-// in a real node could not reach it (managementcluster.RealBootstrap).
-func (f *createFlags) realNodes(asked bool, vcenterServer string) (bool, error) {
-	real := !f.bootstrap || managementcluster.RealBootstrap(f.infrastructure, true, vcenterServer)
-	switch {
-	case f.nodeRuntime != infrav1.NodeRuntimeReal && f.nodeRuntime != infrav1.NodeRuntimeAgent:
-		return false, fmt.Errorf("invalid --node-runtime %q: %s", f.nodeRuntime, infrav1.NodeRuntimeChoices)
-	case !asked && real && os.Geteuid() != 0:
-		return false, fmt.Errorf("%s, or use --node-runtime agent (real nodes are the default)", localcluster.RealNodesNeedRoot)
-	case !asked:
-		return real, nil
-	case f.nodeRuntime == infrav1.NodeRuntimeReal && !real:
-		return false, fmt.Errorf("--node-runtime real: %s %q is off the local runtime's bridge (%s), where CAPV in a real node could not reach it: drop --node-runtime or use agent",
-			config.VSphereServer, vcenterServer, hostnet.Network)
-	}
-	return f.nodeRuntime == infrav1.NodeRuntimeReal, nil
 }

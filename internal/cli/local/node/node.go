@@ -1,6 +1,5 @@
-// Package node holds `slipway local node run`, the node agent's process, which
-// `slipway local cluster create` and `start` launch for each node, and `slipway local node boot`,
-// the init process of a node made of namespaces (package vm).
+// Package node holds `slipway local node boot`, the init process of a node of the local runtime
+// (package vm), and `slipway local node kubeadm`, the kubeadm its cloud-init runs.
 package node
 
 import (
@@ -9,29 +8,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	localnode "github.com/slipway-dev/slipway/internal/local/node"
 	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // NewCommand returns `slipway local node`.
 func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{Use: "node", Short: "Node agents of local clusters", Hidden: true}
-	opts := localnode.Options{}
-	run := &cobra.Command{
-		Use:   "run",
-		Short: "Run a node of a local cluster until SIGTERM (started by `slipway local cluster create`)",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			ctrl.SetLogger(zap.New())
-			ctx := ctrl.SetupSignalHandler()
-			return localnode.Run(ctrl.LoggerInto(ctx, ctrl.Log), opts)
-		},
-	}
-	run.Flags().StringVar(&opts.Node, "node", "", "name of the node")
-	run.Flags().StringVar(&opts.ClusterDir, "cluster-dir", "", "state directory of the cluster")
-	_ = run.MarkFlagRequired("node")
-	_ = run.MarkFlagRequired("cluster-dir")
-	cmd.AddCommand(run, newBootCommand(), newKubeadmCommand())
+	cmd := &cobra.Command{Use: "node", Short: "The init process and kubeadm of local clusters' nodes", Hidden: true}
+	cmd.AddCommand(newBootCommand(), newKubeadmCommand())
 	return cmd
 }
 

@@ -61,9 +61,17 @@ images: image-layout build ## Build every image slipway ships and push it to the
 	go run ./hack/images push $(PACKAGES_REGISTRY)
 	go run ./hack/images list
 
+# CERT_MANAGER_MANIFEST is upstream cert-manager's release manifest, rendered from its chart in the
+# module that builds its images; rendered once, kept in bin/.
+CERT_MANAGER_MANIFEST := $(BIN)/cert-manager/v1.11.5/cert-manager.yaml
+
+$(CERT_MANAGER_MANIFEST):
+	mkdir -p $(dir $@)
+	cd hack/images/cert-manager && go run ./render -o $@
+
 .PHONY: providers
-providers: image-layout ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, cert-manager) into bin/clusterctl-repo, its images locked by digest.
-	go run ./hack/clusterctl-repo $(BIN)/clusterctl-repo
+providers: image-layout $(CERT_MANAGER_MANIFEST) ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, upstream cert-manager) into bin/clusterctl-repo, its images locked by digest.
+	go run ./hack/clusterctl-repo -cert-manager $(CERT_MANAGER_MANIFEST) $(BIN)/clusterctl-repo
 
 .PHONY: packages
 packages: build image-layout providers ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.

@@ -3,25 +3,24 @@
 // plane built with kustomize from the Cluster API module's own config, CAPV's (the vsphere
 // infrastructure provider) from its module's config, the `local` infrastructure and in-cluster
 // IPAM providers' from config/infrastructure-local and config/ipam-in-cluster, cert-manager's
-// from its module's
-// CRDs and config/cert-manager, each version's metadata.yaml, and a clusterctl configuration
-// that points at them. Every image the components name is locked by digest (NAME:TAG@sha256:…)
+// release manifest as upstream renders it from its chart (hack/images/cert-manager/render), each
+// version's metadata.yaml, and a clusterctl configuration that points at them. Every image the components name is locked by digest (NAME:TAG@sha256:…)
 // to the image `make images` built for it (bin/images/layout). It is run by `make providers`;
 // the output is not committed.
 //
-// Usage: go run ./hack/clusterctl-repo OUTPUT_DIR (from the source root: the images are read from
-// bin/images/layout)
+// Usage: go run ./hack/clusterctl-repo -cert-manager MANIFEST OUTPUT_DIR (from the source root:
+// the images are read from bin/images/layout)
 package main
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -32,22 +31,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: clusterctl-repo OUTPUT_DIR")
+	certManager := flag.String("cert-manager", "", "cert-manager's release manifest, rendered from its chart (hack/images/cert-manager/render)")
+	flag.Parse()
+	if flag.NArg() != 1 || *certManager == "" {
+		fmt.Fprintln(os.Stderr, "usage: clusterctl-repo -cert-manager MANIFEST OUTPUT_DIR")
 		os.Exit(2)
 	}
-	if err := build(os.Args[1], filepath.Join("bin", images.LayoutDir)); err != nil {
+	if err := build(flag.Arg(0), *certManager, filepath.Join("bin", images.LayoutDir)); err != nil {
 		fmt.Fprintln(os.Stderr, "clusterctl-repo:", err)
 		os.Exit(1)
 	}
 }
 
-func build(out, layout string) error {
+func build(out, certManagerManifest, layout string) error {
 	out, err := filepath.Abs(out)
-	if err != nil {
-		return err
-	}
-	certManagerDir, err := moduleDir(clusterctl.CertManagerModule, clusterctl.CertManagerVersion)
 	if err != nil {
 		return err
 	}
@@ -93,28 +90,12 @@ func build(out, layout string) error {
 			return err
 		}
 	}
-	// cert-manager: its CRDs from its module, then its Deployments.
-	var certManager bytes.Buffer
-	crds, err := filepath.Glob(filepath.Join(certManagerDir, "deploy", "crds", "*.yaml"))
+	// cert-manager: upstream's release manifest, its images those `make images` built.
+	certManager, err := os.ReadFile(certManagerManifest)
 	if err != nil {
-		return err
+		return fmt.Errorf("cert-manager's release manifest: %w: render it with `go run ./render -o FILE` in hack/images/cert-manager", err)
 	}
-	sort.Strings(crds)
-	for _, f := range crds {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		certManager.WriteString("---\n")
-		certManager.Write(bytes.TrimPrefix(data, []byte("---\n")))
-	}
-	deployments, err := os.ReadFile(filepath.Join("config", "cert-manager", "cert-manager.yaml"))
-	if err != nil {
-		return err
-	}
-	certManager.WriteString("---\n")
-	certManager.Write(deployments)
-	locked, err := lock(certManager.Bytes())
+	locked, err := lock(certManager)
 	if err != nil {
 		return fmt.Errorf("cert-manager: %w", err)
 	}

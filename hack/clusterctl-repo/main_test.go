@@ -55,13 +55,28 @@ func TestSlipwayProvidersHoldTheirRoles(t *testing.T) {
 
 // TestUpstreamProvidersRunSlipwayComponents builds the repository and checks that each upstream
 // provider's Deployment names its release image locked by digest to the image `make images`
-// built, and never the staging image its kustomization names.
+// built, and never the staging image its kustomization names; and that cert-manager is
+// upstream's release, its three images built here.
 func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
 	out := t.TempDir()
-	// The build reads slipway's providers from config/, relative to the source tree.
+	// The build reads slipway's providers from config/, relative to the source tree, and the
+	// cert-manager manifest `make providers` renders.
 	t.Chdir(filepath.Join("..", ".."))
-	if err := build(out, filepath.Join("bin", images.LayoutDir)); err != nil {
+	manifest := filepath.Join("bin", "cert-manager", clusterctl.CertManagerVersion, clusterctl.CertManagerFile)
+	if err := build(out, manifest, filepath.Join("bin", images.LayoutDir)); err != nil {
 		t.Fatal(err)
+	}
+	certManager, err := os.ReadFile(filepath.Join(out, clusterctl.CertManagerName, clusterctl.CertManagerVersion, clusterctl.CertManagerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, image := range clusterctl.CertManagerImages {
+		if !strings.Contains(string(certManager), "image: "+image+"@sha256:") {
+			t.Errorf("cert-manager's components do not run %s, locked by digest", image)
+		}
+	}
+	if !strings.Contains(string(certManager), "kind: CustomResourceDefinition") || !strings.Contains(string(certManager), "name: certificates.cert-manager.io") {
+		t.Error("cert-manager's components hold no Certificate CRD")
 	}
 	for _, p := range clusterctl.Providers() {
 		if p.StagingImage == "" {
@@ -90,8 +105,8 @@ func TestLockImages(t *testing.T) {
 	if want := "  - image: registry.k8s.io/cluster-api/cluster-api-controller:v1.13.4@" + digest + "\n"; !strings.Contains(string(out), want) {
 		t.Errorf("locked:\n%s\nwant a line %q", out, want)
 	}
-	if _, err := lockImages([]byte("image: quay.io/jetstack/cert-manager-controller:v1.21.2\n"), digests); err == nil ||
-		!strings.Contains(err.Error(), "quay.io/jetstack/cert-manager-controller:v1.21.2") {
+	if _, err := lockImages([]byte("image: quay.io/jetstack/cert-manager-controller:v1.11.5\n"), digests); err == nil ||
+		!strings.Contains(err.Error(), "quay.io/jetstack/cert-manager-controller:v1.11.5") {
 		t.Errorf("an image not built: %v", err)
 	}
 }

@@ -129,7 +129,8 @@ func kappControllerImage(ref string) spec {
 
 // certManagerImages are upstream's cert-manager images as its release builds them
 // (hack/containers): each binary at /app/cmd/NAME/NAME, run as user 1000, reporting its version.
-// No package deploys them yet: the e2e test runs upstream's release manifest on real nodes.
+// The provider repository's cert-manager (its release manifest) runs them: `clusterctl init`
+// installs it. Keep certManagerVersion in step with clusterctl.CertManagerVersion.
 func certManagerImages() []spec {
 	var images []spec
 	for _, name := range []string{"controller", "webhook", "cainjector"} {
@@ -222,18 +223,15 @@ func specs() []spec {
 		{ref: slipway + "local-pod-network:v0.1.0", bin: slipwayBinary, component: "local-pod-network", root: true,
 			host: append([]string{"/usr/bin/ip"}, iptablesFiles...), title: "the local runtime's pod network, with Debian's ip and iptables"},
 		slipwayImage(slipway+"cluster-api-ipam-in-cluster-controller:v0.1.0", "ipam-in-cluster-controller", "Cluster API in-cluster IPAM provider (slipway's)"),
-		// slipway's stand-ins for kapp-controller and cert-manager, until the upstream engines
-		// replace them on every cluster. The kapp-controller packages name slipway's package
-		// controller by slipway's own reference: TKG's is upstream's kapp-controller, below.
+		// slipway's stand-in for kapp-controller, until the upstream engine replaces it on every
+		// cluster. The kapp-controller packages name slipway's package controller by slipway's
+		// own reference: TKG's is upstream's kapp-controller, below.
 		slipwayImage(packageControllerImage, "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50"),
 		// Upstream's kapp-controller. No package deploys it yet: its aggregated API serves the
 		// Packages slipway's repository names with "--" (a CRD's names cannot hold "+"), which it
 		// refuses, and the process nodes cannot run it. v0.50.1 is not built: the Go module proxy
 		// refuses that version (403, measured 2026-11-28).
 		kappControllerImage(tkg + "kapp-controller:" + kappControllerVersion + "_vmware.1"),
-		slipwayImage("quay.io/jetstack/cert-manager-controller:v1.21.2", "cert-manager-controller", "slipway's cert-manager controller, standing in for cert-manager v1.21.2"),
-		slipwayImage("quay.io/jetstack/cert-manager-cainjector:v1.21.2", "cert-manager-cainjector", "slipway's cert-manager CA injector, standing in for cert-manager v1.21.2"),
-		slipwayImage("quay.io/jetstack/cert-manager-webhook:v1.21.2", "cert-manager-webhook", "slipway's cert-manager webhook, standing in for cert-manager v1.21.2"),
 	}
 	all = append(all, certManagerImages()...)
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {

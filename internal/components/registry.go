@@ -46,9 +46,6 @@ func Default() *Registry {
 		localInfrastructureController(),
 		localPodNetwork(),
 		ipamInClusterController(),
-		certManagerController(),
-		certManagerCAInjector(),
-		certManagerWebhook(),
 		standIn(),
 	)
 }

@@ -44,9 +44,10 @@ const (
 	// LocalVersion is the local infrastructure provider's release; its metadata maps the 0.1
 	// series to Cluster API's v1beta2 contract.
 	LocalVersion = "v0.1.0"
-	// CertManagerModule and CertManagerVersion give cert-manager's CRDs.
-	CertManagerModule  = "github.com/cert-manager/cert-manager"
-	CertManagerVersion = "v1.21.2"
+	// CertManagerVersion is upstream cert-manager's release the repository holds, built by `make
+	// images` (hack/images/cert-manager, which keeps it in step); v1.11 is the newest whose
+	// binaries build from modules the Go module proxy serves.
+	CertManagerVersion = "v1.11.5"
 	CertManagerName    = "cert-manager"
 	CertManagerFile    = "cert-manager.yaml"
 	// LocalInfrastructure is the local provider's directory (clusterctl's provider label).
@@ -74,7 +75,7 @@ const CertManagerMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
 kind: Metadata
 releaseSeries:
 - major: 1
-  minor: 21
+  minor: 11
   contract: v1beta2
 `
 

@@ -1,7 +1,6 @@
 // Command cpuuse says where a host's CPU and memory go: it reads every process's CPU time twice,
-// a period apart, and prints the processes grouped by what they run (an upstream binary by its
-// name; a pod the node agent runs by its workload, the ReplicaSet's hash left out; the node
-// agent, the load balancer and the daemons of slipway by their verb), with the CPU each group
+// a period apart, and prints the processes grouped by what they run (a binary by its name; a
+// node's init, the load balancer and the daemons of slipway by their verb), with the CPU each group
 // used over the period in percent of one core, its process count and resident memory. It is
 // hack/bench/capacity.sh's last step (issue 38, item 3: use less).
 //
@@ -14,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,9 +126,6 @@ func read(pid int) (process, bool) {
 	return process{group: groupOf(args), ticks: utime + stime, rss: pages * uint64(os.Getpagesize())}, true
 }
 
-// podHash is the ReplicaSet's and the pod's suffixes of a Deployment's pod, or a DaemonSet's.
-var podHash = regexp.MustCompile(`(-[a-z0-9]{6,10})?-[a-z0-9]{5}$`)
-
 // groupOf names what a process runs.
 func groupOf(args []string) string {
 	if len(args) == 0 || args[0] == "" {
@@ -140,17 +135,7 @@ func groupOf(args []string) string {
 	if bin != "slipway" {
 		return bin
 	}
-	for i, a := range args {
-		// A pod the node agent runs: pods/NAMESPACE_POD_UID in its --pod-dir.
-		if a == "--pod-dir" && i+1 < len(args) {
-			parts := strings.Split(filepath.Base(args[i+1]), "_")
-			if len(parts) != 3 {
-				return "pod " + filepath.Base(args[i+1])
-			}
-			return "pod " + parts[0] + "/" + podHash.ReplaceAllString(parts[1], "")
-		}
-	}
-	// Otherwise the verb: slipway local node run, slipway local lb run, slipway management-cluster create.
+	// The verb: slipway local node boot, slipway local lb run, slipway management-cluster create.
 	var verb []string
 	for _, a := range args[1:] {
 		if strings.HasPrefix(a, "-") || len(verb) == 3 {

@@ -1,6 +1,5 @@
 // Package component holds `slipway component run NAME -- ARGS`, the entry point of slipway's
-// in-cluster components: the node agent of the local runtime runs it for pods whose image is a
-// component, and a component image runs it on a real cluster.
+// in-cluster components, which a component image runs in its container.
 package component
 
 import (
@@ -36,7 +35,6 @@ func ImageArgs(args []string) []string {
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	registry := components.Default()
 	cmd := &cobra.Command{Use: "component", Short: "Run slipway's in-cluster components"}
-	var podDir string
 	run := &cobra.Command{
 		Use:   "run NAME [-- ARGS...]",
 		Short: "Run a component with the container's arguments",
@@ -59,9 +57,6 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			return nil
 		},
 	}
-	// --pod-dir names the pod in the process list, so that deleting a cluster finds every
-	// process it started; the component reads its pod from the environment.
-	run.Flags().StringVar(&podDir, "pod-dir", "", "the pod's directory on the local runtime")
 	cmd.AddCommand(run)
 	_ = streams
 	return cmd

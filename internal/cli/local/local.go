@@ -16,11 +16,11 @@ import (
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "local",
-		Short: "Run Kubernetes clusters as processes on this host (the local runtime)",
-		Long: "The local runtime builds clusters as kind does, with processes instead of containers: each node runs\n" +
-			"the real etcd, kube-apiserver, kube-controller-manager and kube-scheduler (control-plane nodes) and a\n" +
-			"node agent that stands in for the kubelet. Pods of slipway components run as processes; pods of any\n" +
-			"other image are simulated and annotated local.slipway.dev/simulated=true.",
+		Short: "Run Kubernetes clusters of nodes made of this host's namespaces (the local runtime)",
+		Long: "The local runtime builds clusters as kind does, with namespaces instead of containers: each node has its\n" +
+			"own network namespace on the host-only bridge slipway0, mount namespace and cgroups, and runs containerd\n" +
+			"and the real kubelet; kubeadm boots it from its cloud-init. Its pods run the images they name, pulled\n" +
+			"from the local registry.",
 	}
 	cmd.AddCommand(cluster.NewCommand(streams), node.NewCommand(streams), lb.NewCommand(streams), registry.NewCommand(streams),
 		nodeservice.NewCommand(streams))

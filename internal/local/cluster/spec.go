@@ -40,8 +40,9 @@ type Spec struct {
 	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`
 	// Nodes of the cluster, control-plane nodes first.
 	Nodes []NodeSpec `json:"nodes"`
-	// Runtime is what runs the nodes: RuntimeReal for real nodes (containerd and the real kubelet
-	// in nodes of namespaces, booted by kubeadm), empty for the node agent.
+	// Runtime is what runs the nodes: RuntimeReal (containerd and the real kubelet in nodes of
+	// namespaces, booted by kubeadm); empty for a cluster an older slipway made of its node
+	// agent's nodes, which this one only deletes.
 	Runtime string `json:"runtime,omitempty"`
 	// HostRegistries are registries on this host's loopback, besides the local registry, that
 	// real nodes pull from and fetch bundles from (TKG_CUSTOM_IMAGE_REPOSITORY's registry): see
@@ -257,8 +258,8 @@ func ReadSpec(d Dirs) (*Spec, error) {
 	return &s, nil
 }
 
-// WriteSpec stores a cluster's spec. It replaces the file in one rename, since node agents read
-// it while the infrastructure provider adds nodes.
+// WriteSpec stores a cluster's spec. It replaces the file in one rename, since the load balancer
+// reads it while the infrastructure provider adds nodes.
 func WriteSpec(d Dirs, s *Spec) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {

@@ -87,7 +87,7 @@ func (r *Runtime) update(ctx context.Context, c *clusterv1.Cluster, uid string, 
 }
 
 // superviseEvery is how often the provider looks at each process it runs for its clusters (load
-// balancers and node agents) and starts a dead one again.
+// balancers and nodes' init processes) and starts a dead one again.
 const superviseEvery = 3 * time.Second
 
 // ClusterReconciler reconciles LocalClusters.

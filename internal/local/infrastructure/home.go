@@ -10,17 +10,16 @@ import (
 // HomeSupervisor keeps the nodes of the local cluster the provider runs in going when that
 // cluster is not one of a Cluster's (a bootstrap or cleanup cluster, made by the CLI; the
 // machines of a management cluster are its own LocalMachines, which the MachineReconciler
-// supervises). A node agent, or a real node's init process, killed with SIGKILL leaves its pods,
-// this provider among them, running: the provider starts the node again within superviseEvery
-// (a real node through the store's node service, reset as a VM whose kernel died), and the node
-// restarts what it ran.
+// supervises). A node's init process killed with SIGKILL leaves its pods, this provider among
+// them, running: the provider starts the node again within superviseEvery, through the store's
+// node service, reset as a VM whose kernel died, and the node restarts what it ran.
 type HomeSupervisor struct {
 	Runtime *Runtime
 }
 
 // NeedLeaderElection is false: a provider that has just restarted waits for the lease of its
-// killed predecessor to expire, and the home cluster's agents must not wait with it. The store
-// starts an agent under a lock, so two providers never start two.
+// killed predecessor to expire, and the home cluster's nodes must not wait with it. The store
+// starts a node under a lock, so two providers never start two.
 func (HomeSupervisor) NeedLeaderElection() bool { return false }
 
 // Start supervises until ctx ends.

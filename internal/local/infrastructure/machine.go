@@ -30,7 +30,7 @@ import (
 type MachineReconciler struct {
 	Client  client.Client
 	Runtime *Runtime
-	// Recorder records an Event for each restarted node agent.
+	// Recorder records an Event for each restarted node.
 	Recorder events.EventRecorder
 	// WatchFilterValue is Cluster API's --watch-filter label value; empty reconciles all.
 	WatchFilterValue string

@@ -1,6 +1,6 @@
-// Package proc starts and finds the processes of the local runtime: detached node agents and
-// load balancers that outlive the CLI, the supervised children of a node agent, and slipway's
-// background daemons (Daemon: the local registry, the vCenter simulator).
+// Package proc starts and finds the processes of the local runtime: the detached init processes
+// of nodes and load balancers that outlive the CLI, and slipway's background daemons (Daemon:
+// the local registry, the vCenter simulator, the node service).
 package proc
 
 import (
@@ -59,7 +59,7 @@ func SpawnDetachedIn(args []string, logPath, pidPath string, cloneflags uintptr,
 }
 
 // WithLock runs f holding an exclusive lock on lockPath (created if missing), so that processes
-// that check and then start the same thing (a node agent, a load balancer) do it one at a time.
+// that check and then start the same thing (a load balancer) do it one at a time.
 func WithLock(lockPath string, f func() error) error {
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
 		return err

@@ -1,5 +1,5 @@
-// Package simulator is slipway's vCenter simulator: govmomi's vcsim served on a loopback
-// address with the inventory of seeds/000 (/dc0, its cluster0 with the resource pool rp0, the
+// Package simulator is slipway's vCenter simulator: govmomi's vcsim served on an address of this
+// host with the inventory of seeds/000 (/dc0, its cluster0 with the resource pool rp0, the
 // datastore sharedVmfs-0, the network "VM Network" and the VM folder folder0), so that the
 // vSphere flows run on a host without a vCenter. What it serves is simulated: no ESXi host or
 // VM exists behind it.

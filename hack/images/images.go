@@ -165,9 +165,7 @@ type spec struct {
 	// ref is the reference the manifests write.
 	ref string
 	bin binary
-	// component is the slipway component the image runs (slipway's images), or the one the
-	// process runtime of the local runtime runs in its place until nodes run containers
-	// (upstream images whose reconcilers slipway links).
+	// component is the slipway component the image runs (slipway's images only).
 	component string
 	// title says what the image is, for its OCI title label.
 	title string
@@ -229,19 +227,18 @@ func specs() []spec {
 		slipwayImage(packageControllerImage, "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50"),
 		// Upstream's kapp-controller. No package deploys it yet: its aggregated API serves the
 		// Packages slipway's repository names with "--" (a CRD's names cannot hold "+"), which it
-		// refuses, and the process nodes cannot run it. v0.50.1 is not built: the Go module proxy
+		// refuses. v0.50.1 is not built: the Go module proxy
 		// refuses that version (403, measured 2026-11-28).
 		kappControllerImage(tkg + "kapp-controller:" + kappControllerVersion + "_vmware.1"),
 	}
 	all = append(all, certManagerImages()...)
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {
-		all = append(all, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name], component: name,
+		all = append(all, spec{ref: "registry.k8s.io/cluster-api/" + name + ":" + capiVersion, bin: capiBinaries[name],
 			title: "Cluster API " + name, help: "--leader-elect"})
 	}
 	all = append(all, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
-		component: "capv-controller-manager", title: "Cluster API Provider vSphere", help: "--leader-elect"})
-	// Add-on workloads built from upstream: the process nodes of the local runtime simulate their
-	// pods (no component), nodes that run containers run them.
+		title: "Cluster API Provider vSphere", help: "--leader-elect"})
+	// Add-on workloads built from upstream.
 	for _, v := range []string{"v0.6.4", "v0.7.2"} {
 		all = append(all, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,
 			help: "--kubelet-preferred-address-types"})

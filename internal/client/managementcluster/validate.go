@@ -62,7 +62,7 @@ func (f *flow) validate(ctx context.Context) error {
 		if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
 			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
 		}
-		if _, err := localcluster.ResolveEgress(f.bootstrapEgress()); err != nil {
+		if _, _, err := localcluster.ResolveEgress(f.bootstrapEgress()); err != nil {
 			return fmt.Errorf("the bootstrap cluster's nodes cannot reach the vCenter or the control-plane endpoint through this host: %w: set %s and %s to addresses of other hosts, or names of them",
 				err, config.VSphereServer, config.VSphereControlPlaneEndpoint)
 		}

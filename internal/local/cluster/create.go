@@ -78,7 +78,7 @@ func (s Store) validate(opts *CreateOptions) error {
 	if !slices.Contains(assets.KubernetesVersions, opts.KubernetesVersion) {
 		return field.Invalid(field.NewPath("kubernetesVersion"), opts.KubernetesVersion, "not supported: use one of "+strings.Join(assets.KubernetesVersions, ", "))
 	}
-	if _, err := ResolveEgress(opts.Egress); err != nil {
+	if _, _, err := ResolveEgress(opts.Egress); err != nil {
 		return field.Invalid(field.NewPath("egress"), opts.Egress, err.Error())
 	}
 	return nil

@@ -261,13 +261,13 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 	if err != nil {
 		return err
 	}
-	egress, err := ResolveEgress(spec.Egress)
+	egress, names, err := ResolveEgress(spec.Egress)
 	if err != nil {
 		return err
 	}
 	vs := vm.Spec{Name: node.Name, Address: netip.MustParseAddr(node.IP), BinDir: filepath.Dir(kubelet),
 		SandboxImage: release.PauseImage(), Mirrors: registryMirrors(registryAddr, spec.HostRegistries), ProviderID: providerID, LoopbackRegistry: registryAddr,
-		HostRegistries: spec.HostRegistries, Egress: egress,
+		HostRegistries: spec.HostRegistries, Egress: egress, EgressNames: names,
 		NodeServiceDir: storeOf(dirs).NodeServiceDir()}
 	if err := vm.Create(dirs.Node(node.Name), vs, userData); err != nil {
 		return fmt.Errorf("failed to make node %s: %w", node.Name, err)
@@ -276,17 +276,19 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 }
 
 // ResolveEgress resolves egress destinations (HOST:PORT) on this host, into every IPv4 address
-// of a name, and checks each (vm.CheckEgress).
-func ResolveEgress(destinations []string) ([]netip.AddrPort, error) {
+// of a name, and checks each (vm.CheckEgress). It returns the addresses and ports, and the names
+// with their addresses (lower case), which the nodes answer to their pods.
+func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.Addr, error) {
 	var out []netip.AddrPort
+	var names map[string][]netip.Addr
 	for _, d := range destinations {
 		host, port, err := net.SplitHostPort(d)
 		if err != nil {
-			return nil, fmt.Errorf("egress destination %q is not HOST:PORT: %w", d, err)
+			return nil, nil, fmt.Errorf("egress destination %q is not HOST:PORT: %w", d, err)
 		}
 		p, err := strconv.ParseUint(port, 10, 16)
 		if err != nil || p == 0 {
-			return nil, fmt.Errorf("egress destination %q: port %q is not a port number", d, port)
+			return nil, nil, fmt.Errorf("egress destination %q: port %q is not a port number", d, port)
 		}
 		var addrs []netip.Addr
 		if a, err := netip.ParseAddr(host); err == nil {
@@ -294,21 +296,27 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, error) {
 		} else {
 			ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip4", host)
 			if err != nil {
-				return nil, fmt.Errorf("egress destination %q: %w", d, err)
+				return nil, nil, fmt.Errorf("egress destination %q: %w", d, err)
 			}
-			addrs = ips
+			for _, ip := range ips {
+				addrs = append(addrs, ip.Unmap())
+			}
+			if names == nil {
+				names = map[string][]netip.Addr{}
+			}
+			names[strings.ToLower(strings.TrimSuffix(host, "."))] = addrs
 		}
 		for _, a := range addrs {
 			ap := netip.AddrPortFrom(a.Unmap(), uint16(p))
 			if err := vm.CheckEgress(ap); err != nil {
-				return nil, fmt.Errorf("%s (from %q)", err, d)
+				return nil, nil, fmt.Errorf("%s (from %q)", err, d)
 			}
 			if !slices.Contains(out, ap) {
 				out = append(out, ap)
 			}
 		}
 	}
-	return out, nil
+	return out, names, nil
 }
 
 // startRealNodes starts the load balancer and the nodes of a cluster of real nodes that do not

@@ -94,6 +94,9 @@ func Boot(ctx context.Context, dir string) error {
 	if len(spec.Egress) > 0 {
 		wg.Go(func() { forwardEgress(ctx, spec.Address, spec.Egress, hostNet) })
 	}
+	if len(spec.EgressNames) > 0 {
+		wg.Go(func() { serveEgressNames(ctx, spec.Address, spec.EgressNames) })
+	}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -166,6 +169,17 @@ func mountNode(dir string, spec Spec) error {
 	return syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_SHARED, "")
 }
 
+// resolvConf is the node's resolver: the host's, which no node reaches, is replaced by one that
+// answers nothing (DNS inside clusters is CoreDNS's) or, for a node with named egress
+// destinations, by the node itself, which answers those names.
+func resolvConf(spec Spec) string {
+	server := hostnet.HostAddress
+	if len(spec.EgressNames) > 0 {
+		server = spec.Address
+	}
+	return "# slipway's local runtime: nodes reach nothing off this host but their egress\nnameserver " + server.String() + "\noptions timeout:1 attempts:1\n"
+}
+
 // writeNodeConfig writes what a node image carries: its hosts file, its resolver (the host's,
 // which no node reaches, is replaced by one that answers nothing: DNS inside clusters is
 // CoreDNS's), containerd's configuration and its registry mirrors, and the kubelet's drop-in of
@@ -179,7 +193,7 @@ func writeNodeConfig(dir string, spec Spec) error {
 	files := map[string]string{
 		filepath.Join(kubeletConfigDir, "90-slipway-host.conf"): string(dropIn),
 		"/etc/hosts":                  hosts,
-		"/etc/resolv.conf":            "# slipway's local runtime: nodes reach nothing off this host\nnameserver " + hostnet.HostAddress.String() + "\noptions timeout:1 attempts:1\n",
+		"/etc/resolv.conf":            resolvConf(spec),
 		"/etc/containerd/config.toml": containerdConfig(spec.SandboxImage),
 	}
 	for host, url := range spec.Mirrors {

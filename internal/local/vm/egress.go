@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -201,4 +202,86 @@ func hostNetwork() *os.File {
 	}
 	unix.CloseOnExec(hostNetworkFD)
 	return os.NewFile(hostNetworkFD, "host-network")
+}
+
+// A pod resolves names through CoreDNS, which forwards what is not the cluster's to the node's
+// resolver. A node reaches no resolver off the bridge, so a node whose egress destinations are
+// named (a vCenter's FQDN) answers those names itself, with the addresses this host resolved
+// them to when the node was made (Spec.EgressNames), on its own address: its resolv.conf names
+// it. Any other name is refused at once, as a resolver that knows nothing of it.
+
+// dnsTTL is the time to live of the node's answers.
+const dnsTTL = 30
+
+// serveEgressNames answers DNS queries on the node's address (UDP, port 53) for the names of its
+// egress destinations until the context ends.
+func serveEgressNames(ctx context.Context, node netip.Addr, names map[string][]netip.Addr) {
+	log := ctrl.LoggerFrom(ctx).WithValues("service", "egress names")
+	var conn net.PacketConn
+	var err error
+	for ctx.Err() == nil {
+		if conn, err = (&net.ListenConfig{}).ListenPacket(ctx, "udp", netip.AddrPortFrom(node, 53).String()); err == nil {
+			break
+		}
+		log.Info("Cannot listen for DNS yet; retrying", "error", err.Error())
+		sleep(ctx, 5*time.Second)
+	}
+	if conn == nil {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		conn.Close()
+	}()
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if reply, err := answerEgressName(buf[:n], names); err == nil {
+			_, _ = conn.WriteTo(reply, from)
+		}
+	}
+}
+
+// answerEgressName answers one DNS query: the A records of an egress name, none (NOERROR) for
+// another type of a known name, REFUSED for any other name.
+func answerEgressName(query []byte, names map[string][]netip.Addr) ([]byte, error) {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil, err
+	}
+	name := strings.ToLower(strings.TrimSuffix(q.Name.String(), "."))
+	addrs, known := names[name]
+	rcode := dnsmessage.RCodeSuccess
+	if !known {
+		rcode = dnsmessage.RCodeRefused
+	}
+	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: known, RecursionDesired: h.RecursionDesired,
+		RecursionAvailable: true, RCode: rcode})
+	b.EnableCompression()
+	if err := b.StartQuestions(); err != nil {
+		return nil, err
+	}
+	if err := b.Question(q); err != nil {
+		return nil, err
+	}
+	if err := b.StartAnswers(); err != nil {
+		return nil, err
+	}
+	if q.Type == dnsmessage.TypeA && q.Class == dnsmessage.ClassINET {
+		for _, a := range addrs {
+			rh := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: dnsTTL}
+			if err := b.AResource(rh, dnsmessage.AResource{A: a.As4()}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.Finish()
 }

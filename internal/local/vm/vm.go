@@ -44,6 +44,10 @@ type Spec struct {
 	// node's init process, which dials it from the host (see egress.go): a vCenter and a
 	// control-plane endpoint elsewhere. Each is checked by CheckEgress.
 	Egress []netip.AddrPort `json:"egress,omitempty"`
+	// EgressNames are the names of egress destinations (lower case, no final dot) with the
+	// addresses this host resolved them to, which the node answers to DNS queries on its own
+	// address: its pods resolve them through CoreDNS, which forwards to the node.
+	EgressNames map[string][]netip.Addr `json:"egressNames,omitempty"`
 	// NodeServiceDir is the host's directory where the node service of the node's store listens,
 	// bound at NodeServicePath in the node: a pod of the local infrastructure provider mounts it.
 	NodeServiceDir string `json:"nodeServiceDir,omitempty"`

@@ -115,11 +115,16 @@ type testNode struct {
 // newTestNode creates a node at address, which the test takes at the top of the range, clear of
 // the runtime's.
 func newTestNode(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string, egress ...netip.AddrPort) testNode {
+	return newTestNodeNamed(t, root, mirror, address, userData, nil, egress...)
+}
+
+// newTestNodeNamed is newTestNode with named egress destinations.
+func newTestNodeNamed(t *testing.T, root, mirror string, address netip.Addr, userData func(netip.Addr) string, names map[string][]netip.Addr, egress ...netip.AddrPort) testNode {
 	t.Helper()
 	n := testNode{dir: filepath.Join(t.TempDir(), "node"), name: fmt.Sprintf("vmtest-%d", rand.IntN(100000)), address: address}
 	spec := Spec{Name: n.name, Address: address, BinDir: filepath.Join(root, "bin", "k8s", testVersion),
 		SandboxImage: "projects.registry.vmware.com/tkg/pause:3.10.1",
-		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror, "ghcr.io": mirror}, Egress: egress}
+		Mirrors:      map[string]string{"projects.registry.vmware.com": mirror, "ghcr.io": mirror}, Egress: egress, EgressNames: names}
 	if err := Create(n.dir, spec, []byte(userData(address))); err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +234,10 @@ func TestNodeBootsWithKubeadm(t *testing.T) {
 	octet := 2 + rand.IntN(240)
 	cp := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet)}),
 		func(a netip.Addr) string { return userData(a, token) })
-	// The worker has an egress destination: a server of this host off the bridge.
+	// The worker has an egress destination: a server of this host off the bridge, by a name.
 	offBridge := serveOffBridge(t)
-	worker := newTestNode(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet + 1)}),
-		func(netip.Addr) string { return joinData(cp.address, token) }, offBridge)
+	worker := newTestNodeNamed(t, root, mirror, netip.AddrFrom4([4]byte{198, 19, 254, byte(octet + 1)}),
+		func(netip.Addr) string { return joinData(cp.address, token) }, map[string][]netip.Addr{egressName: {offBridge.Addr()}}, offBridge)
 	exe := buildSlipway(t, root)
 	start := time.Now()
 	for _, n := range []testNode{cp, worker} {
@@ -377,11 +382,20 @@ func serveOffBridge(t *testing.T) netip.AddrPort {
 	return netip.MustParseAddrPort(l.Addr().String())
 }
 
-// checkEgress checks that the node with an egress destination reaches it through the host, and
-// that the one without, and the same host on another port, are refused at once.
+// egressName is the name of the test's egress destination.
+const egressName = "vcenter.egress.test"
+
+// checkEgress checks that the node with an egress destination reaches it through the host and
+// answers its name through its resolver, and that the one without, and the same host on another
+// port, are refused at once.
 func checkEgress(t *testing.T, cp, worker testNode, dest netip.AddrPort) {
 	t.Helper()
 	expectInNode(t, worker, "read "+dest.String(), "off the bridge", "the egress destination "+dest.String())
+	resolver := netip.AddrPortFrom(worker.address, 53).String()
+	expectInNode(t, worker, "resolve "+egressName+" "+resolver, dest.Addr().String(), "the egress destination's name")
+	if out, err := inNode(worker, "resolve other.egress.test "+resolver); err == nil {
+		t.Errorf("the node's resolver answered a name that is not its egress's: %q", out)
+	}
 	for n, d := range map[testNode]netip.AddrPort{cp: dest, worker: netip.AddrPortFrom(dest.Addr(), dest.Port()+1)} {
 		out, err := inNode(n, "dial "+d.String())
 		if err != nil || !strings.Contains(out, "connection refused") {

@@ -40,8 +40,8 @@ type (
 		Registry string           `json:"registry,omitempty"`
 	}
 	limitsArgs struct {
-		ControlPlanes int  `json:"controlPlanes"`
-		Workers       int  `json:"workers"`
+		ControlPlanes int `json:"controlPlanes"`
+		Workers       int `json:"workers"`
 	}
 	versionArgs struct {
 		Version string `json:"version"`

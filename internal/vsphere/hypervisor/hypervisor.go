@@ -45,9 +45,9 @@ type Hypervisor struct {
 	// VCenter is the simulator's address, recorded in the local clusters it makes.
 	VCenter string
 	Store   cluster.Store
-	// Executable is the slipway binary that runs the nodes' agents and load balancers.
+	// Executable is the slipway binary that runs the nodes' init processes and load balancers.
 	Executable string
-	Log logr.Logger
+	Log        logr.Logger
 	// CheckHost checks that this host can start a new node before a VM boots as one, as the
 	// local provider checks before each machine; nil is the store's check
 	// (cluster.Store.CheckHostLimits), which raises the kernel's limits where the simulator's

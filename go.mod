@@ -14,6 +14,7 @@ require (
 	github.com/vmware-tanzu/carvel-vendir v0.36.0
 	github.com/vmware/govmomi v0.53.0
 	go.etcd.io/etcd/client/v3 v3.6.10
+	golang.org/x/net v0.55.0
 	golang.org/x/sys v0.46.0
 	k8s.io/api v0.35.4
 	k8s.io/apiextensions-apiserver v0.35.4
@@ -130,7 +131,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
-	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/term v0.44.0 // indirect

@@ -17,9 +17,7 @@ const (
 	LabelSource  = "org.opencontainers.image.source"
 	LabelVersion = "org.opencontainers.image.version"
 	LabelTitle   = "org.opencontainers.image.title"
-	// LabelComponent names the slipway component an image runs, or, on an upstream image whose
-	// reconcilers slipway links, the component the local runtime's process nodes run in its
-	// place.
+	// LabelComponent names the slipway component an image of slipway's runs.
 	LabelComponent = "dev.slipway.component"
 	// LabelSimulated marks a stand-in for an image that cannot be built on slipway's host;
 	// LabelStandsInFor names the image it stands in for.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
+	"strconv"
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -38,17 +40,24 @@ const DefaultTimeout = 5 * time.Minute
 
 // BootstrapEgress returns the destinations off the local runtime's bridge that the nodes of a
 // bootstrap (or cleanup) cluster reach through this host (localcluster.Spec.Egress), as a kind
-// node reaches them through Docker's NAT: on vSphere, the vCenter (server, as VSPHERE_SERVER,
-// port 443 unless it names one) for CAPV, and the management cluster's control-plane endpoint
-// (endpoint, HOST or HOST:PORT, port 6443), which Cluster API's controllers and kapp-controller
-// reach. A destination on the bridge (the simulator serving there, the endpoints of its VMs) is
-// reached directly and left out; the local provider has none.
-func BootstrapEgress(infrastructure, server, endpoint string) []string {
+// node reaches them through Docker's NAT: on vSphere, the vCenter (server, as VSPHERE_SERVER: a
+// host, HOST:PORT or an https URL, port 443 unless it names one) for CAPV, and the management
+// cluster's control-plane endpoint (endpoint, HOST or HOST:PORT, port apiServerPort, 6443 when
+// 0), which Cluster API's controllers and kapp-controller reach. A destination on the bridge (the
+// simulator serving there, the endpoints of its VMs) is reached directly and left out; the local
+// provider has none.
+func BootstrapEgress(infrastructure, server, endpoint string, apiServerPort int) []string {
 	if infrastructure != "vsphere" {
 		return nil
 	}
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
+		server = u.Host
+	}
+	if apiServerPort == 0 {
+		apiServerPort = 6443
+	}
 	var out []string
-	for _, d := range [][2]string{{server, "443"}, {endpoint, "6443"}} {
+	for _, d := range [][2]string{{server, "443"}, {endpoint, strconv.Itoa(apiServerPort)}} {
 		if d[0] == "" {
 			continue
 		}

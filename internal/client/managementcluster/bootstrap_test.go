@@ -14,25 +14,28 @@ import (
 func TestBootstrapEgress(t *testing.T) {
 	for _, tc := range []struct {
 		infrastructure, server, endpoint string
+		port                             int
 		want                             []string
 	}{
-		{"local", "", "", nil},
-		{"vsphere", "198.18.0.1:8989", "198.18.255.1", nil},
-		{"vsphere", "203.0.113.7:8989", "198.18.255.1", []string{"203.0.113.7:8989"}},
-		{"vsphere", "vcenter.example.com", "10.0.0.10", []string{"vcenter.example.com:443", "10.0.0.10:6443"}},
-		{"vsphere", "10.0.0.5", "10.0.0.10:6443", []string{"10.0.0.5:443", "10.0.0.10:6443"}},
-		{"vsphere", "10.0.0.5", "", []string{"10.0.0.5:443"}},
+		{"local", "", "", 0, nil},
+		{"vsphere", "198.18.0.1:8989", "198.18.255.1", 0, nil},
+		{"vsphere", "203.0.113.7:8989", "198.18.255.1", 0, []string{"203.0.113.7:8989"}},
+		{"vsphere", "vcenter.example.com", "10.0.0.10", 0, []string{"vcenter.example.com:443", "10.0.0.10:6443"}},
+		{"vsphere", "10.0.0.5", "10.0.0.10:6443", 0, []string{"10.0.0.5:443", "10.0.0.10:6443"}},
+		{"vsphere", "10.0.0.5", "", 0, []string{"10.0.0.5:443"}},
+		// CLUSTER_API_SERVER_PORT moves the endpoint's port; a URL names the vCenter's host.
+		{"vsphere", "https://vcenter.example.com/sdk", "10.0.0.10", 8443, []string{"vcenter.example.com:443", "10.0.0.10:8443"}},
+		{"vsphere", "https://10.0.0.5:9443/sdk", "", 0, []string{"10.0.0.5:9443"}},
 	} {
-		if got := BootstrapEgress(tc.infrastructure, tc.server, tc.endpoint); !slices.Equal(got, tc.want) {
-			t.Errorf("BootstrapEgress(%s, %q, %q) = %q, want %q", tc.infrastructure, tc.server, tc.endpoint, got, tc.want)
+		if got := BootstrapEgress(tc.infrastructure, tc.server, tc.endpoint, tc.port); !slices.Equal(got, tc.want) {
+			t.Errorf("BootstrapEgress(%s, %q, %q, %d) = %q, want %q", tc.infrastructure, tc.server, tc.endpoint, tc.port, got, tc.want)
 		}
 	}
 }
 
-// TestCustomRepositoryOnRealNodes checks that a custom image repository is refused for a
-// management cluster whose nodes are real nodes of this host, naming the variable and the way
-// out of each provider, and let through otherwise.
-func TestCustomRepositoryOnRealNodes(t *testing.T) {
+// TestCustomRepository checks that a custom image repository is refused for a management
+// cluster of either provider, naming the variable and why, and that none is let through.
+func TestCustomRepository(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    config.Cluster
@@ -40,14 +43,14 @@ func TestCustomRepositoryOnRealNodes(t *testing.T) {
 		want   string
 	}{
 		{"local", config.Cluster{InfrastructureProvider: "local"}, "127.0.0.1:5001/tkg",
-			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
+			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster does not pull from a custom image repository yet (the nodes the local provider and the vCenter simulator make are not told of it, and a bootstrap cluster reaches no registry off this host): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
 		{"vsphere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg",
 			"unset TKG_CUSTOM_IMAGE_REPOSITORY"},
 		{"no custom repository", config.Cluster{InfrastructureProvider: "local"}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &flow{cfg: &tc.cfg}
-			err := f.checkCustomRepositoryOnRealNodes(tc.custom)
+			err := f.checkCustomRepository(tc.custom)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)

@@ -261,7 +261,7 @@ func (f *flow) bootstrapEgress() []string {
 	if f.cfg.VSphere == nil {
 		return nil
 	}
-	return BootstrapEgress(f.cfg.InfrastructureProvider, f.cfg.VSphere.Server, f.cfg.VSphere.ControlPlaneEndpoint)
+	return BootstrapEgress(f.cfg.InfrastructureProvider, f.cfg.VSphere.Server, f.cfg.VSphere.ControlPlaneEndpoint, f.cfg.APIServerPort)
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

@@ -103,7 +103,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 
 	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
 		// The cleanup cluster's nodes reach what a bootstrap cluster's would.
-		egress: BootstrapEgress(infra, server, endpointOf(mc))}
+		egress: BootstrapEgress(infra, server, endpointOf(mc), 0)}
 	err = p.Run(ctx,
 		progress.NamedStep{Name: "cleanup cluster", Run: d.cleanupCluster},
 		progress.NamedStep{Name: "move to cleanup cluster", Run: d.moveBack},

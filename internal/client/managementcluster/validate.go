@@ -100,7 +100,7 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	custom, _ := v.Get(config.CustomImageRepository)
-	if err := f.checkCustomRepositoryOnRealNodes(custom); err != nil {
+	if err := f.checkCustomRepository(custom); err != nil {
 		return err
 	}
 	if f.o.PackageRepository, err = PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
@@ -134,14 +134,14 @@ func (f *flow) validate(ctx context.Context) error {
 	return nil
 }
 
-// checkCustomRepositoryOnRealNodes refuses a custom image repository for a management cluster:
-// its bootstrap cluster's nodes would pull from a copy on this host's loopback, but the nodes its
-// provider or the simulator makes are not told of one yet, and would stall on their first
-// package.
-func (f *flow) checkCustomRepositoryOnRealNodes(custom string) error {
+// checkCustomRepository refuses a custom image repository for a management cluster: its
+// bootstrap cluster's nodes would pull from a copy on this host's loopback, but the nodes the
+// local provider and the vCenter simulator make are not told of one yet and would stall on their
+// first package, and a bootstrap cluster reaches no registry off this host.
+func (f *flow) checkCustomRepository(custom string) error {
 	if custom == "" {
 		return nil
 	}
-	return fmt.Errorf("%s %s: a management cluster does not pull from a custom image repository yet (the nodes its provider makes are not told of it): unset %s",
+	return fmt.Errorf("%s %s: a management cluster does not pull from a custom image repository yet (the nodes the local provider and the vCenter simulator make are not told of it, and a bootstrap cluster reaches no registry off this host): unset %s",
 		config.CustomImageRepository, custom, config.CustomImageRepository)
 }

@@ -181,15 +181,6 @@ func startUnlessAlive(args []string, pidPath, logPath string) (bool, error) {
 	return started, err
 }
 
-// NodeRunning says whether a node's init process runs.
-func (s Store) NodeRunning(name, node string) bool {
-	dirs, err := s.nodeDirs(name, node)
-	if err != nil {
-		return false
-	}
-	return nodeRunning(dirs, node)
-}
-
 // StopNode destroys a node as the deletion of its machine does, and removes its state: every
 // process of it is killed at once, as a VM is powered off rather than shut down. What needed a
 // graceful end had it before: Cluster API drained the node and, for a control-plane node,

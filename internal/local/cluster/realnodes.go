@@ -277,7 +277,9 @@ func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, us
 
 // ResolveEgress resolves egress destinations (HOST:PORT) on this host, into every IPv4 address
 // of a name, and checks each (vm.CheckEgress). It returns the addresses and ports, and the names
-// with their addresses (lower case), which the nodes answer to their pods.
+// with their addresses (lower case), which the nodes answer to their pods. A name's address on
+// the bridge (the vCenter simulator's, by a name) is answered but is no destination: the nodes
+// reach it directly.
 func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.Addr, error) {
 	var out []netip.AddrPort
 	var names map[string][]netip.Addr
@@ -291,12 +293,15 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.
 			return nil, nil, fmt.Errorf("egress destination %q: port %q is not a port number", d, port)
 		}
 		var addrs []netip.Addr
+		named := false
 		if a, err := netip.ParseAddr(host); err == nil {
-			addrs = []netip.Addr{a}
+			addrs = []netip.Addr{a.Unmap()}
 		} else {
-			ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip4", host)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+			cancel()
 			if err != nil {
-				return nil, nil, fmt.Errorf("egress destination %q: %w", d, err)
+				return nil, nil, fmt.Errorf("egress destination %q: %w (the nodes reach IPv4 addresses only)", d, err)
 			}
 			for _, ip := range ips {
 				addrs = append(addrs, ip.Unmap())
@@ -305,9 +310,13 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.
 				names = map[string][]netip.Addr{}
 			}
 			names[strings.ToLower(strings.TrimSuffix(host, "."))] = addrs
+			named = true
 		}
 		for _, a := range addrs {
-			ap := netip.AddrPortFrom(a.Unmap(), uint16(p))
+			ap := netip.AddrPortFrom(a, uint16(p))
+			if named && hostnet.Network.Contains(a) {
+				continue
+			}
 			if err := vm.CheckEgress(ap); err != nil {
 				return nil, nil, fmt.Errorf("%s (from %q)", err, d)
 			}

@@ -47,3 +47,26 @@ func TestRegistryMirrorsServeHostRegistriesOnTheBridge(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveEgress checks the destinations a node may be given: addresses and ports off this
+// host's loopback and bridge, each refusal naming the destination; localhost, a name, resolves
+// to loopback and is refused too.
+func TestResolveEgress(t *testing.T) {
+	got, names, err := ResolveEgress([]string{"203.0.113.7:443", "10.0.0.10:6443", "203.0.113.7:443"})
+	if err != nil || len(got) != 2 || got[0].String() != "203.0.113.7:443" || got[1].String() != "10.0.0.10:6443" || names != nil {
+		t.Errorf("ResolveEgress = %v, %v, %v", got, names, err)
+	}
+	for d, want := range map[string]string{
+		"203.0.113.7":     "is not HOST:PORT",
+		"203.0.113.7:0":   "is not a port number",
+		"127.0.0.1:8989":  "this host's loopback",
+		"0.0.0.0:443":     "names no host",
+		"198.18.0.1:8989": "on the bridge",
+		"[fd00::1]:443":   "not IPv4",
+		"localhost:8989":  `this host's loopback, which a pod cannot reach: serve it on another address of this host (from "localhost:8989")`,
+	} {
+		if _, _, err := ResolveEgress([]string{d}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ResolveEgress(%s) = %v, want an error saying %q", d, err, want)
+		}
+	}
+}

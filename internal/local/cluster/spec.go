@@ -34,7 +34,7 @@ type Spec struct {
 	Name string `json:"name"`
 	// KubernetesVersion every node runs.
 	KubernetesVersion string `json:"kubernetesVersion"`
-	// Index chooses the cluster's loopback block 127.<Index>.0.0/16.
+	// Index chooses the cluster's block of the bridge, 198.18.<Index>.0/24.
 	Index int `json:"index"`
 	// LoadBalancerIP fronts several control-plane nodes; empty with one.
 	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`

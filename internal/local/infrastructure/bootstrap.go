@@ -3,13 +3,11 @@ package infrastructure
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/yaml"
@@ -38,10 +36,6 @@ type Bootstrap struct {
 	// Endpoint is the control-plane endpoint, host:port: ClusterConfiguration's for init,
 	// discovery.bootstrapToken.apiServerEndpoint for join.
 	Endpoint string
-	// Taints are nodeRegistration.taints when the configuration sets them.
-	Taints *[]corev1.Taint
-	// Labels are the kubelet's --node-labels from nodeRegistration.kubeletExtraArgs.
-	Labels map[string]string
 	// Files are the files the data writes, by path.
 	Files map[string][]byte
 	// UserData is the data as it is: a real node executes it as cloud-init does.
@@ -121,10 +115,6 @@ func (b *Bootstrap) readConfig(path string) error {
 					APIServerEndpoint string `json:"apiServerEndpoint"`
 				} `json:"bootstrapToken"`
 			} `json:"discovery"`
-			NodeRegistration struct {
-				Taints           *[]corev1.Taint `json:"taints"`
-				KubeletExtraArgs json.RawMessage `json:"kubeletExtraArgs"`
-			} `json:"nodeRegistration"`
 			ControlPlane *struct{} `json:"controlPlane"`
 		}
 		if err := decoder.Decode(&doc); err != nil {
@@ -136,61 +126,13 @@ func (b *Bootstrap) readConfig(path string) error {
 		switch doc.Kind {
 		case "ClusterConfiguration":
 			b.KubernetesVersion, b.ClusterName, b.Endpoint = doc.KubernetesVersion, doc.ClusterName, doc.ControlPlaneEndpoint
-			continue
-		case "InitConfiguration":
 		case "JoinConfiguration":
 			b.ControlPlane = doc.ControlPlane != nil
 			if doc.Discovery.BootstrapToken != nil {
 				b.Endpoint = doc.Discovery.BootstrapToken.APIServerEndpoint
 			}
-		default:
-			continue
-		}
-		b.Taints = doc.NodeRegistration.Taints
-		labels, err := nodeLabels(doc.NodeRegistration.KubeletExtraArgs)
-		if err != nil {
-			return fmt.Errorf("%s: %s nodeRegistration.kubeletExtraArgs: %w", path, doc.Kind, err)
-		}
-		b.Labels = labels
-	}
-}
-
-// nodeLabels reads the kubelet's node-labels argument ("k1=v1,k2=v2") from kubeletExtraArgs,
-// a list of {name, value} in kubeadm v1beta4 and a map in v1beta3.
-func nodeLabels(raw json.RawMessage) (map[string]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var args []struct{ Name, Value string }
-	if err := json.Unmarshal(raw, &args); err != nil {
-		byName := map[string]string{}
-		if err := json.Unmarshal(raw, &byName); err != nil {
-			return nil, errors.New("neither a list of {name, value} (kubeadm v1beta4) nor a map (v1beta3)")
-		}
-		for name, value := range byName {
-			args = append(args, struct{ Name, Value string }{name, value})
 		}
 	}
-	labels := map[string]string{}
-	for _, a := range args {
-		if a.Name != "node-labels" {
-			continue
-		}
-		for _, pair := range strings.Split(a.Value, ",") {
-			if pair = strings.TrimSpace(pair); pair == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(pair, "=")
-			if !ok || k == "" {
-				return nil, fmt.Errorf("node-labels %q: %q is not key=value", a.Value, pair)
-			}
-			labels[k] = v
-		}
-	}
-	if len(labels) == 0 {
-		return nil, nil
-	}
-	return labels, nil
 }
 
 // caFiles maps Cluster API's certificate secrets to the files kubeadm reads them from.

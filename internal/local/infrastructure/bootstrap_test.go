@@ -1,7 +1,6 @@
 package infrastructure
 
 import (
-	"maps"
 	"strings"
 	"testing"
 
@@ -48,7 +47,7 @@ func TestParseBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.Init || !b.ControlPlane || b.KubernetesVersion != "v1.34.3" || b.Taints == nil || len(*b.Taints) != 0 ||
+	if !b.Init || !b.ControlPlane || b.KubernetesVersion != "v1.34.3" ||
 		b.ClusterName != "wc1" || b.Endpoint != "127.200.0.1:6443" {
 		t.Errorf("init: %+v", b)
 	}
@@ -59,7 +58,7 @@ func TestParseBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Init || !b.ControlPlane || b.Taints != nil {
+	if b.Init || !b.ControlPlane {
 		t.Errorf("control-plane join: %+v", b)
 	}
 	for _, tc := range []struct{ data, format, want string }{
@@ -70,47 +69,6 @@ func TestParseBootstrap(t *testing.T) {
 		if _, err := ParseBootstrap([]byte(tc.data), tc.format); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want %q, got %v", tc.want, err)
 		}
-	}
-}
-
-// TestNodeLabels: the kubelet's --node-labels, from kubeletExtraArgs in kubeadm v1beta4's list
-// and v1beta3's map, reach the node.
-func TestNodeLabels(t *testing.T) {
-	worker := func(config string) string {
-		return "#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n" +
-			"    " + strings.ReplaceAll(config, "\n", "\n    ") + "\nruncmd: [kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml]\n"
-	}
-	for _, tc := range []struct {
-		name, config string
-		want         map[string]string
-		wantErr      string
-	}{
-		{"v1beta4 list", "kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 127.200.0.1:6443\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: cloud-provider, value: external}\n  - {name: node-labels, value: 'pool=np-1,tier=web'}",
-			map[string]string{"pool": "np-1", "tier": "web"}, ""},
-		{"v1beta3 map", "kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    node-labels: pool=np-1",
-			map[string]string{"pool": "np-1"}, ""},
-		{"no labels", "kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: cloud-provider, value: external}", nil, ""},
-		{"not key=value", "kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: node-labels, value: 'pool'}", nil,
-			`JoinConfiguration nodeRegistration.kubeletExtraArgs: node-labels "pool": "pool" is not key=value`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := ParseBootstrap([]byte(worker(tc.config)), "")
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want %q, got %v", tc.wantErr, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !maps.Equal(b.Labels, tc.want) {
-				t.Errorf("labels %v, want %v", b.Labels, tc.want)
-			}
-			if strings.Contains(tc.config, "apiServerEndpoint") && b.Endpoint != "127.200.0.1:6443" {
-				t.Errorf("endpoint %q, want the discovery's apiServerEndpoint", b.Endpoint)
-			}
-		})
 	}
 }
 

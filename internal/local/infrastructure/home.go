@@ -39,8 +39,8 @@ func (h HomeSupervisor) Start(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 		}
-		// A cluster being deleted has no spec left, and its agents stop their pods (this
-		// provider first) before they exit.
+		// A cluster being deleted has no spec left: its nodes are powered off, this provider
+		// with them.
 		spec, err := r.Host.ReadSpec(ctx, r.Home)
 		if err != nil || spec.Owner != nil {
 			continue
@@ -48,12 +48,12 @@ func (h HomeSupervisor) Start(ctx context.Context) error {
 		for _, n := range spec.Nodes {
 			started, err := r.Host.StartNode(ctx, spec.Name, n)
 			if err != nil {
-				log.Error(err, "Failed to start the agent of a node of the home cluster", "node", n.Name)
+				log.Error(err, "Failed to start a node of the home cluster", "node", n.Name)
 				continue
 			}
 			if started {
 				restarts++
-				log.Info("The agent of a node of the home cluster was not running: started it again", "node", n.Name, "restarts", restarts)
+				log.Info("The init process of a node of the home cluster was not running: started the node again", "node", n.Name, "restarts", restarts)
 			}
 		}
 	}

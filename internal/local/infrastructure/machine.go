@@ -74,8 +74,8 @@ func (r *MachineReconciler) localClusterToMachines(ctx context.Context, o client
 }
 
 // Reconcile starts the machine's node once its cluster's infrastructure is provisioned and its
-// bootstrap data is ready, reports providerID and addresses, restarts a node whose agent died
-// (a host restart), and stops the node when the machine is deleted.
+// bootstrap data is ready, reports providerID and addresses, restarts a node whose init process
+// died (a host restart), and stops the node when the machine is deleted.
 func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	lm := &infrav1.LocalMachine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, lm); err != nil {
@@ -133,8 +133,8 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	lm.Status.Initialization.Provisioned = ptr.To(true)
 	setNodeConditions(lm, metav1.ConditionTrue, infrav1.ReasonNodeStarted,
 		fmt.Sprintf("node %s runs on %s (Kubernetes %s)", node.Name, node.IP, node.KubernetesVersion))
-	// The agent is looked at again within superviseEvery, so that a killed one, or a node
-	// stopped by a host restart, is back within seconds.
+	// The node is looked at again within superviseEvery, so that a killed init process, or a
+	// node stopped by a host restart, is back within seconds.
 	return ctrl.Result{RequeueAfter: superviseEvery}, nil
 }
 

@@ -88,15 +88,34 @@ func (e *remoteError) Is(target error) bool {
 	return (e.kind == kindNotFound && target == cluster.ErrNotFound) || (e.kind == kindNotExist && target == os.ErrNotExist)
 }
 
+// refuseEgress refuses a spec with egress destinations from a caller of the service: a node's
+// egress dials off this host on its behalf, which only this host's own commands may give it (a
+// bootstrap cluster's, on vSphere), never a pod that mounts the service; the clusters the local
+// provider makes need none.
+func refuseEgress(spec *cluster.Spec) error {
+	if len(spec.Egress) > 0 {
+		return fmt.Errorf("cluster %s: egress destinations %v are given only by this host's own commands, not through the node service", spec.Name, spec.Egress)
+	}
+	return nil
+}
+
 // Handler serves host's calls.
 func Handler(host cluster.Host) http.Handler {
 	mux := http.NewServeMux()
 	handle(mux, "ReadSpec", func(ctx context.Context, a nameArgs) (any, error) { return host.ReadSpec(ctx, a.Name) })
-	handle(mux, "WriteSpec", func(ctx context.Context, spec cluster.Spec) (any, error) { return nil, host.WriteSpec(ctx, &spec) })
+	handle(mux, "WriteSpec", func(ctx context.Context, spec cluster.Spec) (any, error) {
+		if err := refuseEgress(&spec); err != nil {
+			return nil, err
+		}
+		return nil, host.WriteSpec(ctx, &spec)
+	})
 	handle(mux, "FreeIndex", func(ctx context.Context, _ struct{}) (any, error) { return host.FreeIndex(ctx) })
 	handle(mux, "PrepareNode", func(ctx context.Context, a prepareArgs) (any, error) {
 		if a.Spec == nil {
 			return nil, errors.New("PrepareNode: spec is missing")
+		}
+		if err := refuseEgress(a.Spec); err != nil {
+			return nil, err
 		}
 		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, a.Registry)
 	})

@@ -187,6 +187,19 @@ func TestCallsReachTheHost(t *testing.T) {
 	if !reflect.DeepEqual(host.calls, want) {
 		t.Fatalf("the host saw %q, want %q", host.calls, want)
 	}
+	// A caller cannot give a node egress off this host: the call is refused before the host
+	// sees it.
+	host.calls, host.err = nil, nil
+	spec.Egress = []string{"203.0.113.7:443"}
+	if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), "127.0.0.1:5000"); err == nil || !strings.Contains(err.Error(), "only by this host's own commands") {
+		t.Errorf("PrepareNode with egress: %v, want a refusal", err)
+	}
+	if err := c.WriteSpec(ctx, spec); err == nil || !strings.Contains(err.Error(), "only by this host's own commands") {
+		t.Errorf("WriteSpec with egress: %v, want a refusal", err)
+	}
+	if len(host.calls) != 0 {
+		t.Errorf("the host saw %q", host.calls)
+	}
 }
 
 // TestNoServiceIsSaid checks that a provider whose node has no service is told what starts it.

@@ -122,8 +122,8 @@ func isZombie(pid int) bool {
 
 // Alive reports whether the process in pidPath runs and its arguments begin with args, compared
 // argument by argument, the program path aside (a rebuilt binary keeps its path). This guards
-// against a reused pid and against a process whose arguments merely contain these: an agent of
-// --cluster-dir /x/boot2 is not one of /x/boot.
+// against a reused pid and against a process whose arguments merely contain these: a load
+// balancer of --cluster-dir /x/boot2 is not one of /x/boot.
 func Alive(pidPath string, args []string) bool {
 	return beginsWith(Cmdline(ReadPID(pidPath)), args)
 }

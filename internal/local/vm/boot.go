@@ -67,9 +67,12 @@ func Boot(ctx context.Context, dir string) error {
 	if err := writeNodeConfig(dir, spec); err != nil {
 		return err
 	}
+	if hostNet != nil && len(spec.Egress) == 0 {
+		hostNet.Close()
+	}
 	if len(spec.Egress) > 0 {
 		if hostNet == nil {
-			return errors.New("the node has egress destinations but was started without the host's network namespace: start it with this slipway")
+			return errors.New("the node has egress destinations but its init process was started without the host's network namespace, as only an older slipway starts it: start the node with this one (`slipway local cluster start CLUSTER`)")
 		}
 		if err := applyEgress(spec.Address, spec.Egress); err != nil {
 			return fmt.Errorf("failed to route the node's egress: %w", err)

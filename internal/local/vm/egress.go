@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -51,7 +52,9 @@ func CheckEgress(d netip.AddrPort) error {
 		return fmt.Errorf("egress destination %s is not an address and port", d)
 	case !d.Addr().Is4():
 		return fmt.Errorf("egress destination %s is not IPv4: the bridge is IPv4 only", d)
-	case d.Addr().IsLoopback() || d.Addr().IsUnspecified():
+	case d.Addr().IsUnspecified():
+		return fmt.Errorf("egress destination %s names no host: give the address of one", d)
+	case d.Addr().IsLoopback():
 		return fmt.Errorf("egress destination %s is on this host's loopback, which a pod cannot reach: serve it on another address of this host", d)
 	case hostnet.Network.Contains(d.Addr()):
 		return fmt.Errorf("egress destination %s is on the bridge %s, which every node reaches directly", d, hostnet.Network)
@@ -144,7 +147,14 @@ func serveEgress(ctx context.Context, listen, target netip.AddrPort, hostNet *os
 	for {
 		conn, err := l.Accept()
 		if err != nil {
-			return
+			if ctx.Err() != nil {
+				return
+			}
+			// Out of descriptors, say: the destination must not be lost for good while its
+			// rule still sends connections here.
+			log.Info("Cannot accept a connection; trying again", "error", err.Error())
+			sleep(ctx, time.Second)
+			continue
 		}
 		go func() {
 			defer conn.Close()
@@ -253,9 +263,14 @@ func answerEgressName(query []byte, names map[string][]netip.Addr) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	if h.Response {
+		return nil, errors.New("a response, not a query")
+	}
 	q, err := p.Question()
 	if err != nil {
-		return nil, err
+		// No question to answer: a format error, at once, rather than a client's timeout.
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RCode: dnsmessage.RCodeFormatError})
+		return b.Finish()
 	}
 	name := strings.ToLower(strings.TrimSuffix(q.Name.String(), "."))
 	addrs, known := names[name]

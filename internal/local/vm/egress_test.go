@@ -47,4 +47,16 @@ func TestAnswerEgressName(t *testing.T) {
 	if m := ask("other.example.com.", dnsmessage.TypeA); m.RCode != dnsmessage.RCodeRefused || len(m.Answers) != 0 {
 		t.Errorf("another name: %v %v, want refused", m.RCode, m.Answers)
 	}
+	// A response is not answered (two responders would echo each other); a query without a
+	// question gets a format error at once.
+	response, _ := (&dnsmessage.Message{Header: dnsmessage.Header{ID: 7, Response: true}}).Pack()
+	if reply, err := answerEgressName(response, names); err == nil {
+		t.Errorf("a response was answered: %v", reply)
+	}
+	empty, _ := (&dnsmessage.Message{Header: dnsmessage.Header{ID: 8}}).Pack()
+	reply, err := answerEgressName(empty, names)
+	var m2 dnsmessage.Message
+	if err != nil || m2.Unpack(reply) != nil || m2.RCode != dnsmessage.RCodeFormatError || m2.ID != 8 {
+		t.Errorf("a query without a question: %v %+v, want a format error", err, m2.Header)
+	}
 }

@@ -292,8 +292,8 @@ func decode(data, encoding string) ([]byte, error) {
 	}
 }
 
-// boot makes the VM a node of its cluster unless it is one, and starts its agent unless it
-// runs. h.mu is held.
+// boot makes the VM a node of its cluster unless it is one, and starts the node unless it runs.
+// h.mu is held.
 func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, error) {
 	host, err := h.endpoint(b.Endpoint)
 	if err != nil {

@@ -137,7 +137,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					bo.ProviderVariables = vs.ProviderVariables()
 					// Its nodes reach the vCenter, and the endpoint when it is set, through this
 					// host.
-					bo.Cluster.Egress = managementcluster.BootstrapEgress(f.infrastructure, vs.Server, vs.ControlPlaneEndpoint)
+					bo.Cluster.Egress = managementcluster.BootstrapEgress(f.infrastructure, vs.Server, vs.ControlPlaneEndpoint, 0)
 				default:
 					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
 				}

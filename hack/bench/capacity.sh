@@ -22,9 +22,12 @@ kubectl=$root/bin/k8s/v1.35.4/kubectl
 [ -x "$root/bin/etcd/v3.6.5/etcd" ] || make -C "$root" assets
 make -C "$root" build images providers packages >/dev/null
 
+# The nodes pull from the local registry of slipway's own home, which `make images` fills, so the
+# bench runs there; deleting its management cluster deletes the workload clusters its provider
+# made with it.
 work=$(mktemp -d)
-export SLIPWAY_HOME=$work/home KUBECONFIG=$work/kubeconfig SLIPWAY_RAISE_HOST_LIMITS=true
-trap 'delete_clusters capacity; rm -rf "$work"' EXIT
+export KUBECONFIG=$work/kubeconfig SLIPWAY_RAISE_HOST_LIMITS=true
+trap '"$slipway" management-cluster delete capacity -y >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 limits() {
 	printf 'fs.inotify.max_user_instances=%s fs.inotify.max_user_watches=%s fs.file-max=%s kernel.threads-max=%s\n' \

@@ -14,12 +14,3 @@ timed() {
 
 # median N...: the median of the numbers.
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-# delete_clusters MC: deletes the management cluster MC and every local cluster of $SLIPWAY_HOME
-# that is left, for a bench's exit trap.
-delete_clusters() {
-	"$slipway" management-cluster delete "$1" -y >/dev/null 2>&1 || true
-	for c in $("$slipway" local cluster list 2>/dev/null | awk 'NR>1 {print $1}'); do
-		"$slipway" local cluster delete "$c" --force >/dev/null 2>&1 || true
-	done
-}

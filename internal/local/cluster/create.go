@@ -127,7 +127,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
 		}
 	}()
-	image := "slipway node: containerd, kubelet, kubeadm"
+	image := "slipway real node: containerd, kubelet, kubeadm"
 	steps := []progress.NamedStep{
 		{Name: fmt.Sprintf("Ensuring node image (%s, Kubernetes %s) 🖼", image, spec.KubernetesVersion), Run: func(ctx context.Context) error {
 			err := b.ensureImage(ctx)

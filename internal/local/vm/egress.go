@@ -127,22 +127,10 @@ func forwardEgress(ctx context.Context, node netip.Addr, egress []netip.AddrPort
 // host's network namespace.
 func serveEgress(ctx context.Context, listen, target netip.AddrPort, hostNet *os.File) {
 	log := ctrl.LoggerFrom(ctx).WithValues("egress", target.String())
-	var l net.Listener
-	var err error
-	for ctx.Err() == nil {
-		if l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", listen.String()); err == nil {
-			break
-		}
-		log.Info("Cannot listen for the egress yet; retrying", "error", err.Error())
-		sleep(ctx, 5*time.Second)
-	}
-	if l == nil {
+	l, ok := listenUntilDone(ctx, log, func() (net.Listener, error) { return (&net.ListenConfig{}).Listen(ctx, "tcp", listen.String()) })
+	if !ok {
 		return
 	}
-	go func() {
-		<-ctx.Done()
-		l.Close()
-	}()
 	log.Info("Forwarding to the destination from the host", "listen", listen.String())
 	for {
 		conn, err := l.Accept()
@@ -227,22 +215,12 @@ const dnsTTL = 30
 // egress destinations until the context ends.
 func serveEgressNames(ctx context.Context, node netip.Addr, names map[string][]netip.Addr) {
 	log := ctrl.LoggerFrom(ctx).WithValues("service", "egress names")
-	var conn net.PacketConn
-	var err error
-	for ctx.Err() == nil {
-		if conn, err = (&net.ListenConfig{}).ListenPacket(ctx, "udp", netip.AddrPortFrom(node, 53).String()); err == nil {
-			break
-		}
-		log.Info("Cannot listen for DNS yet; retrying", "error", err.Error())
-		sleep(ctx, 5*time.Second)
-	}
-	if conn == nil {
+	conn, ok := listenUntilDone(ctx, log, func() (net.PacketConn, error) {
+		return (&net.ListenConfig{}).ListenPacket(ctx, "udp", netip.AddrPortFrom(node, 53).String())
+	})
+	if !ok {
 		return
 	}
-	go func() {
-		<-ctx.Done()
-		conn.Close()
-	}()
 	buf := make([]byte, 1500)
 	for {
 		n, from, err := conn.ReadFrom(buf)

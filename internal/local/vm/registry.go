@@ -2,10 +2,12 @@ package vm
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/netip"
 	"time"
 
+	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
@@ -26,22 +28,10 @@ func forwardRegistry(ctx context.Context, loopback string) {
 		return
 	}
 	target := BridgeAddress(loopback)
-	var l net.Listener
-	var err error
-	for ctx.Err() == nil {
-		if l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", addr.String()); err == nil {
-			break
-		}
-		log.Info("Cannot listen for the registry yet; retrying", "error", err.Error())
-		sleep(ctx, 5*time.Second)
-	}
-	if l == nil {
+	l, ok := listenUntilDone(ctx, log, func() (net.Listener, error) { return (&net.ListenConfig{}).Listen(ctx, "tcp", addr.String()) })
+	if !ok {
 		return
 	}
-	go func() {
-		<-ctx.Done()
-		l.Close()
-	}()
 	log.Info("Forwarding the registry", "to", target)
 	for {
 		conn, err := l.Accept()
@@ -82,4 +72,24 @@ func proxyTo(ctx context.Context, conn net.Conn, target string) {
 	}
 	defer up.Close()
 	hostnet.Splice(ctx, conn, up)
+}
+
+// listenUntilDone listens with listen, trying again every 5 s while it fails (an address not
+// yet there, a port still held), and closes what it got when the context ends. It is false when
+// the context ended first.
+func listenUntilDone[T io.Closer](ctx context.Context, log logr.Logger, listen func() (T, error)) (T, bool) {
+	for ctx.Err() == nil {
+		l, err := listen()
+		if err == nil {
+			go func() {
+				<-ctx.Done()
+				l.Close()
+			}()
+			return l, true
+		}
+		log.Info("Cannot listen yet; retrying", "error", err.Error())
+		sleep(ctx, 5*time.Second)
+	}
+	var none T
+	return none, false
 }

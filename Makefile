@@ -97,7 +97,6 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/infrastructure/... output:crd:artifacts:config=config/crd/infrastructure
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/cli/... output:crd:artifacts:config=config/crd/cli
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/core/... output:crd:artifacts:config=config/crd/core
-	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/ipam/... output:crd:artifacts:config=config/crd/ipam
 	rm -rf config/crd/carvel
 	$(CONTROLLER_GEN) crd:crdVersions=v1 $(foreach p,$(KAPP_CONTROLLER_APIS),paths=$(p)) output:crd:artifacts:config=config/crd/carvel
 	go run ./hack/carvel-crds config/crd/carvel
@@ -112,7 +111,6 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and CRDs from the API
 	$(call rbac,object-propagation-controller-manager-clusterrole,$(call PKG_CONFIG,tkg-clusterclass)/object-propagation-controller.role.generated.yml,./internal/controllers/propagation)
 	$(call rbac,tanzu-capabilities-manager-clusterrole,$(call PKG_CONFIG,framework)/tanzu-capabilities.role.generated.yml,./internal/controllers/capabilities)
 	$(call rbac,manager-role,config/infrastructure-local/role.generated.yaml,./internal/local/infrastructure)
-	$(call rbac,manager-role,config/ipam-in-cluster/role.generated.yaml,./internal/controllers/ipam)
 
 .PHONY: verify
 verify: generate ## Check that generated code is current, code is formatted and vetted, DESIGN's import rules hold and go.mod is tidy and pinned.
@@ -122,7 +120,7 @@ verify: generate ## Check that generated code is current, code is formatted and 
 	go vet ./...
 	hack/verify-imports.sh
 	hack/verify-stack.sh
-	@for m in . hack/images/cluster-api hack/images/local-path-provisioner hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/images/cloud-provider-vsphere-v1.26 hack/images/cloud-provider-vsphere-v1.27 hack/images/coredns-v1.12.4 hack/images/coredns-v1.12.1 hack/images/kapp-controller hack/images/carvel hack/images/cert-manager hack/tools hack/tools/clients hack/tools/carvel hack/tools/conformance hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
+	@for m in . hack/images/cluster-api hack/images/local-path-provisioner hack/images/metrics-server-v0.6 hack/images/metrics-server-v0.7 hack/images/cloud-provider-vsphere-v1.26 hack/images/cloud-provider-vsphere-v1.27 hack/images/coredns-v1.12.4 hack/images/coredns-v1.12.1 hack/images/kapp-controller hack/images/carvel hack/images/cert-manager hack/images/ipam-in-cluster hack/tools hack/tools/clients hack/tools/carvel hack/tools/conformance hack/tools/etcd hack/tools/k8s-v1.35 hack/tools/k8s-v1.34; do \
 		(cd $$m && go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; \
 	done
 

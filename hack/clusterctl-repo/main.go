@@ -1,8 +1,9 @@
 // Command clusterctl-repo builds the local clusterctl provider repository slipway installs
 // Cluster API from: the components of cluster-api (core), kubeadm bootstrap and kubeadm control
 // plane built with kustomize from the Cluster API module's own config, CAPV's (the vsphere
-// infrastructure provider) from its module's config, the `local` infrastructure and in-cluster
-// IPAM providers' from config/infrastructure-local and config/ipam-in-cluster, cert-manager's
+// infrastructure provider) from its module's config, the in-cluster IPAM provider's from its
+// module's config in TKG's namespace (caip-in-cluster-system), the `local` infrastructure
+// provider's from config/infrastructure-local, cert-manager's
 // release manifest as upstream renders it from its chart (hack/images/cert-manager/render), each
 // version's metadata.yaml, and a clusterctl configuration that points at them. Every image the components name is locked by digest (NAME:TAG@sha256:…)
 // to the image `make images` built for it (bin/images/layout). It is run by `make providers`;
@@ -17,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +73,14 @@ func build(out, certManagerManifest, layout string) error {
 			dir = filepath.Join(modDir, p.KustomizeDir)
 			if metadata, err = os.ReadFile(filepath.Join(modDir, "metadata.yaml")); err != nil {
 				return err
+			}
+			if p.UpstreamPrefix != "" {
+				copied, err := renamed(modDir, p.KustomizeDir, p.UpstreamPrefix, p.Prefix)
+				if err != nil {
+					return fmt.Errorf("provider %s: %w", p.Name, err)
+				}
+				defer func() { _ = os.RemoveAll(copied.root) }()
+				dir = copied.dir
 			}
 		}
 		components, err := kustomize(dir, p.Module != "")
@@ -154,6 +164,41 @@ func kustomize(dir string, quiet bool) ([]byte, error) {
 		return nil, err
 	}
 	return resources.AsYaml()
+}
+
+// kustomizationCopy is a module's kustomizations copied out of the read-only module cache.
+type kustomizationCopy struct {
+	// root is the temporary directory that holds the copy; dir is the kustomization's in it.
+	root, dir string
+}
+
+// renamed copies the module's tree that holds the kustomization (config/ for config/default)
+// into a temporary directory and replaces the prefix upstream gives every name and the namespace
+// in all of its files with prefix, as TKG names a provider it builds from upstream.
+func renamed(modDir, kustomizeDir, upstreamPrefix, prefix string) (c kustomizationCopy, err error) {
+	if c.root, err = os.MkdirTemp("", "clusterctl-repo-"); err != nil {
+		return c, err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(c.root)
+		}
+	}()
+	c.dir = filepath.Join(c.root, kustomizeDir)
+	top := strings.Split(filepath.ToSlash(kustomizeDir), "/")[0]
+	if err := os.CopyFS(filepath.Join(c.root, top), os.DirFS(filepath.Join(modDir, top))); err != nil {
+		return c, err
+	}
+	return c, filepath.WalkDir(filepath.Join(c.root, top), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, bytes.ReplaceAll(data, []byte(upstreamPrefix), []byte(prefix)), 0o644)
+	})
 }
 
 // moduleDir returns where the Go module cache holds a module, downloading it if needed.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,6 +90,34 @@ func TestUpstreamProvidersRunSlipwayComponents(t *testing.T) {
 		if !strings.Contains(string(data), "image: "+p.Image+"@sha256:") || strings.Contains(string(data), p.StagingImage) {
 			t.Errorf("%s: the components do not run %s, locked by digest, in place of %s", p.Name, p.Image, p.StagingImage)
 		}
+		if p.UpstreamPrefix != "" {
+			checkRenamed(t, p, string(data))
+		}
+	}
+}
+
+// checkRenamed checks that a provider TKG renames has none of upstream's names left, lives in
+// its own namespace, and that its webhook's Deployment mounts the Secret its Certificate writes:
+// upstream's patch of the Deployment names that Secret literally.
+func checkRenamed(t *testing.T, p clusterctl.Provider, components string) {
+	t.Helper()
+	if strings.Contains(components, p.UpstreamPrefix) {
+		t.Errorf("%s: the components still name %s…", p.Name, p.UpstreamPrefix)
+	}
+	if !strings.Contains(components, "namespace: "+p.Prefix+"system\n") {
+		t.Errorf("%s: nothing is in the namespace %ssystem", p.Name, p.Prefix)
+	}
+	secrets := map[string]int{}
+	for _, m := range regexp.MustCompile(`secretName: (\S+)`).FindAllStringSubmatch(components, -1) {
+		secrets[m[1]]++
+	}
+	for name, n := range secrets {
+		if n != 2 {
+			t.Errorf("%s: Secret %s is named %d times, want twice (the Certificate and the volume that mounts it)", p.Name, name, n)
+		}
+	}
+	if len(secrets) == 0 {
+		t.Errorf("%s: no Secret named: the webhook's certificate is missing", p.Name)
 	}
 }
 

@@ -27,6 +27,8 @@ const (
 	kappControllerVersion = "v0.50.0"
 	certManagerModule     = "github.com/cert-manager/cert-manager"
 	certManagerVersion    = "v1.11.5"
+	ipamModule            = "sigs.k8s.io/cluster-api-ipam-provider-in-cluster"
+	ipamVersion           = "v1.1.0"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
 	clusterAPIDir = "hack/images/cluster-api"
 )
@@ -63,6 +65,10 @@ var (
 	// etcdBinary is the etcd `make assets` built, where upstream's etcd image has it.
 	etcdBinary = binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd",
 		source: etcdModule, version: etcdVersion}
+	// ipamBinary is Cluster API's in-cluster IPAM provider (TKG's caip-in-cluster), built from
+	// its own module at its own dependency versions (Cluster API v1.11).
+	ipamBinary = binary{name: "cluster-api-ipam-in-cluster-controller-" + ipamVersion, dir: "hack/images/ipam-in-cluster", pkg: ipamModule,
+		source: ipamModule, version: ipamVersion, ldflags: versionFlags(ipamModule+"/version", ipamVersion, "1", "1")}
 	capvBinary = binary{name: "cluster-api-vsphere-controller", dir: clusterAPIDir, pkg: capvModule, source: capvModule, version: capvVersion,
 		ldflags: versionFlags(capvModule+"/pkg/version", capvVersion, "1", "16")}
 )
@@ -220,7 +226,6 @@ func specs() []spec {
 		slipwayImage(slipway+"capl-controller:v0.1.0", "local-infrastructure-controller", "Cluster API local infrastructure provider"),
 		{ref: slipway + "local-pod-network:v0.1.0", bin: slipwayBinary, component: "local-pod-network", root: true,
 			host: append([]string{"/usr/bin/ip"}, iptablesFiles...), title: "the local runtime's pod network, with Debian's ip and iptables"},
-		slipwayImage(slipway+"cluster-api-ipam-in-cluster-controller:v0.1.0", "ipam-in-cluster-controller", "Cluster API in-cluster IPAM provider (slipway's)"),
 		// slipway's stand-in for kapp-controller, until the upstream engine replaces it on every
 		// cluster. The kapp-controller packages name slipway's package controller by slipway's
 		// own reference: TKG's is upstream's kapp-controller, below.
@@ -238,6 +243,8 @@ func specs() []spec {
 	}
 	all = append(all, spec{ref: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + capvVersion, bin: capvBinary,
 		title: "Cluster API Provider vSphere", help: "--leader-elect"})
+	all = append(all, spec{ref: "registry.k8s.io/capi-ipam-ic/cluster-api-ipam-in-cluster-controller:" + ipamVersion, bin: ipamBinary,
+		title: "Cluster API in-cluster IPAM provider " + ipamVersion, help: "--leader-elect"})
 	// Add-on workloads built from upstream.
 	for _, v := range []string{"v0.6.4", "v0.7.2"} {
 		all = append(all, spec{ref: tkg + "metrics-server:" + v + "_vmware.1", bin: metricsServer(v), title: "metrics-server " + v,

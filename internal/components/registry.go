@@ -45,7 +45,6 @@ func Default() *Registry {
 		capabilitiesManager(),
 		localInfrastructureController(),
 		localPodNetwork(),
-		ipamInClusterController(),
 		standIn(),
 	)
 }

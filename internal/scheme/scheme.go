@@ -18,7 +18,6 @@ import (
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	csiv1alpha1 "github.com/slipway-dev/slipway/api/csi/v1alpha1"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
-	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha1 "github.com/slipway-dev/slipway/api/run/v1alpha1"
 	runv1alpha2 "github.com/slipway-dev/slipway/api/run/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
@@ -34,7 +33,6 @@ func New() *runtime.Scheme {
 		bootstrapv1.AddToScheme,
 		controlplanev1.AddToScheme,
 		ipamv1.AddToScheme,
-		ipamv1alpha2.AddToScheme,
 		runv1alpha1.AddToScheme,
 		runv1alpha2.AddToScheme,
 		runv1alpha3.AddToScheme,

@@ -26,7 +26,6 @@ import (
 
 	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
-	ipamv1alpha2 "github.com/slipway-dev/slipway/api/ipam/v1alpha2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
@@ -189,31 +188,10 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 	// takes over what kapp deployed.
 	t.Run("kapp reads and adopts the package controller's records", func(t *testing.T) { checkKapp(t, lc) })
 
-	// caip-in-cluster assigns an address from a pool to a claim.
-	pool := &ipamv1alpha2.GlobalInClusterIPPool{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-nodes"},
-		Spec:       ipamv1alpha2.InClusterIPPoolSpec{Addresses: []string{"192.168.10.0/29"}, Prefix: 24, Gateway: "192.168.10.1"},
-	}
-	ipClaim := &ipamv1.IPAddressClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-node"},
-		Spec: ipamv1.IPAddressClaimSpec{PoolRef: ipamv1.IPPoolReference{
-			APIGroup: ipamv1alpha2.GroupVersion.Group, Kind: "GlobalInClusterIPPool", Name: pool.Name}},
-	}
-	for _, o := range []client.Object{pool, ipClaim} {
-		if err := lc.client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, 30*time.Second, "an address for the claim", func() error {
-		address := &ipamv1.IPAddress{}
-		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(ipClaim), address); err != nil {
-			return err
-		}
-		if address.Spec.Address != "192.168.10.2" {
-			return fmt.Errorf("address %s, want 192.168.10.2 (.0 is the network, .1 the gateway)", address.Spec.Address)
-		}
-		return nil
-	})
+	// caip-in-cluster is upstream's in-cluster IPAM provider in TKG's namespace: its image built
+	// here, locked by digest; its webhook refuses a pool whose gateway and addresses are of two IP
+	// families; it assigns an address from a pool to a claim.
+	t.Run("upstream caip-in-cluster assigns an address", func(t *testing.T) { checkInClusterIPAM(t, lc) })
 
 	// The ClusterClass came with tkg-pkg's tkg-clusterclass child into tkg-system, and
 	// object-propagation copied it and its templates into default.
@@ -515,4 +493,51 @@ func dumpWorkloadPods(t *testing.T, lc *localCluster, wc *clusterv1.Cluster) {
 		return
 	}
 	dumpPodsOf(t, cs, "")
+}
+
+// checkInClusterIPAM checks caip-in-cluster on a bootstrap cluster: upstream's image, its
+// webhook, and an address given to a claim on a GlobalInClusterIPPool.
+func checkInClusterIPAM(t *testing.T, lc *localCluster) {
+	ctx := t.Context()
+	pods := &corev1.PodList{}
+	if err := lc.client.List(ctx, pods, client.InNamespace("caip-in-cluster-system")); err != nil {
+		t.Fatal(err)
+	}
+	want := "/cluster-api-ipam-in-cluster-controller:" + clusterctl.IPAMVersion + "@sha256:"
+	if len(pods.Items) == 0 || !strings.Contains(pods.Items[0].Spec.Containers[0].Image, want) {
+		t.Errorf("caip-in-cluster does not run upstream's image %s…, locked by digest: %v", want, pods.Items)
+	}
+	pool := func(name, gateway string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2",
+			"kind":       "GlobalInClusterIPPool",
+			"metadata":   map[string]any{"name": name},
+			"spec":       map[string]any{"addresses": []any{"192.168.10.0/29"}, "prefix": int64(24), "gateway": gateway},
+		}}
+	}
+	err := lc.client.Create(ctx, pool("e2e-bad-gateway", "fd00::1"))
+	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "spec.gateway") {
+		t.Errorf("a pool of IPv4 addresses with an IPv6 gateway: got %v, want the webhook's refusal naming spec.gateway", err)
+	}
+	good := pool("e2e-nodes", "192.168.10.1")
+	ipClaim := &ipamv1.IPAddressClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-node"},
+		Spec: ipamv1.IPAddressClaimSpec{PoolRef: ipamv1.IPPoolReference{
+			APIGroup: "ipam.cluster.x-k8s.io", Kind: "GlobalInClusterIPPool", Name: good.GetName()}},
+	}
+	for _, o := range []client.Object{good, ipClaim} {
+		if err := lc.client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "an address for the claim", func() error {
+		address := &ipamv1.IPAddress{}
+		if err := lc.client.Get(ctx, client.ObjectKeyFromObject(ipClaim), address); err != nil {
+			return err
+		}
+		if address.Spec.Address != "192.168.10.2" {
+			return fmt.Errorf("address %s, want 192.168.10.2 (.0 is the network, .1 the gateway)", address.Spec.Address)
+		}
+		return nil
+	})
 }

@@ -55,13 +55,17 @@ const (
 	// VSphereInfrastructure is CAPV's directory (clusterctl's provider label).
 	VSphereInfrastructure = "infrastructure-vsphere"
 	// IPAMInCluster is the in-cluster IPAM provider's directory (clusterctl's provider label):
-	// TKG's caip-in-cluster, built by slipway.
+	// TKG's caip-in-cluster, upstream's provider built by `make images`.
 	IPAMInCluster = "ipam-in-cluster"
+	// IPAMModule and IPAMVersion are the in-cluster IPAM provider's; keep IPAMVersion in step with
+	// hack/images (its module, hack/images/ipam-in-cluster, builds it).
+	IPAMModule  = "sigs.k8s.io/cluster-api-ipam-provider-in-cluster"
+	IPAMVersion = "v1.1.0"
 	// RepositoryDir is the repository's directory in the assets directory (bin/).
 	RepositoryDir = "clusterctl-repo"
 )
 
-// LocalMetadata is the clusterctl metadata of slipway's providers (local, in-cluster IPAM).
+// LocalMetadata is the clusterctl metadata of slipway's own provider, local.
 const LocalMetadata = `apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
 kind: Metadata
 releaseSeries:
@@ -96,6 +100,10 @@ type Provider struct {
 	// StagingImage is the image the kustomization names, replaced by Image, the release's.
 	// Image is what the provider's Deployment runs, by tag; the repository locks it by digest.
 	StagingImage, Image string
+	// UpstreamPrefix, when set, is the prefix the module's kustomizations give every name and
+	// the namespace (<prefix>system); Prefix replaces it in all of them, as TKG names a provider
+	// it builds from upstream (caip-in-cluster).
+	UpstreamPrefix, Prefix string
 }
 
 // CertManagerImages are the images of cert-manager's Deployments, by tag.
@@ -107,7 +115,7 @@ var CertManagerImages = []string{
 
 // Providers are the providers of the repository: Cluster API's core, kubeadm bootstrap and
 // control plane, the infrastructure providers `local` (slipway's) and `vsphere` (CAPV), and the
-// in-cluster IPAM provider (slipway's). A bootstrap or management cluster gets one
+// in-cluster IPAM provider (upstream's, in TKG's namespace). A bootstrap or management cluster gets one
 // infrastructure provider (InitOptions.Infrastructure) and all the others.
 func Providers() []Provider {
 	return []Provider{
@@ -125,8 +133,10 @@ func Providers() []Provider {
 		{Name: VSphereInfrastructure, ClusterctlName: "vsphere", Type: "InfrastructureProvider", Version: CAPVVersion, Module: CAPVModule, KustomizeDir: "config/default",
 			ComponentsFile: "infrastructure-components.yaml", StagingImage: "gcr.io/k8s-staging-capi-vsphere/cluster-api-vsphere-controller:main",
 			Image: "registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:" + CAPVVersion},
-		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: LocalVersion,
-			KustomizeDir: "config/ipam-in-cluster", ComponentsFile: "ipam-components.yaml", Image: "ghcr.io/slipway-dev/cluster-api-ipam-in-cluster-controller:" + LocalVersion},
+		{Name: IPAMInCluster, ClusterctlName: "in-cluster", Type: "IPAMProvider", Version: IPAMVersion, Module: IPAMModule, KustomizeDir: "config/default",
+			ComponentsFile: "ipam-components.yaml", StagingImage: "gcr.io/k8s-staging-capi-ipam-ic/cluster-api-ipam-in-cluster-controller:dev",
+			Image:          "registry.k8s.io/capi-ipam-ic/cluster-api-ipam-in-cluster-controller:" + IPAMVersion,
+			UpstreamPrefix: "capi-ipam-in-cluster-", Prefix: "caip-in-cluster-"},
 	}
 }
 

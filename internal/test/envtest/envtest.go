@@ -136,7 +136,6 @@ func CRDDirectories() ([]string, error) {
 		filepath.Join(root, "config", "crd", "bases"),
 		CarvelCRDs(root),
 		filepath.Join(root, "config", "crd", "core"),
-		filepath.Join(root, "config", "crd", "ipam"),
 		filepath.Join(capi, "config", "crd", "bases"),
 		filepath.Join(capi, "bootstrap", "kubeadm", "config", "crd", "bases"),
 		filepath.Join(capi, "controlplane", "kubeadm", "config", "crd", "bases"),

@@ -597,7 +597,12 @@ func checkNoRealNodeLeft(t *testing.T, before map[string]string) {
 	}
 }
 
+// dumpRealNodeLogs logs the end of each node's boot, cloud-init and kubelet logs, and of the
+// cluster's load balancer's log, which says when each API server was found ready.
 func dumpRealNodeLogs(t *testing.T, dirs cluster.Dirs) {
+	if data, err := os.ReadFile(dirs.LoadBalancerLog()); err == nil {
+		t.Logf("load balancer %s:\n%s", dirs.LoadBalancerLog(), tail(data, 3000))
+	}
 	nodes, _ := os.ReadDir(filepath.Join(dirs.Root, "nodes"))
 	for _, n := range nodes {
 		for _, f := range []string{"boot.log", "cloud-init-output.log", "kubelet.log"} {

@@ -102,6 +102,8 @@ type health struct {
 	order []string
 	// sessions holds the open connections to each backend.
 	sessions map[string]map[net.Conn]bool
+	// seen is what the last check of each backend found, logged when it changes.
+	seen map[string]string
 }
 
 func newHealth(backends func() []string) *health {
@@ -115,7 +117,7 @@ func newHealth(backends func() []string) *health {
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // health probe only
 		}},
 		streak: map[string]int{}, up: map[string]bool{}, served: map[string]bool{}, refused: map[string]bool{},
-		sessions: map[string]map[net.Conn]bool{},
+		sessions: map[string]map[net.Conn]bool{}, seen: map[string]string{},
 	}
 }
 
@@ -127,12 +129,13 @@ func (h *health) run(ctx context.Context) {
 	for {
 		addrs := h.backends()
 		results := make([]result, len(addrs))
+		found := make([]string, len(addrs))
 		var wg sync.WaitGroup
 		for i, addr := range addrs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = h.check(ctx, addr)
+				results[i], found[i] = h.check(ctx, addr)
 			}()
 		}
 		wg.Wait()
@@ -144,6 +147,7 @@ func (h *health) run(ctx context.Context) {
 				delete(h.up, addr)
 				delete(h.served, addr)
 				delete(h.refused, addr)
+				delete(h.seen, addr)
 			}
 		}
 		for i, addr := range addrs {
@@ -159,6 +163,12 @@ func (h *health) run(ctx context.Context) {
 				s = -1
 			}
 			h.streak[addr] = s
+			if found[i] != h.seen[addr] {
+				// Each change of what a backend answers, so that an endpoint that serves nothing
+				// says why.
+				h.seen[addr] = found[i]
+				log.Info("Backend check", "backend", addr, "found", found[i])
+			}
 			if results[i] != ready {
 				h.refused[addr] = results[i] == refused
 			}
@@ -225,25 +235,25 @@ const (
 	slow
 )
 
-// check asks the API server at addr whether it is ready.
-func (h *health) check(ctx context.Context, addr string) result {
+// check asks the API server at addr whether it is ready, and says what it found.
+func (h *health) check(ctx context.Context, addr string) (result, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/readyz", nil)
 	if err != nil {
-		return slow
+		return slow, err.Error()
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return refused
+			return refused, "connection refused"
 		}
-		return slow
+		return slow, err.Error()
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return refused
+		return refused, resp.Status
 	}
-	return ready
+	return ready, resp.Status
 }
 
 // ready returns the backends to try, in the order of the last check: the ready ones, and those

@@ -9,9 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 )
 
 // backend is a TLS server standing in for an API server: /readyz answers 200 while ready, 500
@@ -236,5 +240,42 @@ func TestRotate(t *testing.T) {
 	}
 	if rotate(nil, 3) != nil {
 		t.Error("rotate of nothing is not nothing")
+	}
+}
+
+// TestBackendChecksAreLogged: what a backend's check finds is logged each time it changes, and
+// only then, so that an endpoint that serves nothing says why in its log.
+func TestBackendChecksAreLogged(t *testing.T) {
+	a := newBackend(t, "a")
+	var mu sync.Mutex
+	var found []string
+	logger := funcr.New(func(prefix, args string) {
+		if strings.Contains(args, `"msg"="Backend check"`) {
+			mu.Lock()
+			defer mu.Unlock()
+			found = append(found, args)
+		}
+	}, funcr.Options{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(logr.NewContext(t.Context(), logger))
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, listen, func() []string { return []string{a.addr} }) }()
+	a.checked(t, 0, 2)
+	mark := a.checks.Load()
+	a.ready.Store(true)
+	a.checked(t, mark, 2)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(found) != 2 || !strings.Contains(found[0], "500 Internal Server Error") || !strings.Contains(found[1], "200 OK") {
+		t.Fatalf("logged checks %q, want the 500 once, then the 200 once", found)
 	}
 }

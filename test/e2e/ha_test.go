@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,6 +82,17 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 			return nil
 		})
 		t.Logf("etcd's three members answered %s after start began", time.Since(started).Round(100*time.Millisecond))
+	})
+
+	t.Run("the node service starts a killed load balancer again", func(t *testing.T) {
+		// No infrastructure provider owns this cluster: the store's node service watches its
+		// load balancer, as Docker restarts kind's load balancer container.
+		r := killLoadBalancer(t, lc.client, "e2e-ha", lc.dirs.LoadBalancerPID())
+		t.Logf("%s of %s started again after %s, answering after %s", r.kind, r.name, r.restarted.Round(100*time.Millisecond), r.answered.Round(100*time.Millisecond))
+		log, err := os.ReadFile(filepath.Join(filepath.Dir(lc.dirs.Root), ".node-service", "node-service.log"))
+		if err != nil || !strings.Contains(string(log), "Started the load balancer again") {
+			t.Errorf("the node service's log does not say it started the load balancer again (%v):\n%s", err, log)
+		}
 	})
 
 	t.Run("delete leaves no process, port or file behind", func(t *testing.T) {

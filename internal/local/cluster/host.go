@@ -191,6 +191,41 @@ func WatchNodeService(ctx context.Context, dirs Dirs, exe string, interval time.
 	}
 }
 
+// WatchLoadBalancers starts again, every interval until ctx ends, the load balancer of each of the
+// store's clusters of real nodes that no infrastructure provider owns (a plain cluster of several
+// control-plane nodes) when it finds it dead, as Docker restarts the load balancer container of a
+// kind cluster. A provider restarts those of the clusters it owns. The node service runs it, and
+// each of those load balancers runs the node service again (WatchNodeService).
+func (s Store) WatchLoadBalancers(ctx context.Context, exe string, interval time.Duration) {
+	log := ctrl.LoggerFrom(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		specs, err := s.List()
+		if err != nil {
+			continue
+		}
+		for _, spec := range specs {
+			if spec.Owner != nil || spec.LoadBalancerIP == "" || !spec.Real() {
+				continue
+			}
+			dirs, err := s.Dirs(spec.Name)
+			if err != nil || dirs.Deleting() || LoadBalancerRunning(dirs) {
+				continue
+			}
+			started, err := StartLoadBalancerIn(dirs, exe)
+			if err != nil {
+				log.Error(err, "The load balancer is down and cannot be started again", "cluster", spec.Name)
+			} else if started {
+				log.Info("Started the load balancer again: it was not running", "cluster", spec.Name, "endpoint", spec.Endpoint())
+			}
+		}
+	}
+}
+
 func (s Store) nodeServicePID() string { return filepath.Join(s.NodeServiceDir(), "node-service.pid") }
 
 // NodeServiceRunning says whether the store's node service runs.

@@ -102,6 +102,11 @@ func (s Store) Delete(name, kubeconfig string) error {
 	// runs it would make again a node of a cluster it owns that went before it. The nodes are
 	// powered off, every process of theirs killed, as VMs are. A node that could not be removed
 	// keeps the cluster's directory, so that deleting again finds it and finishes.
+	// From here on nothing starts the cluster's load balancer again (WatchLoadBalancers, the
+	// provider, start): the mark is written under the lock each of them takes to start it.
+	if err := dirs.markDeleting(); err != nil {
+		return fmt.Errorf("failed to begin deleting local cluster %s: %w", name, err)
+	}
 	spec, specErr := ReadSpec(dirs)
 	if specErr == nil && spec.Real() {
 		if err := deleteRealNodes(dirs, spec); err != nil {
@@ -209,21 +214,58 @@ func (s Store) StartLoadBalancer(name, exe string) (bool, error) {
 // StartLoadBalancerIn is StartLoadBalancer for the cluster whose directories are dirs. The load
 // balancer of real nodes listens on an address of the host's on the bridge, which it adds first
 // (a host restart takes both): the provider looks every 3 s, and only a load balancer that does
-// not run costs more than a look at /proc.
+// not run costs more than a look at /proc. A cluster whose deletion has begun gets none: the
+// address and the process are added under the lock that Delete takes to mark it, so that
+// neither is left behind.
 func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 	if LoadBalancerRunning(dirs) {
 		return false, nil
 	}
-	if spec, err := ReadSpec(dirs); err == nil && spec.LoadBalancerIP != "" {
-		if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
-			return false, err
+	name := filepath.Base(dirs.Root)
+	args := lbArgs(exe, dirs)
+	started := false
+	err := proc.WithLockIn(dirs.loadBalancerLock(), func() error {
+		if proc.Alive(dirs.LoadBalancerPID(), args) {
+			return nil
 		}
-	}
-	started, err := startUnlessAlive(lbArgs(exe, dirs), dirs.LoadBalancerPID(), dirs.LoadBalancerLog())
+		if dirs.Deleting() {
+			return fmt.Errorf("local cluster %s is being deleted: delete it again to finish", name)
+		}
+		if spec, err := ReadSpec(dirs); err == nil && spec.LoadBalancerIP != "" {
+			if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
+				return err
+			}
+		}
+		if _, err := proc.SpawnDetached(args, dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
+			return err
+		}
+		started = true
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("failed to start the load balancer of %s: %w", filepath.Base(dirs.Root), err)
+		return false, fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
 	}
 	return started, nil
+}
+
+// loadBalancerLock is the lock that starting the load balancer and beginning the cluster's
+// deletion take.
+func (d Dirs) loadBalancerLock() string { return d.LoadBalancerPID() + ".lock" }
+
+// deleting marks a cluster whose deletion has begun: nothing starts its load balancer again.
+func (d Dirs) deleting() string { return filepath.Join(d.Root, "deleting") }
+
+// markDeleting marks the cluster as being deleted, under the lock that starting its load
+// balancer takes.
+func (d Dirs) markDeleting() error {
+	return proc.WithLockIn(d.loadBalancerLock(), func() error { return os.WriteFile(d.deleting(), nil, 0o600) })
+}
+
+// Deleting says whether the cluster's deletion has begun (and, if the directory is still there,
+// not finished).
+func (d Dirs) Deleting() bool {
+	_, err := os.Stat(d.deleting())
+	return err == nil
 }
 
 // LoadBalancerRunning says whether the load balancer of the cluster whose directories are dirs

@@ -185,3 +185,44 @@ func TestStartUnlessAliveStartsOnce(t *testing.T) {
 		t.Errorf("pid %d after the restart, %d before", again, first)
 	}
 }
+
+// TestNoLoadBalancerForADeletingCluster: once a cluster's deletion has begun, nothing starts its
+// load balancer again (the node service's watch racing a delete would leave a process and an
+// address behind), and a start names the way out; a cluster not being deleted gets one.
+func TestNoLoadBalancerForADeletingCluster(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	// The load balancer's command is the executable's `local lb run …`: true ends at once.
+	exe, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		deleting bool
+	}{{"kept", false}, {"going", true}} {
+		dirs, err := s.Dirs(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One control-plane node: no address of the host's to add, so no root needed.
+		if err := WriteSpec(dirs, NewRealSpec(c.name, "v1.35.4", 1, 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if c.deleting {
+			if err := dirs.markDeleting(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		started, err := StartLoadBalancerIn(dirs, exe)
+		_, pidErr := os.Stat(dirs.LoadBalancerPID())
+		switch {
+		case c.deleting && (err == nil || !strings.Contains(err.Error(), "is being deleted: delete it again") || started || pidErr == nil):
+			t.Errorf("%s, being deleted: started %v, pid file %v, %v; want a refusal naming the way out and no process", c.name, started, pidErr, err)
+		case !c.deleting && (err != nil || !started || pidErr != nil):
+			t.Errorf("%s: started %v, pid file %v, %v; want it started", c.name, started, pidErr, err)
+		}
+		if c.deleting != dirs.Deleting() {
+			t.Errorf("%s: Deleting() = %v", c.name, dirs.Deleting())
+		}
+	}
+}

@@ -1,10 +1,12 @@
 // Package nodeservice holds `slipway local node-service`, the process that serves a store's
-// nodes to a local infrastructure provider running on one of its real nodes.
+// nodes to a local infrastructure provider running on one of its real nodes, and starts again the
+// load balancers of the store's plain clusters.
 package nodeservice
 
 import (
 	"errors"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -14,6 +16,10 @@ import (
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/nodeservice"
 )
+
+// loadBalancerWatch is how often the node service checks that the load balancers of the store's
+// plain clusters run.
+const loadBalancerWatch = 2 * time.Second
 
 // NewCommand returns `slipway local node-service`.
 func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
@@ -34,6 +40,7 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 			}
 			store := localcluster.Store{Root: root}
 			ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), ctrl.Log.WithName("node-service"))
+			go store.WatchLoadBalancers(ctx, exe, loadBalancerWatch)
 			return nodeservice.Serve(ctx, localcluster.LocalHost{Store: store, Executable: exe}, store.NodeServiceDir())
 		},
 	}

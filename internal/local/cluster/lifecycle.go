@@ -130,7 +130,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 		}
 	}
 	if specErr == nil && spec.Real() && spec.LoadBalancerIP != "" {
-		if err := vm.RemoveHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
+		if err := releaseHostAddress(spec.LoadBalancerIP); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -266,6 +266,23 @@ func (d Dirs) markDeleting() error {
 func (d Dirs) Deleting() bool {
 	_, err := os.Stat(d.deleting())
 	return err == nil
+}
+
+// releaseHostAddress takes the address of a deleted cluster's load balancer back from the host,
+// unless a load balancer still listens there: the cluster of another store on this host (a
+// test's, another SLIPWAY_HOME's) laid out the same block, and taking its address would cut its
+// nodes off their endpoint. Each store gives out its blocks alone; only what listens is shared.
+func releaseHostAddress(ip string) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(APIServerPort)))
+	if err != nil {
+		// Another load balancer listens there (EADDRINUSE), or the address is not the host's
+		// (EADDRNOTAVAIL): nothing to take back.
+		return nil
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	return vm.RemoveHostAddress(netip.MustParseAddr(ip))
 }
 
 // LoadBalancerRunning says whether the load balancer of the cluster whose directories are dirs

@@ -2,9 +2,13 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/local/proc"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 // TestDeleteTakesTheClustersItsProviderMade checks that deleting a management cluster deletes
@@ -224,5 +229,60 @@ func TestNoLoadBalancerForADeletingCluster(t *testing.T) {
 		if c.deleting != dirs.Deleting() {
 			t.Errorf("%s: Deleting() = %v", c.name, dirs.Deleting())
 		}
+	}
+}
+
+// TestDeleteLeavesAnAddressAnotherLoadBalancerListensOn: deleting a cluster takes its load
+// balancer's address back from the host only when nothing listens there any more. Another store
+// on this host may have laid out the same block: CI's unit tests, deleting a spec of block 2,
+// took the address of an e2e workload cluster's endpoint away, and its kubeadm init timed out.
+func TestDeleteLeavesAnAddressAnotherLoadBalancerListensOn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the host's addresses on the bridge need root")
+	}
+	// A block no cluster of this host is likely to hold while the test runs.
+	const index = 253
+	addr := netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", index))
+	if err := vm.AddHostAddress(addr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vm.RemoveHostAddress(addr) })
+	onHost := func() bool {
+		t.Helper()
+		used, err := vm.UsedAddresses()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(used, addr)
+	}
+	// The load balancer of another store's cluster of the same block.
+	other, err := net.Listen("tcp", net.JoinHostPort(addr.String(), fmt.Sprint(APIServerPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Store{Root: t.TempDir()}
+	deleteOwned := func(name string) {
+		t.Helper()
+		dirs, err := s.Dirs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteSpec(dirs, NewOwnedSpec(name, "v1.35.4", index, Owner{Namespace: "default", Name: name, UID: name})); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleteOwned("first")
+	if !onHost() {
+		t.Fatalf("deleting a cluster took %s from the host while another load balancer listened there", addr)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deleteOwned("second")
+	if onHost() {
+		t.Errorf("deleting a cluster left %s on the host, where nothing listened any more", addr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	pkgingv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -515,10 +516,18 @@ func checkInClusterIPAM(t *testing.T, lc *localCluster) {
 			"spec":       map[string]any{"addresses": []any{"192.168.10.0/29"}, "prefix": int64(24), "gateway": gateway},
 		}}
 	}
-	err := lc.client.Create(ctx, pool("e2e-bad-gateway", "fd00::1"))
-	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "spec.gateway") {
-		t.Errorf("a pool of IPv4 addresses with an IPv6 gateway: got %v, want the webhook's refusal naming spec.gateway", err)
-	}
+	// The webhook's certificate may reach its configuration a moment after its pod is ready:
+	// a call that did not reach it is tried again, a refusal is the answer.
+	eventually(t, 30*time.Second, "the webhook's answer to a pool with an IPv6 gateway", func() error {
+		err := lc.client.Create(ctx, pool("e2e-bad-gateway", "fd00::1"))
+		switch {
+		case err != nil && strings.Contains(err.Error(), "failed calling webhook"):
+			return err
+		case err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "spec.gateway"):
+			t.Fatalf("a pool of IPv4 addresses with an IPv6 gateway: got %v, want the webhook's refusal naming spec.gateway", err)
+		}
+		return nil
+	})
 	good := pool("e2e-nodes", "192.168.10.1")
 	ipClaim := &ipamv1.IPAddressClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-node"},
@@ -526,9 +535,12 @@ func checkInClusterIPAM(t *testing.T, lc *localCluster) {
 			APIGroup: "ipam.cluster.x-k8s.io", Kind: "GlobalInClusterIPPool", Name: good.GetName()}},
 	}
 	for _, o := range []client.Object{good, ipClaim} {
-		if err := lc.client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+		eventually(t, 30*time.Second, "create "+o.GetName(), func() error {
+			if err := lc.client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		})
 	}
 	eventually(t, 30*time.Second, "an address for the claim", func() error {
 		address := &ipamv1.IPAddress{}

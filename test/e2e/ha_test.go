@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,8 +91,11 @@ func TestLocalClusterHighlyAvailable(t *testing.T) {
 		r := killLoadBalancer(t, lc.client, "e2e-ha", lc.dirs.LoadBalancerPID())
 		t.Logf("%s of %s started again after %s, answering after %s", r.kind, r.name, r.restarted.Round(100*time.Millisecond), r.answered.Round(100*time.Millisecond))
 		log, err := os.ReadFile(filepath.Join(filepath.Dir(lc.dirs.Root), ".node-service", "node-service.log"))
-		if err != nil || !strings.Contains(string(log), "Started the load balancer again") {
-			t.Errorf("the node service's log does not say it started the load balancer again (%v):\n%s", err, log)
+		said := slices.ContainsFunc(strings.Split(string(log), "\n"), func(l string) bool {
+			return strings.Contains(l, "Started the load balancer again") && strings.Contains(l, `"cluster":"e2e-ha"`)
+		})
+		if err != nil || !said {
+			t.Errorf("the node service's log does not say it started the load balancer of e2e-ha again (%v):\n%s", err, log)
 		}
 	})
 

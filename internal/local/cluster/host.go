@@ -198,6 +198,8 @@ func WatchNodeService(ctx context.Context, dirs Dirs, exe string, interval time.
 // each of those load balancers runs the node service again (WatchNodeService).
 func (s Store) WatchLoadBalancers(ctx context.Context, exe string, interval time.Duration) {
 	log := ctrl.LoggerFrom(ctx)
+	// failed is the last failure to start each cluster's load balancer, logged once.
+	failed := map[string]string{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -217,10 +219,15 @@ func (s Store) WatchLoadBalancers(ctx context.Context, exe string, interval time
 				continue
 			}
 			started, err := StartLoadBalancerIn(dirs, exe)
-			if err != nil {
+			switch {
+			case err != nil && failed[spec.Name] != err.Error():
+				failed[spec.Name] = err.Error()
 				log.Error(err, "The load balancer is down and cannot be started again", "cluster", spec.Name)
-			} else if started {
-				log.Info("Started the load balancer again: it was not running", "cluster", spec.Name, "endpoint", spec.Endpoint())
+			case err == nil:
+				delete(failed, spec.Name)
+				if started {
+					log.Info("Started the load balancer again: it was not running", "cluster", spec.Name, "endpoint", spec.Endpoint())
+				}
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -98,15 +99,15 @@ func (s Store) Delete(name, kubeconfig string) error {
 	if _, err := os.Stat(dirs.Root); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("local cluster %q %w: `slipway local cluster list` shows the clusters there are", name, ErrNotFound)
 	}
-	// This cluster's nodes stop first: its infrastructure provider runs on them, and while it
-	// runs it would make again a node of a cluster it owns that went before it. The nodes are
-	// powered off, every process of theirs killed, as VMs are. A node that could not be removed
-	// keeps the cluster's directory, so that deleting again finds it and finishes.
 	// From here on nothing starts the cluster's load balancer again (WatchLoadBalancers, the
 	// provider, start): the mark is written under the lock each of them takes to start it.
 	if err := dirs.markDeleting(); err != nil {
 		return fmt.Errorf("failed to begin deleting local cluster %s: %w", name, err)
 	}
+	// This cluster's nodes stop first: its infrastructure provider runs on them, and while it
+	// runs it would make again a node of a cluster it owns that went before it. The nodes are
+	// powered off, every process of theirs killed, as VMs are. A node that could not be removed
+	// keeps the cluster's directory, so that deleting again finds it and finishes.
 	spec, specErr := ReadSpec(dirs)
 	if specErr == nil && spec.Real() {
 		if err := deleteRealNodes(dirs, spec); err != nil {
@@ -134,7 +135,7 @@ func (s Store) Delete(name, kubeconfig string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.RemoveAll(dirs.Root); err != nil {
+	if err := s.removeDir(dirs); err != nil {
 		errs = append(errs, err)
 	}
 	if err := s.stopNodeServiceWhenIdle(); err != nil {
@@ -231,7 +232,11 @@ func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 		if dirs.Deleting() {
 			return fmt.Errorf("local cluster %s is being deleted: delete it again to finish", name)
 		}
-		if spec, err := ReadSpec(dirs); err == nil && spec.LoadBalancerIP != "" {
+		spec, err := ReadSpec(dirs)
+		if err != nil {
+			return err
+		}
+		if spec.LoadBalancerIP != "" {
 			if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
 				return err
 			}
@@ -268,21 +273,53 @@ func (d Dirs) Deleting() bool {
 	return err == nil
 }
 
+// removeDir removes a deleted cluster's directory. It leaves the store's sight first, renamed
+// into a directory of its own: the load balancer's lock and the deletion's mark are files in
+// it, and a start racing a removal in place could find the directory without its mark and
+// bring a load balancer back.
+func (s Store) removeDir(dirs Dirs) error {
+	gone, err := os.MkdirTemp(s.Root, ".deleted-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(dirs.Root, filepath.Join(gone, filepath.Base(dirs.Root))); err != nil {
+		_ = os.Remove(gone)
+		return os.RemoveAll(dirs.Root)
+	}
+	return os.RemoveAll(gone)
+}
+
 // releaseHostAddress takes the address of a deleted cluster's load balancer back from the host,
 // unless a load balancer still listens there: the cluster of another store on this host (a
 // test's, another SLIPWAY_HOME's) laid out the same block, and taking its address would cut its
 // nodes off their endpoint. Each store gives out its blocks alone; only what listens is shared.
 func releaseHostAddress(ip string) error {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(APIServerPort)))
-	if err != nil {
-		// Another load balancer listens there (EADDRINUSE), or the address is not the host's
-		// (EADDRNOTAVAIL): nothing to take back.
-		return nil
-	}
-	if err := l.Close(); err != nil {
+	addr := netip.MustParseAddr(ip)
+	busy, err := listening(addr, APIServerPort)
+	if err != nil || busy {
 		return err
 	}
-	return vm.RemoveHostAddress(netip.MustParseAddr(ip))
+	return vm.RemoveHostAddress(addr)
+}
+
+// listening says whether a TCP socket of this host's network namespace listens on exactly
+// addr:port, as /proc/net/tcp lists them: a socket on 0.0.0.0 does not hold addr.
+func listening(addr netip.Addr, port int) (bool, error) {
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, err
+	}
+	// The kernel writes the address as the hex of its 32 bits in the host's byte order
+	// (little-endian: slipway builds for amd64), then the port; state 0A is LISTEN.
+	a := addr.As4()
+	want := fmt.Sprintf("%02X%02X%02X%02X:%04X", a[3], a[2], a[1], a[0], port)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == want && f[3] == "0A" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // LoadBalancerRunning says whether the load balancer of the cluster whose directories are dirs

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,7 +65,17 @@ func Run(ctx context.Context, listen string, backends func() []string) error {
 	log := ctrl.LoggerFrom(ctx)
 	log.Info("Load balancing", "listen", listen, "backends", backends())
 	h := newHealth(backends)
-	go h.run(ctx)
+	// The checks end with Run, whichever way it ends, and Run with them.
+	checkCtx, stopChecks := context.WithCancel(ctx)
+	checking := make(chan struct{})
+	go func() {
+		defer close(checking)
+		h.run(checkCtx)
+	}()
+	defer func() {
+		stopChecks()
+		<-checking
+	}()
 	var next atomic.Uint32
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -139,6 +150,10 @@ func (h *health) run(ctx context.Context) {
 			}()
 		}
 		wg.Wait()
+		if ctx.Err() != nil {
+			// The checks cut short by the end are no finding.
+			return
+		}
 		h.mu.Lock()
 		h.order = addrs
 		for addr := range h.streak {
@@ -246,7 +261,7 @@ func (h *health) check(ctx context.Context, addr string) (result, string) {
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return refused, "connection refused"
 		}
-		return slow, err.Error()
+		return slow, describe(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -254,6 +269,19 @@ func (h *health) check(ctx context.Context, addr string) (result, string) {
 		return refused, resp.Status
 	}
 	return ready, resp.Status
+}
+
+// describe says what a failed check met without the addresses and ports of its connection,
+// which change from check to check: "read: connection reset by peer", "no answer within 2s".
+func describe(err error) string {
+	var op *net.OpError
+	switch {
+	case errors.As(err, &op):
+		return op.Op + ": " + op.Err.Error()
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return "no answer within " + checkTimeout.String()
+	}
+	return err.Error()
 }
 
 // ready returns the backends to try, in the order of the last check: the ready ones, and those

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,7 +276,16 @@ func TestBackendChecksAreLogged(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(found) != 2 || !strings.Contains(found[0], "500 Internal Server Error") || !strings.Contains(found[1], "200 OK") {
-		t.Fatalf("logged checks %q, want the 500 once, then the 200 once", found)
+	// Checks of a loaded host may time out now and then, which is a change too; what may never
+	// be is the same finding logged twice in a row.
+	failed, passed := slices.IndexFunc(found, func(s string) bool { return strings.Contains(s, "500 Internal Server Error") }),
+		slices.IndexFunc(found, func(s string) bool { return strings.Contains(s, "200 OK") })
+	if failed < 0 || passed < failed {
+		t.Fatalf("logged checks %q, want the 500, then the 200", found)
+	}
+	for i := 1; i < len(found); i++ {
+		if found[i] == found[i-1] {
+			t.Fatalf("the same finding was logged twice in a row: %q", found)
+		}
 	}
 }

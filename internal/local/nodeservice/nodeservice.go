@@ -165,6 +165,18 @@ func decode(body []byte, v any) error {
 	return nil
 }
 
+// loadBalancerWatch is how often the node service checks that the load balancers of the store's
+// plain clusters run.
+const loadBalancerWatch = 2 * time.Second
+
+// Run is the node service of store, whose nodes run exe: it serves them (Serve) and starts again
+// the load balancers of the store's plain clusters (cluster.Store.WatchLoadBalancers) until ctx
+// ends.
+func Run(ctx context.Context, store cluster.Store, exe string) error {
+	go store.WatchLoadBalancers(ctx, exe, loadBalancerWatch)
+	return Serve(ctx, cluster.LocalHost{Store: store, Executable: exe}, store.NodeServiceDir())
+}
+
 // Serve serves host on the socket in dir (cluster.NodeServiceSocket) until ctx ends. Only root
 // may connect: the service makes and deletes nodes of this host.
 func Serve(ctx context.Context, host cluster.Host, dir string) error {

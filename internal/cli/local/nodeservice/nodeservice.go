@@ -6,7 +6,6 @@ package nodeservice
 import (
 	"errors"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -16,10 +15,6 @@ import (
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/nodeservice"
 )
-
-// loadBalancerWatch is how often the node service checks that the load balancers of the store's
-// plain clusters run.
-const loadBalancerWatch = 2 * time.Second
 
 // NewCommand returns `slipway local node-service`.
 func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
@@ -38,10 +33,8 @@ func NewCommand(_ genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store := localcluster.Store{Root: root}
 			ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), ctrl.Log.WithName("node-service"))
-			go store.WatchLoadBalancers(ctx, exe, loadBalancerWatch)
-			return nodeservice.Serve(ctx, localcluster.LocalHost{Store: store, Executable: exe}, store.NodeServiceDir())
+			return nodeservice.Run(ctx, localcluster.Store{Root: root}, exe)
 		},
 	}
 	cmd.Flags().StringVar(&root, "store", "", "directory of the local runtime's clusters (slipway's home/local)")

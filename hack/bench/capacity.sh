@@ -23,11 +23,20 @@ kubectl=$root/bin/k8s/v1.35.4/kubectl
 make -C "$root" build images providers packages >/dev/null
 
 # The nodes pull from the local registry of slipway's own home, which `make images` fills, so the
-# bench runs there; deleting its management cluster deletes the workload clusters its provider
-# made with it.
+# bench runs there. At the end its workload clusters go first, all at once, as TKG refuses to
+# delete a management cluster that still manages some; then the management cluster.
 work=$(mktemp -d)
 export KUBECONFIG=$work/kubeconfig SLIPWAY_RAISE_HOST_LIMITS=true
-trap '"$slipway" management-cluster delete capacity -y >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+cleanup() {
+	for i in $(seq 1 "$max"); do
+		"$slipway" cluster delete "wc-$i" -y >/dev/null 2>&1 &
+	done
+	wait
+	"$slipway" management-cluster delete capacity -y >/dev/null 2>&1 ||
+		echo "management-cluster delete capacity failed: delete it and its workload clusters by hand" >&2
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 limits() {
 	printf 'fs.inotify.max_user_instances=%s fs.inotify.max_user_watches=%s fs.file-max=%s kernel.threads-max=%s\n' \

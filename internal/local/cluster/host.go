@@ -155,7 +155,7 @@ func (s Store) EnsureNodeService(exe string) (bool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, err
 	}
-	started, err := startUnlessAlive(nodeServiceArgs(exe, s.Root), s.nodeServicePID(), filepath.Join(dir, "node-service.log"))
+	started, err := startUnlessAlive(nodeServiceArgs(exe, s.Root), s.nodeServicePID(), filepath.Join(dir, "node-service.log"), nil)
 	if err != nil {
 		return false, fmt.Errorf("failed to start the node service of %s: %w", s.Root, err)
 	}
@@ -215,7 +215,7 @@ func (s Store) WatchLoadBalancers(ctx context.Context, exe string, interval time
 				continue
 			}
 			dirs, err := s.Dirs(spec.Name)
-			if err != nil || dirs.Deleting() || LoadBalancerRunning(dirs) {
+			if err != nil || dirs.isDeleting() || LoadBalancerRunning(dirs) {
 				continue
 			}
 			started, err := StartLoadBalancerIn(dirs, exe)

@@ -170,13 +170,20 @@ func (s Store) StartNode(name string, node NodeSpec, exe string) (bool, error) {
 }
 
 // startUnlessAlive starts args detached unless the process of pidPath runs them (proc.Alive),
-// and says whether it started it. The check and the start hold a lock: the provider of a
-// cluster and the provider running in it may both look at the same process.
-func startUnlessAlive(args []string, pidPath, logPath string) (bool, error) {
+// and says whether it started it. The check and the start hold a lock beside pidPath, in a
+// directory that must exist: the provider of a cluster and the provider running in it may both
+// look at the same process. prepare, when not nil, runs under the lock before the start; its
+// error refuses the start.
+func startUnlessAlive(args []string, pidPath, logPath string, prepare func() error) (bool, error) {
 	started := false
-	err := proc.WithLock(pidPath+".lock", func() error {
+	err := proc.WithLockIn(pidPath+".lock", func() error {
 		if proc.Alive(pidPath, args) {
 			return nil
+		}
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				return err
+			}
 		}
 		if _, err := proc.SpawnDetached(args, logPath, pidPath); err != nil {
 			return err
@@ -223,29 +230,18 @@ func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 		return false, nil
 	}
 	name := filepath.Base(dirs.Root)
-	args := lbArgs(exe, dirs)
-	started := false
-	err := proc.WithLockIn(dirs.loadBalancerLock(), func() error {
-		if proc.Alive(dirs.LoadBalancerPID(), args) {
-			return nil
-		}
-		if dirs.Deleting() {
+	started, err := startUnlessAlive(lbArgs(exe, dirs), dirs.LoadBalancerPID(), dirs.LoadBalancerLog(), func() error {
+		if dirs.isDeleting() {
 			return fmt.Errorf("local cluster %s is being deleted: delete it again to finish", name)
 		}
 		spec, err := ReadSpec(dirs)
 		if err != nil {
 			return err
 		}
-		if spec.LoadBalancerIP != "" {
-			if err := vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP)); err != nil {
-				return err
-			}
+		if spec.LoadBalancerIP == "" {
+			return nil
 		}
-		if _, err := proc.SpawnDetached(args, dirs.LoadBalancerLog(), dirs.LoadBalancerPID()); err != nil {
-			return err
-		}
-		started = true
-		return nil
+		return vm.AddHostAddress(netip.MustParseAddr(spec.LoadBalancerIP))
 	})
 	if err != nil {
 		return false, fmt.Errorf("failed to start the load balancer of %s: %w", name, err)
@@ -253,8 +249,8 @@ func StartLoadBalancerIn(dirs Dirs, exe string) (bool, error) {
 	return started, nil
 }
 
-// loadBalancerLock is the lock that starting the load balancer and beginning the cluster's
-// deletion take.
+// loadBalancerLock is the lock that starting the load balancer (startUnlessAlive's, beside its
+// pid file) and beginning the cluster's deletion take.
 func (d Dirs) loadBalancerLock() string { return d.LoadBalancerPID() + ".lock" }
 
 // deleting marks a cluster whose deletion has begun: nothing starts its load balancer again.
@@ -266,9 +262,9 @@ func (d Dirs) markDeleting() error {
 	return proc.WithLockIn(d.loadBalancerLock(), func() error { return os.WriteFile(d.deleting(), nil, 0o600) })
 }
 
-// Deleting says whether the cluster's deletion has begun (and, if the directory is still there,
+// isDeleting says whether the cluster's deletion has begun (and, if the directory is still there,
 // not finished).
-func (d Dirs) Deleting() bool {
+func (d Dirs) isDeleting() bool {
 	_, err := os.Stat(d.deleting())
 	return err == nil
 }

@@ -169,7 +169,7 @@ func TestStartUnlessAliveStartsOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := startUnlessAlive(args, pidPath, logPath)
+			ok, err := startUnlessAlive(args, pidPath, logPath, nil)
 			if err != nil {
 				t.Error(err)
 			}
@@ -186,7 +186,7 @@ func TestStartUnlessAliveStartsOnce(t *testing.T) {
 	if err := proc.Terminate([]int{first}, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := startUnlessAlive(args, pidPath, logPath); err != nil || !ok {
+	if ok, err := startUnlessAlive(args, pidPath, logPath, nil); err != nil || !ok {
 		t.Fatalf("a dead process was not started again: %v, %v", ok, err)
 	}
 	if again := proc.ReadPID(pidPath); again == first || !proc.Alive(pidPath, args) {
@@ -229,8 +229,8 @@ func TestNoLoadBalancerForADeletingCluster(t *testing.T) {
 		case !c.deleting && (err != nil || !started || pidErr != nil):
 			t.Errorf("%s: started %v, pid file %v, %v; want it started", c.name, started, pidErr, err)
 		}
-		if c.deleting != dirs.Deleting() {
-			t.Errorf("%s: Deleting() = %v", c.name, dirs.Deleting())
+		if c.deleting != dirs.isDeleting() {
+			t.Errorf("%s: isDeleting() = %v", c.name, dirs.isDeleting())
 		}
 	}
 }

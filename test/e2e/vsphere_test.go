@@ -592,8 +592,9 @@ func hasKey(m map[string]string, key string) bool {
 func offBridgeAddress(t *testing.T) string {
 	t.Helper()
 	const addr = "203.0.113.8"
-	if out, err := exec.Command("ip", "addr", "add", addr+"/32", "dev", "lo").CombinedOutput(); err != nil && !strings.Contains(string(out), "File exists") {
-		t.Fatalf("ip addr add %s: %v: %s", addr, err, out)
+	// replace, not add: an address a killed run left is taken over rather than refused.
+	if out, err := exec.Command("ip", "addr", "replace", addr+"/32", "dev", "lo").CombinedOutput(); err != nil {
+		t.Fatalf("ip addr replace %s: %v: %s", addr, err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", addr+"/32", "dev", "lo").Run() })
 	return addr

@@ -152,8 +152,14 @@ func (c *Cluster) variables() []clusterv1.ClusterVariable {
 		add("controlPlane", roleVariable{Machine: &c.ControlPlaneMachine, Network: networkOf(c.Nodes.ControlPlaneNameservers), NodeLabels: c.ControlPlaneNodeLabels})
 		add("worker", roleVariable{Machine: &c.WorkerMachine, Network: networkOf(c.Nodes.WorkerNameservers)})
 		c.nodeVariables(add)
-	} else if len(c.ControlPlaneNodeLabels) > 0 {
-		add("controlPlane", roleVariable{NodeLabels: c.ControlPlaneNodeLabels})
+	} else {
+		if len(c.ControlPlaneNodeLabels) > 0 {
+			add("controlPlane", roleVariable{NodeLabels: c.ControlPlaneNodeLabels})
+		}
+		// The local nodes pull from TKG_CUSTOM_IMAGE_REPOSITORY's copy on the host.
+		if c.Nodes.ImageRepositoryHost != "" {
+			add("imageRepository", map[string]string{"host": c.Nodes.ImageRepositoryHost})
+		}
 	}
 	if c.Proxy != nil {
 		add("proxy", c.Proxy)

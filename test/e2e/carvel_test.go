@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
+	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
 
@@ -340,16 +344,19 @@ func relocate(t *testing.T, repo, registry string) string {
 	return copied
 }
 
-// TestBootstrapFromACopy relocates everything `make packages` pushes (the management package
-// repository, the TKR compatibility metadata and every TKR repository) with imgpkg into another
-// registry on this host, as a site without internet does, empties slipway's registry of all but
-// the Kubernetes images a real node boots from (its node image, as kind's), and makes a bootstrap
-// cluster of real nodes from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: every package,
-// provider image and both TKRs come from it, the nodes pulling from it on the bridge.
-func TestBootstrapFromACopy(t *testing.T) {
+// TestManagementClusterFromACopy relocates everything `make packages` pushes (the management
+// package repository, the TKR compatibility metadata and every TKR repository) with imgpkg into
+// another registry on this host, as a site without internet does, empties slipway's registry of
+// all but the Kubernetes images a real node boots from (its node image, as kind's), and makes a
+// management cluster from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: the bootstrap
+// cluster's nodes and the management cluster's, which the local provider makes from its
+// LocalCluster's hostRegistries (the ClusterClass's imageRepository variable), pull every
+// package, provider image and both TKRs from it on the bridge.
+func TestManagementClusterFromACopy(t *testing.T) {
 	needRoot(t)
 	registryAddr, repo := pushPackages(t)
 	custom := testregistry.StartOnEveryAddress(t) + "/tkg"
+	customRegistry, _, _ := strings.Cut(custom, "/")
 	start := time.Now()
 	bundles := []string{registryAddr + "/packages/slipway-repo:v0.1.0", registryAddr + "/packages/tkr-compatibility:v1"}
 	for _, line := range strings.Fields(runImgpkg(t, "tag", "list", "-i", registryAddr+"/packages/tkr-repository", "--registry-insecure")) {
@@ -365,37 +372,65 @@ func TestBootstrapFromACopy(t *testing.T) {
 		runImgpkg(t, "copy", "-b", b, "--to-repo", custom+"/"+repository, "--registry-insecure")
 	}
 	t.Logf("copied %d bundles (%s and every bundle and image they lock) in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
-	keepOnlyNodeImages(t)
+	registryAddr = keepOnlyNodeImages(t)
 	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
+	store := cluster.Store{Root: filepath.Join(home, "local")}
+	before, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
+
+	// No --package-repository: the repository is the copy's slipway-repo:v0.1.0.
 	start = time.Now()
-	lc := createCluster(t, "e2e-copy", "--bootstrap")
-	t.Logf("bootstrap-ready from the copy after %s", time.Since(start).Round(100*time.Millisecond))
+	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "--name", "e2e-copy", "-t", "10m")
+	t.Logf("management-cluster create from the copy took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil || !strings.Contains(out, "Management cluster created!") {
+		t.Fatalf("management-cluster create from the copy: %v", err)
+	}
+	mc := managementClusterOf(t, "e2e-copy")
 	ctx := t.Context()
-	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
-		if !strings.Contains(lc.created, "Kubernetes release "+tkr+" is ready") {
-			t.Errorf("the bootstrap output does not say %s is ready", tkr)
-		}
+
+	// The management cluster's nodes pull from the copy: its LocalCluster says so, and so does
+	// the local cluster its provider made.
+	lcs := &infrav1.LocalClusterList{}
+	if err := mc.client.List(ctx, lcs, client.InNamespace("tkg-system")); err != nil {
+		t.Fatal(err)
+	}
+	if len(lcs.Items) != 1 || !slices.Equal(lcs.Items[0].Spec.HostRegistries, []string{customRegistry}) {
+		t.Errorf("the management cluster's LocalClusters: %+v; want one with hostRegistries [%s]", lcs.Items, customRegistry)
+	}
+	if spec, err := store.Get("e2e-copy"); err != nil || !slices.Equal(spec.HostRegistries, []string{customRegistry}) {
+		t.Errorf("the management cluster's local cluster: %v, registries %v; want [%s]", err, spec, customRegistry)
 	}
 	repos := &pkgingv1alpha1.PackageRepositoryList{}
-	if err := lc.client.List(ctx, repos); err != nil {
+	if err := mc.client.List(ctx, repos); err != nil {
 		t.Fatal(err)
+	}
+	if len(repos.Items) == 0 {
+		t.Error("the management cluster has no PackageRepository")
 	}
 	for _, r := range repos.Items {
 		if r.Spec.Fetch == nil || r.Spec.Fetch.ImgpkgBundle == nil || !strings.HasPrefix(r.Spec.Fetch.ImgpkgBundle.Image, custom+"/") {
 			t.Errorf("PackageRepository %s/%s does not read the copy: %+v", r.Namespace, r.Name, r.Spec.Fetch)
 		}
 	}
-	// kapp-controller, installed by the CLI from the copy, runs from its relocated image; so does
-	// every provider, clusterctl's image override naming the copy.
+	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
+		if err := mc.client.Get(ctx, client.ObjectKey{Name: tkr}, &runv1alpha3.TanzuKubernetesRelease{}); err != nil {
+			t.Errorf("TKR %s from the copy: %v", tkr, err)
+		}
+	}
+	// kapp-controller runs from its relocated image; so does every provider, clusterctl's
+	// image override naming the copy.
 	pods := &corev1.PodList{}
-	if err := lc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
+	if err := mc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") {
 		t.Errorf("kapp-controller's pod: %+v", pods.Items)
 	}
 	deployments := &appsv1.DeploymentList{}
-	if err := lc.client.List(ctx, deployments, client.HasLabels{"cluster.x-k8s.io/provider"}); err != nil {
+	if err := mc.client.List(ctx, deployments, client.HasLabels{"cluster.x-k8s.io/provider"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(deployments.Items) < 5 {
@@ -406,5 +441,17 @@ func TestBootstrapFromACopy(t *testing.T) {
 		if !strings.HasPrefix(image, custom+"/slipway-repo:") || !strings.Contains(image, "@sha256:") || d.Status.AvailableReplicas == 0 {
 			t.Errorf("Deployment %s/%s runs %s (%d available), not the copy's image", d.Namespace, d.Name, image, d.Status.AvailableReplicas)
 		}
+	}
+
+	// delete's cleanup cluster installs the providers from slipway's registry, not from the
+	// copy (docs/packages.md): they are pushed back first.
+	pushImages(t, registryAddr, "/cluster-api-controller:", "/kubeadm-bootstrap-controller:", "/kubeadm-control-plane-controller:",
+		"/capl-controller:", "/cert-manager-controller:", "/cert-manager-cainjector:", "/cert-manager-webhook:", "/cluster-api-ipam-in-cluster-controller:")
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "e2e-copy", "-y", "-t", "10m")
+	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
+		t.Fatalf("management-cluster delete: %v\n%s", err, out)
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Errorf("local clusters left after delete: %d, before create: %d", len(after), len(before))
 	}
 }

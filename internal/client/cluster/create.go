@@ -25,6 +25,7 @@ import (
 	tkrclient "github.com/slipway-dev/slipway/internal/client/tkr"
 	"github.com/slipway-dev/slipway/internal/config"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
@@ -112,6 +113,13 @@ func Create(ctx context.Context, o CreateOptions) error {
 		return fmt.Errorf("cluster with name %s already exists, please specify another name", cfg.Name)
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to reach the management cluster: %w", err)
+	}
+	if custom, _ := v.Get(config.CustomImageRepository); cfg.InfrastructureProvider == "local" && custom != "" {
+		// The nodes pull from the copy on this host's loopback (the ClusterClass's
+		// imageRepository variable): one elsewhere no node reaches.
+		if _, err := localcluster.HostRegistry(config.CustomImageRepository, custom); err != nil {
+			return fmt.Errorf("configuration validation failed: %w", err)
+		}
 	}
 	if cfg.InfrastructureProvider == "local" && !o.DryRun {
 		if err := checkLocalHost(o.CheckHost, p, cfg.ControlPlaneMachineCount, cfg.WorkerMachineCount); err != nil {

@@ -59,3 +59,40 @@ func TestCreateTakesATKRName(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateLocalPullsFromACopyOnThisHost checks that a workload cluster of the local provider
+// takes TKG_CUSTOM_IMAGE_REPOSITORY's registry as its ClusterClass's imageRepository variable,
+// which the nodes pull from, when it is on this host's loopback, and is refused, naming the
+// variable, when it is elsewhere, where no node reaches.
+func TestCreateLocalPullsFromACopyOnThisHost(t *testing.T) {
+	tkr := &runv1alpha3.TanzuKubernetesRelease{ObjectMeta: metav1.ObjectMeta{Name: "v1.35.4---vmware.1-tkg.1"}}
+	tkr.Spec.Version, tkr.Spec.Kubernetes.Version = "v1.35.4+vmware.1-tkg.1", "v1.35.4"
+	tkr.Status.Conditions = runv1alpha3.Conditions{{Type: runv1alpha3.ConditionReady, Status: corev1.ConditionTrue}}
+	path := filepath.Join(t.TempDir(), "wc.yaml")
+	if err := os.WriteFile(path, []byte("CLUSTER_NAME: wc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ custom, want, wantErr string }{
+		{"127.0.0.1:5001/tkg", "- name: imageRepository\n      value:\n        host: 127.0.0.1:5001\n", ""},
+		{"registry.example.com/tkg", "", "configuration validation failed: TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's IPv4 loopback"},
+	} {
+		t.Run(tc.custom, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tkr.DeepCopy()).Build()
+			var out, lines bytes.Buffer
+			err := Create(t.Context(), CreateOptions{File: path, Environ: []string{"TKG_CUSTOM_IMAGE_REPOSITORY=" + tc.custom}, Client: c,
+				Home: t.TempDir(), DryRun: true, Out: &out, Progress: progress.ForWriter(&lines)})
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, lines.String())
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("the Cluster has no %q:\n%s", tc.want, out.String())
+			}
+		})
+	}
+}

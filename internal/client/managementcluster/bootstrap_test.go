@@ -33,29 +33,36 @@ func TestBootstrapEgress(t *testing.T) {
 	}
 }
 
-// TestCustomRepository checks that a custom image repository is refused for a management
-// cluster of either provider, naming the variable and why, and that none is let through.
+// TestCustomRepository checks that a management cluster on the local provider pulls from a
+// custom image repository on this host's loopback (its registry is the bootstrap cluster's nodes'
+// too), that one off this host is refused as a node reaches none, and that one on vSphere is
+// refused, each naming the variable and the way out.
 func TestCustomRepository(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    config.Cluster
 		custom string
-		want   string
+		want   []string
+		err    string
 	}{
-		{"local", config.Cluster{InfrastructureProvider: "local"}, "127.0.0.1:5001/tkg",
-			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster does not pull from a custom image repository yet (the nodes the local provider and the vCenter simulator make are not told of it, and a bootstrap cluster reaches no registry off this host): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
-		{"vsphere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg",
-			"unset TKG_CUSTOM_IMAGE_REPOSITORY"},
-		{"no custom repository", config.Cluster{InfrastructureProvider: "local"}, "", ""},
+		{"local", config.Cluster{InfrastructureProvider: "local"}, "127.0.0.1:5001/tkg", []string{"127.0.0.1:5001"}, ""},
+		{"local off this host", config.Cluster{InfrastructureProvider: "local"}, "registry.example.com/tkg", nil,
+			"TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's IPv4 loopback, and a real node reaches no registry off this host: serve the copy from a registry here"},
+		{"vsphere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg", nil,
+			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster on vSphere does not pull from a custom image repository yet (the vCenter simulator's VMs are not told of it, and a bootstrap cluster reaches no registry off this host): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
+		{"no custom repository", config.Cluster{InfrastructureProvider: "local"}, "", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &flow{cfg: &tc.cfg}
-			err := f.checkCustomRepository(tc.custom)
+			// A dry run does not dial the registry on the bridge.
+			f := &flow{cfg: &tc.cfg, o: CreateOptions{DryRun: true}}
+			got, err := f.customRegistries(tc.custom)
 			switch {
-			case tc.want == "" && err != nil:
+			case tc.err == "" && err != nil:
 				t.Errorf("refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("got %v, want an error saying %q", err, tc.want)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("got %v, want an error saying %q", err, tc.err)
+			case !slices.Equal(got, tc.want):
+				t.Errorf("registries %q, want %q", got, tc.want)
 			}
 		})
 	}

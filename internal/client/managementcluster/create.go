@@ -96,6 +96,9 @@ type flow struct {
 	mgmt           client.Client
 	tkgVersion     string
 	configFile     string
+	// hostRegistries are the registries on this host's loopback the bootstrap cluster's nodes
+	// pull from too: TKG_CUSTOM_IMAGE_REPOSITORY's.
+	hostRegistries []string
 }
 
 // Error is a failed create: which step, why, and the ways out.
@@ -241,6 +244,7 @@ func (f *flow) bootstrap(ctx context.Context) error {
 		Cluster: localcluster.CreateOptions{
 			Name: f.bootName, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
 			Kubeconfig: f.bootKubeconfig, Wait: 2 * time.Minute, Progress: f.p.Detail(), Egress: f.bootstrapEgress(),
+			HostRegistries: f.hostRegistries,
 		},
 		Repository:             f.repo,
 		InfrastructureProvider: f.cfg.InfrastructureProvider,

@@ -100,7 +100,7 @@ func (f *flow) validate(ctx context.Context) error {
 		}
 	}
 	custom, _ := v.Get(config.CustomImageRepository)
-	if err := f.checkCustomRepository(custom); err != nil {
+	if f.hostRegistries, err = f.customRegistries(custom); err != nil {
 		return err
 	}
 	if f.o.PackageRepository, err = PackageRepositoryOf(f.o.PackageRepository, custom); err != nil {
@@ -134,14 +134,26 @@ func (f *flow) validate(ctx context.Context) error {
 	return nil
 }
 
-// checkCustomRepository refuses a custom image repository for a management cluster: its
-// bootstrap cluster's nodes would pull from a copy on this host's loopback, but the nodes the
-// local provider and the vCenter simulator make are not told of one yet and would stall on their
-// first package, and a bootstrap cluster reaches no registry off this host.
-func (f *flow) checkCustomRepository(custom string) error {
+// customRegistries returns the registry of a custom image repository, which the bootstrap
+// cluster's nodes and the management cluster's pull from: one on this host's loopback that
+// answers on the bridge address too, since a node reaches no registry off this host. A
+// management cluster on vSphere refuses one: the vCenter simulator's VMs are not told of it yet.
+func (f *flow) customRegistries(custom string) ([]string, error) {
 	if custom == "" {
-		return nil
+		return nil, nil
 	}
-	return fmt.Errorf("%s %s: a management cluster does not pull from a custom image repository yet (the nodes the local provider and the vCenter simulator make are not told of it, and a bootstrap cluster reaches no registry off this host): unset %s",
-		config.CustomImageRepository, custom, config.CustomImageRepository)
+	if f.cfg.VSphere != nil {
+		return nil, fmt.Errorf("%s %s: a management cluster on vSphere does not pull from a custom image repository yet (the vCenter simulator's VMs are not told of it, and a bootstrap cluster reaches no registry off this host): unset %s",
+			config.CustomImageRepository, custom, config.CustomImageRepository)
+	}
+	registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
+	if err != nil {
+		return nil, err
+	}
+	if !f.o.DryRun {
+		if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{registry}); err != nil {
+			return nil, err
+		}
+	}
+	return []string{registry}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -132,7 +133,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if !lc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, owner, lc)
 	}
-	spec, err := r.ensureSpec(ctx, owner, madeFor(owner, lc))
+	spec, err := r.ensureSpec(ctx, owner, madeFor(owner, lc), lc.Spec.HostRegistries)
 	if err != nil {
 		conditions.Set(lc, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "EndpointAllocationFailed", Message: err.Error()})
 		return ctrl.Result{}, err
@@ -165,9 +166,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	return ctrl.Result{RequeueAfter: superviseEvery}, nil
 }
 
-// ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block;
-// a Cluster that moved to another management cluster takes its local cluster with it.
-func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Cluster, uid string) (*cluster.Spec, error) {
+// ensureSpec creates the local cluster of a Cluster the first time, in the lowest free block,
+// its nodes pulling from hostRegistries too; a Cluster that moved to another management cluster
+// takes its local cluster with it, and a change of hostRegistries is kept for the nodes made
+// after it.
+func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Cluster, uid string, hostRegistries []string) (*cluster.Spec, error) {
 	r.Runtime.mu.Lock()
 	defer r.Runtime.mu.Unlock()
 	if err := cluster.ValidateName(owner.Name); err != nil {
@@ -176,11 +179,13 @@ func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Clu
 	switch _, err := r.Runtime.Host.ReadSpec(ctx, owner.Name); {
 	case err == nil:
 		spec, err := r.Runtime.ownedSpec(ctx, owner, uid)
-		if err != nil || spec.Owner.ManagementCluster == r.Runtime.Home {
+		if err != nil || (spec.Owner.ManagementCluster == r.Runtime.Home && slices.Equal(spec.HostRegistries, hostRegistries)) {
 			return spec, err
 		}
-		// The Cluster moved to another management cluster: the cluster now goes with that one.
+		// The Cluster moved to another management cluster (the cluster now goes with that one),
+		// or its registries changed.
 		spec.Owner.ManagementCluster = r.Runtime.Home
+		spec.HostRegistries = hostRegistries
 		return spec, r.Runtime.Host.WriteSpec(ctx, spec)
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
@@ -194,6 +199,7 @@ func (r *ClusterReconciler) ensureSpec(ctx context.Context, owner *clusterv1.Clu
 	}
 	spec := cluster.NewOwnedSpec(owner.Name, "", index, cluster.Owner{Namespace: owner.Namespace, Name: owner.Name, UID: string(owner.UID),
 		ManagementCluster: r.Runtime.Home})
+	spec.HostRegistries = hostRegistries
 	return spec, r.Runtime.Host.WriteSpec(ctx, spec)
 }
 

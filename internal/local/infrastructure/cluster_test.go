@@ -2,12 +2,15 @@ package infrastructure
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/slipway-dev/slipway/internal/local/cluster"
 )
 
 // TestPodCIDRs: a Cluster without pod CIDRs is refused for good, naming the field and TKG's
@@ -26,6 +29,29 @@ func TestPodCIDRs(t *testing.T) {
 	for _, w := range []string{"spec.clusterNetwork.pods.cidrBlocks", "100.96.0.0/11", "default/wc"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%q does not say %q", err, w)
+		}
+	}
+}
+
+// TestHostRegistriesReachTheSpec checks that the LocalCluster's hostRegistries are the local
+// cluster's from its first spec, so that every node pulls from them, and that a change is kept
+// for the nodes made after it.
+func TestHostRegistriesReachTheSpec(t *testing.T) {
+	ctx := t.Context()
+	store := cluster.Store{Root: t.TempDir()}
+	r := &ClusterReconciler{Runtime: &Runtime{Host: cluster.LocalHost{Store: store}, Home: "mgmt"}}
+	owner := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc", UID: "wc-uid"}}
+	owner.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
+	for _, registries := range [][]string{{"127.0.0.1:5001"}, {"127.0.0.1:5002"}, nil} {
+		if _, err := r.ensureSpec(ctx, owner, "wc-uid", registries); err != nil {
+			t.Fatal(err)
+		}
+		spec, err := store.Get("wc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(spec.HostRegistries, registries) || spec.Owner == nil || spec.Owner.UID != "wc-uid" {
+			t.Errorf("after a pass with %q, the spec has registries %q, owner %+v", registries, spec.HostRegistries, spec.Owner)
 		}
 	}
 }

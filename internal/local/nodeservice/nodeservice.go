@@ -99,12 +99,41 @@ func refuseEgress(spec *cluster.Spec) error {
 	return nil
 }
 
+// hostRegistriesField is where a caller of the service names more registries for the nodes: a
+// LocalCluster's, which the local provider copies into its cluster's spec.
+const hostRegistriesField = "spec.hostRegistries"
+
+// checkHostRegistries checks the registries a caller of the service has the nodes pull from
+// besides the local registry: each must be a registry on this host's loopback, which a node
+// reaches on the bridge address (cluster.HostRegistry), and, when dial is set, answer there.
+func checkHostRegistries(spec *cluster.Spec, dial bool) error {
+	for _, r := range spec.HostRegistries {
+		host, err := cluster.HostRegistry(hostRegistriesField, r)
+		if err == nil && host != r {
+			err = fmt.Errorf("%s %s: name a registry (127.0.0.1:PORT), not a repository in it", hostRegistriesField, r)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster %s: %w", spec.Name, err)
+		}
+	}
+	if !dial {
+		return nil
+	}
+	if err := cluster.CheckHostRegistries(hostRegistriesField, spec.HostRegistries); err != nil {
+		return fmt.Errorf("cluster %s: %w", spec.Name, err)
+	}
+	return nil
+}
+
 // Handler serves host's calls.
 func Handler(host cluster.Host) http.Handler {
 	mux := http.NewServeMux()
 	handle(mux, "ReadSpec", func(ctx context.Context, a nameArgs) (any, error) { return host.ReadSpec(ctx, a.Name) })
 	handle(mux, "WriteSpec", func(ctx context.Context, spec cluster.Spec) (any, error) {
 		if err := refuseEgress(&spec); err != nil {
+			return nil, err
+		}
+		if err := checkHostRegistries(&spec, true); err != nil {
 			return nil, err
 		}
 		return nil, host.WriteSpec(ctx, &spec)
@@ -115,6 +144,9 @@ func Handler(host cluster.Host) http.Handler {
 			return nil, errors.New("PrepareNode: spec is missing")
 		}
 		if err := refuseEgress(a.Spec); err != nil {
+			return nil, err
+		}
+		if err := checkHostRegistries(a.Spec, false); err != nil {
 			return nil, err
 		}
 		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, a.Registry)

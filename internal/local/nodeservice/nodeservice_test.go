@@ -202,6 +202,43 @@ func TestCallsReachTheHost(t *testing.T) {
 	}
 }
 
+// TestHostRegistriesAreOnLoopback checks that a caller of the service can have the nodes pull
+// from a registry on this host's loopback only, named as a registry: anything else is refused,
+// naming the field and the fix, before the host sees the call.
+func TestHostRegistriesAreOnLoopback(t *testing.T) {
+	host := &recorder{}
+	c := serve(t, host)
+	ctx := t.Context()
+	spec := cluster.NewOwnedSpec("wc", "v1.35.4", 3, cluster.Owner{Namespace: "default", Name: "wc", UID: "u1"})
+	node, err := spec.AddNode("wc-cp-1", cluster.RoleControlPlane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ registry, want string }{
+		{"registry.example.com:5000", "cluster wc: spec.hostRegistries registry.example.com:5000: its registry registry.example.com:5000 is not on this host's IPv4 loopback"},
+		{"127.0.0.1", "cluster wc: spec.hostRegistries 127.0.0.1: name the port of the registry on this host's loopback"},
+		{"127.0.0.1:5001/tkg", "cluster wc: spec.hostRegistries 127.0.0.1:5001/tkg: name a registry (127.0.0.1:PORT), not a repository in it"},
+	} {
+		spec.HostRegistries = []string{tc.registry}
+		if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), "127.0.0.1:5000"); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("PrepareNode with registry %s: %v, want %q", tc.registry, err, tc.want)
+		}
+		if err := c.WriteSpec(ctx, spec); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("WriteSpec with registry %s: %v, want %q", tc.registry, err, tc.want)
+		}
+	}
+	if len(host.calls) != 0 {
+		t.Errorf("the host saw %q", host.calls)
+	}
+	spec.HostRegistries = []string{"127.0.0.1:5001", "localhost:5002"}
+	if err := c.PrepareNode(ctx, spec, node, []byte("#cloud-config"), "127.0.0.1:5000"); err != nil {
+		t.Fatalf("PrepareNode with registries on loopback: %v", err)
+	}
+	if want := []string{"PrepareNode wc wc-cp-1 #cloud-config 127.0.0.1:5000"}; !reflect.DeepEqual(host.calls, want) {
+		t.Errorf("the host saw %q, want %q", host.calls, want)
+	}
+}
+
 // TestNoServiceIsSaid checks that a provider whose node has no service is told what starts it.
 func TestNoServiceIsSaid(t *testing.T) {
 	c := NewClient(filepath.Join(t.TempDir(), "node.sock"))

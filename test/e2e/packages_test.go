@@ -97,7 +97,7 @@ func TestPackagesFromSources(t *testing.T) {
 // from (pushNodeImages) and those matching more (pushImages), as a site whose packages come from
 // a copy elsewhere: what else a cluster runs must come from that copy. The registry is started
 // again, on a new port.
-func keepOnlyNodeImages(t *testing.T, more ...string) string {
+func keepOnlyNodeImages(t *testing.T, more ...string) {
 	t.Helper()
 	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
 		t.Fatalf("registry stop: %v\n%s", err, out)
@@ -110,7 +110,6 @@ func keepOnlyNodeImages(t *testing.T, more ...string) string {
 	if len(more) > 0 {
 		pushImages(t, addr, more...)
 	}
-	return addr
 }
 
 // startRegistry starts the local registry of the test's slipway home on a free loopback port,

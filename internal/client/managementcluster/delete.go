@@ -18,6 +18,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
@@ -104,6 +105,9 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
 		// The cleanup cluster's nodes reach what a bootstrap cluster's would.
 		egress: BootstrapEgress(infra, server, endpointOf(mc), 0)}
+	if err := d.providerSource(ctx, mc); err != nil {
+		return err
+	}
 	err = p.Run(ctx,
 		progress.NamedStep{Name: "cleanup cluster", Run: d.cleanupCluster},
 		progress.NamedStep{Name: "move to cleanup cluster", Run: d.moveBack},
@@ -150,6 +154,35 @@ type deletion struct {
 	variables      map[string]string
 	// egress is what the cleanup cluster's nodes reach through this host.
 	egress []string
+	// images are where the cleanup cluster's providers run from, and hostRegistries what its
+	// nodes pull from besides the local registry (providerSource).
+	images         map[string]string
+	hostRegistries []string
+}
+
+// providerSource finds where the cleanup cluster's providers run from: the provider images the
+// management cluster's package repository locks, as on the bootstrap cluster (a copy's, when
+// TKG_CUSTOM_IMAGE_REPOSITORY made it), pulled from the registries its own nodes pull from
+// (its LocalCluster's hostRegistries), which must still answer on the bridge. A repository that
+// cannot be read is said, and the providers then run as the provider repository names them.
+func (d *deletion) providerSource(ctx context.Context, mc *clusterv1.Cluster) error {
+	if ref := mc.Spec.InfrastructureRef; ref.Kind == "LocalCluster" {
+		lc := &infrav1.LocalCluster{}
+		if err := d.mgmt.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: ref.Name}, lc); err != nil {
+			return fmt.Errorf("management cluster %s: its LocalCluster %s: %w", mc.Name, ref.Name, err)
+		}
+		if err := localcluster.CheckHostRegistries("LocalCluster "+lc.Name+" spec.hostRegistries", lc.Spec.HostRegistries); err != nil {
+			return err
+		}
+		d.hostRegistries = lc.Spec.HostRegistries
+	}
+	repo, err := readManagementRepository(ctx, d.mgmt, "")
+	if err != nil {
+		d.p.Infof("Warning: %v: the cleanup cluster's providers run from the provider repository's images", err)
+		return nil
+	}
+	d.images = repo.locked
+	return nil
 }
 
 // infrastructureOf says which infrastructure provider the management cluster runs on, by its
@@ -198,6 +231,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
 			Name: name, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
 			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), Egress: d.egress,
+			HostRegistries: d.hostRegistries,
 		}); err != nil {
 			return err
 		}
@@ -216,7 +250,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 	return clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: d.cleanupKubeconfig, Context: d.cleanupContext, Client: d.cleanup,
 		WorkDir: d.workDir, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
-		Infrastructure: d.infrastructure, Variables: d.variables,
+		Infrastructure: d.infrastructure, Variables: d.variables, Images: d.images,
 	})
 }
 

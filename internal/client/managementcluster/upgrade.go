@@ -57,23 +57,7 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 	if err != nil {
 		return nil, err
 	}
-	ref := o.PackageRepository
-	if ref == "" {
-		repo := &pkgingv1alpha1.PackageRepository{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: ManagementRepository}, repo); err != nil {
-			return nil, fmt.Errorf("failed to read the management cluster's package repository %s/%s (or give --package-repository): %w", tkg.SystemNamespace, ManagementRepository, err)
-		}
-		if repo.Spec.Fetch == nil || repo.Spec.Fetch.ImgpkgBundle == nil || repo.Spec.Fetch.ImgpkgBundle.Image == "" {
-			return nil, fmt.Errorf("package repository %s/%s names no imgpkg bundle: give --package-repository", tkg.SystemNamespace, ManagementRepository)
-		}
-		ref = repo.Spec.Fetch.ImgpkgBundle.Image
-	}
-	// The registry is trusted as the management cluster's kapp-controller trusts it.
-	trust, err := (&fetch.ConfigTrust{Client: c, Key: client.ObjectKey{Namespace: tkg.SystemNamespace, Name: fetch.KappControllerConfig}, Secret: true}).Trust(ctx)
-	if err != nil {
-		return nil, err
-	}
-	repository, err := ReadRepository(ctx, ref, trust)
+	repository, err := readManagementRepository(ctx, c, o.PackageRepository)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +79,28 @@ func PlanUpgrade(ctx context.Context, c client.Client, o UpgradeOptions) (*Upgra
 		return nil, fmt.Errorf("management cluster %s has no infrastructure provider installed by clusterctl: was it made by `slipway management-cluster create`?", o.Name)
 	}
 	return &Upgrade{Upgrade: *u, TKGVersion: version, Repository: repository, Infrastructure: infrastructure, KeepRelease: keep}, nil
+}
+
+// readManagementRepository reads the management package repository ref names; empty is the one
+// the management cluster c was made from (its tanzu-management PackageRepository: a copy's when
+// TKG_CUSTOM_IMAGE_REPOSITORY made it). Its registry is trusted as the management cluster's
+// kapp-controller trusts it.
+func readManagementRepository(ctx context.Context, c client.Client, ref string) (*Repository, error) {
+	if ref == "" {
+		repo := &pkgingv1alpha1.PackageRepository{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: tkg.SystemNamespace, Name: ManagementRepository}, repo); err != nil {
+			return nil, fmt.Errorf("failed to read the management cluster's package repository %s/%s (or give --package-repository): %w", tkg.SystemNamespace, ManagementRepository, err)
+		}
+		if repo.Spec.Fetch == nil || repo.Spec.Fetch.ImgpkgBundle == nil || repo.Spec.Fetch.ImgpkgBundle.Image == "" {
+			return nil, fmt.Errorf("package repository %s/%s names no imgpkg bundle: give --package-repository", tkg.SystemNamespace, ManagementRepository)
+		}
+		ref = repo.Spec.Fetch.ImgpkgBundle.Image
+	}
+	trust, err := (&fetch.ConfigTrust{Client: c, Key: client.ObjectKey{Namespace: tkg.SystemNamespace, Name: fetch.KappControllerConfig}, Secret: true}).Trust(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ReadRepository(ctx, ref, trust)
 }
 
 // currentRelease is the release the management cluster is on, as an upgrade that keeps it.

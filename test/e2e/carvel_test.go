@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,11 +24,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
@@ -443,6 +447,42 @@ func TestManagementClusterFromACopy(t *testing.T) {
 		}
 	}
 
+	// After the pivot the management cluster's own provider makes its nodes, which pull from
+	// the copy too: a worker added by a scale runs the copy's images.
+	nodesBefore := &corev1.NodeList{}
+	if err := mc.client.List(ctx, nodesBefore); err != nil {
+		t.Fatal(err)
+	}
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tkg-system", Name: "e2e-copy"}}
+	scaled := time.Now()
+	patchTopology(t, mc, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
+	eventually(t, 4*time.Minute, "two workers", func() error {
+		return clusterAvailable(ctx, mc, c, assets.DefaultKubernetesVersion()+"+vmware.1", 3)
+	})
+	eventually(t, 3*time.Minute, "the new worker's pods running from the copy", func() error {
+		pods := &corev1.PodList{}
+		if err := mc.client.List(ctx, pods); err != nil {
+			return err
+		}
+		fromCopy := 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" || slices.ContainsFunc(nodesBefore.Items, func(n corev1.Node) bool { return n.Name == p.Spec.NodeName }) {
+				continue
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("pod %s/%s on the new worker %s is %s", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
+			}
+			if strings.HasPrefix(p.Spec.Containers[0].Image, custom+"/") {
+				fromCopy++
+			}
+		}
+		if fromCopy == 0 {
+			return errors.New("no pod on the new worker runs an image of the copy")
+		}
+		return nil
+	})
+	t.Logf("the management cluster scaled itself to two workers from the copy in %s", time.Since(scaled).Round(100*time.Millisecond))
+
 	// delete's cleanup cluster runs its providers from the copy too, its nodes pulling from it.
 	start = time.Now()
 	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "e2e-copy", "-y", "-t", "10m")
@@ -453,7 +493,10 @@ func TestManagementClusterFromACopy(t *testing.T) {
 	if strings.Contains(out, "Warning") {
 		t.Errorf("management-cluster delete warns: the cleanup cluster's providers do not run from the copy")
 	}
-	if after, _ := store.List(); len(after) != len(before) {
-		t.Errorf("local clusters left after delete: %d, before create: %d", len(after), len(before))
+	after, _ := store.List()
+	for _, s := range after {
+		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+			t.Errorf("local cluster %s is left after delete", s.Name)
+		}
 	}
 }

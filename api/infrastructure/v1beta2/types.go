@@ -54,15 +54,16 @@ type LocalClusterSpec struct {
 	// load balancer in front of the control-plane nodes.
 	// +optional
 	ControlPlaneEndpoint clusterv1.APIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
-	// hostRegistries are registries on the host's IPv4 loopback (127.0.0.1:PORT or
-	// localhost:PORT) that the nodes pull from besides the local registry, each reached on the
-	// same port of the host's bridge address, where it must listen too: the copy of TKG's images
-	// that TKG_CUSTOM_IMAGE_REPOSITORY names. The local ClusterClass sets it from the cluster's
-	// imageRepository variable. Nodes made after a change pull from the new list.
+	// hostRegistries are registries on the host's IPv4 loopback (an address of 127.0.0.0/8, or
+	// localhost, with its port) that the nodes pull from besides the local registry, each reached
+	// on the same port of the host's bridge address, where it must listen too: the copy of TKG's
+	// images that TKG_CUSTOM_IMAGE_REPOSITORY names. The local ClusterClass sets it from the
+	// Cluster's imageRepository variable. Nodes made after a change pull from the new list.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^(127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|localhost):[0-9]{1,5}$`
 	HostRegistries []string `json:"hostRegistries,omitempty"`
 }
 

@@ -117,8 +117,14 @@ func Create(ctx context.Context, o CreateOptions) error {
 	if custom, _ := v.Get(config.CustomImageRepository); cfg.InfrastructureProvider == "local" && custom != "" {
 		// The nodes pull from the copy on this host's loopback (the ClusterClass's
 		// imageRepository variable): one elsewhere no node reaches.
-		if _, err := localcluster.HostRegistry(config.CustomImageRepository, custom); err != nil {
+		registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
+		if err != nil {
 			return fmt.Errorf("configuration validation failed: %w", err)
+		}
+		if !o.DryRun {
+			if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{registry}); err != nil {
+				return err
+			}
 		}
 	}
 	if cfg.InfrastructureProvider == "local" && !o.DryRun {

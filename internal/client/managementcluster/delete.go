@@ -27,6 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/controllers/addons/configs"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/tkg"
 	"github.com/slipway-dev/slipway/internal/vsphere/vcenter"
@@ -171,8 +172,12 @@ func (d *deletion) providerSource(ctx context.Context, mc *clusterv1.Cluster) er
 		if err := d.mgmt.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: ref.Name}, lc); err != nil {
 			return fmt.Errorf("management cluster %s: its LocalCluster %s: %w", mc.Name, ref.Name, err)
 		}
-		if err := localcluster.CheckHostRegistries("LocalCluster "+lc.Name+" spec.hostRegistries", lc.Spec.HostRegistries); err != nil {
-			return err
+		for _, r := range lc.Spec.HostRegistries {
+			// The check's own way out (unset the variable) is not one here.
+			if err := localcluster.CheckHostRegistries(config.CustomImageRepository, []string{r}); err != nil {
+				return fmt.Errorf("management cluster %s pulls from the registry %s (its LocalCluster's spec.hostRegistries), which the cleanup cluster's providers run from: serve it again on %s: %w",
+					mc.Name, r, vm.BridgeAddress(r), errors.Unwrap(err))
+			}
 		}
 		d.hostRegistries = lc.Spec.HostRegistries
 	}

@@ -1,6 +1,7 @@
 package infrastructure
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -33,16 +34,28 @@ func TestPodCIDRs(t *testing.T) {
 	}
 }
 
+// countingHost is the store's host, counting the specs written.
+type countingHost struct {
+	cluster.LocalHost
+	writes int
+}
+
+func (h *countingHost) WriteSpec(ctx context.Context, spec *cluster.Spec) error {
+	h.writes++
+	return h.LocalHost.WriteSpec(ctx, spec)
+}
+
 // TestHostRegistriesReachTheSpec checks that the LocalCluster's hostRegistries are the local
-// cluster's from its first spec, so that every node pulls from them, and that a change is kept
-// for the nodes made after it.
+// cluster's from its first spec, so that every node pulls from them, that a change is kept for
+// the nodes made after it, and that a pass that changes nothing writes nothing.
 func TestHostRegistriesReachTheSpec(t *testing.T) {
 	ctx := t.Context()
 	store := cluster.Store{Root: t.TempDir()}
-	r := &ClusterReconciler{Runtime: &Runtime{Host: cluster.LocalHost{Store: store}, Home: "mgmt"}}
+	host := &countingHost{LocalHost: cluster.LocalHost{Store: store}}
+	r := &ClusterReconciler{Runtime: &Runtime{Host: host, Home: "mgmt"}}
 	owner := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wc", UID: "wc-uid"}}
 	owner.Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"100.96.0.0/11"}
-	for _, registries := range [][]string{{"127.0.0.1:5001"}, {"127.0.0.1:5002"}, nil} {
+	for _, registries := range [][]string{{"127.0.0.1:5001"}, {"127.0.0.1:5001"}, {"127.0.0.1:5002"}, nil, nil} {
 		if _, err := r.ensureSpec(ctx, owner, "wc-uid", registries); err != nil {
 			t.Fatal(err)
 		}
@@ -53,5 +66,8 @@ func TestHostRegistriesReachTheSpec(t *testing.T) {
 		if !slices.Equal(spec.HostRegistries, registries) || spec.Owner == nil || spec.Owner.UID != "wc-uid" {
 			t.Errorf("after a pass with %q, the spec has registries %q, owner %+v", registries, spec.HostRegistries, spec.Owner)
 		}
+	}
+	if host.writes != 3 {
+		t.Errorf("5 passes, 3 of them changes, wrote the spec %d times", host.writes)
 	}
 }

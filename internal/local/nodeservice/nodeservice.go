@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,13 +101,16 @@ func refuseEgress(spec *cluster.Spec) error {
 }
 
 // hostRegistriesField is where a caller of the service names more registries for the nodes: a
-// LocalCluster's, which the local provider copies into its cluster's spec.
+// LocalCluster's, which the local provider copies into its cluster's spec from the Cluster's
+// imageRepository variable.
 const hostRegistriesField = "spec.hostRegistries"
 
 // checkHostRegistries checks the registries a caller of the service has the nodes pull from
 // besides the local registry: each must be a registry on this host's loopback, which a node
-// reaches on the bridge address (cluster.HostRegistry), and, when dial is set, answer there.
-func checkHostRegistries(spec *cluster.Spec, dial bool) error {
+// reaches on the bridge address (cluster.HostRegistry), and each not in known must answer there
+// (so that a spec written again, to remove a node, does not wait on a registry already taken).
+func checkHostRegistries(spec *cluster.Spec, known []string) error {
+	var added []string
 	for _, r := range spec.HostRegistries {
 		host, err := cluster.HostRegistry(hostRegistriesField, r)
 		if err == nil && host != r {
@@ -115,14 +119,23 @@ func checkHostRegistries(spec *cluster.Spec, dial bool) error {
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", spec.Name, err)
 		}
+		if !slices.Contains(known, r) {
+			added = append(added, r)
+		}
 	}
-	if !dial {
-		return nil
-	}
-	if err := cluster.CheckHostRegistries(hostRegistriesField, spec.HostRegistries); err != nil {
+	if err := cluster.CheckHostRegistries(hostRegistriesField+" (the Cluster's imageRepository variable)", added); err != nil {
 		return fmt.Errorf("cluster %s: %w", spec.Name, err)
 	}
 	return nil
+}
+
+// knownRegistries are the registries the stored spec of the cluster named already has.
+func knownRegistries(ctx context.Context, host cluster.Host, name string) []string {
+	spec, err := host.ReadSpec(ctx, name)
+	if err != nil {
+		return nil
+	}
+	return spec.HostRegistries
 }
 
 // Handler serves host's calls.
@@ -133,7 +146,7 @@ func Handler(host cluster.Host) http.Handler {
 		if err := refuseEgress(&spec); err != nil {
 			return nil, err
 		}
-		if err := checkHostRegistries(&spec, true); err != nil {
+		if err := checkHostRegistries(&spec, knownRegistries(ctx, host, spec.Name)); err != nil {
 			return nil, err
 		}
 		return nil, host.WriteSpec(ctx, &spec)
@@ -146,7 +159,8 @@ func Handler(host cluster.Host) http.Handler {
 		if err := refuseEgress(a.Spec); err != nil {
 			return nil, err
 		}
-		if err := checkHostRegistries(a.Spec, false); err != nil {
+		// The spec is written before its nodes are prepared: its registries were checked then.
+		if err := checkHostRegistries(a.Spec, a.Spec.HostRegistries); err != nil {
 			return nil, err
 		}
 		return nil, host.PrepareNode(ctx, a.Spec, a.Node, a.UserData, a.Registry)

@@ -42,11 +42,18 @@ type Nodes struct {
 	AuditLogging bool
 	// TrustedCAs are certificates the nodes trust, by name: imageRepository, proxy.
 	TrustedCAs []TrustedCA
-	// ImageRepositoryHost is the registry of TKG_CUSTOM_IMAGE_REPOSITORY;
-	// SkipImageRepositoryTLSVerify makes the nodes pull from it without verifying its
+	// ImageRepository is TKG_CUSTOM_IMAGE_REPOSITORY, the repository the Kubernetes images and
+	// packages are copied to (the ClusterClasses' imageRepository.host, as TKG maps it);
+	// SkipImageRepositoryTLSVerify makes the nodes pull from its registry without verifying its
 	// certificate.
-	ImageRepositoryHost          string
+	ImageRepository              string
 	SkipImageRepositoryTLSVerify bool
+}
+
+// ImageRegistry is the registry of ImageRepository, "" when none is set.
+func (n Nodes) ImageRegistry() string {
+	registry, _, _ := strings.Cut(n.ImageRepository, "/")
+	return registry
 }
 
 // ReadRegistryTrust reads how the custom image repository's registry is trusted from v alone
@@ -73,8 +80,8 @@ func (n Nodes) RegistryTrust() registrytrust.Trust {
 			}
 		}
 	}
-	if n.SkipImageRepositoryTLSVerify && n.ImageRepositoryHost != "" {
-		t.SkipVerify = []string{n.ImageRepositoryHost}
+	if n.SkipImageRepositoryTLSVerify && n.ImageRepository != "" {
+		t.SkipVerify = []string{n.ImageRegistry()}
 	}
 	return t
 }
@@ -116,13 +123,13 @@ func (k *completer) nodes() {
 func (k *completer) imageRepository() {
 	n := &k.c.Nodes
 	if repo, ok := k.v.Get(CustomImageRepository); ok {
-		n.ImageRepositoryHost, _, _ = strings.Cut(repo, "/")
-		if strings.Contains(repo, "://") || n.ImageRepositoryHost == "" {
+		n.ImageRepository = repo
+		if strings.Contains(repo, "://") || n.ImageRegistry() == "" {
 			k.bad("invalid %s %q: give a registry path without a scheme, as registry.example.com/tkg", CustomImageRepository, repo)
 		}
 	}
 	n.SkipImageRepositoryTLSVerify = k.boolean(CustomImageRepositorySkipTLSVerify, k.value(CustomImageRepositorySkipTLSVerify, "false"))
-	if n.SkipImageRepositoryTLSVerify && n.ImageRepositoryHost == "" {
+	if n.SkipImageRepositoryTLSVerify && n.ImageRepository == "" {
 		k.bad("%s is true but %s is not set: it applies to the custom image repository only: set both, or drop %s",
 			CustomImageRepositorySkipTLSVerify, CustomImageRepository, CustomImageRepositorySkipTLSVerify)
 	}

@@ -157,8 +157,8 @@ func (c *Cluster) variables() []clusterv1.ClusterVariable {
 			add("controlPlane", roleVariable{NodeLabels: c.ControlPlaneNodeLabels})
 		}
 		// The local nodes pull from TKG_CUSTOM_IMAGE_REPOSITORY's copy on the host.
-		if c.Nodes.ImageRepositoryHost != "" {
-			add("imageRepository", map[string]string{"host": c.Nodes.ImageRepositoryHost})
+		if c.Nodes.ImageRepository != "" {
+			add("imageRepository", map[string]string{"host": c.Nodes.ImageRepository})
 		}
 	}
 	if c.Proxy != nil {
@@ -178,8 +178,8 @@ func (c *Cluster) nodeVariables(add func(name string, value any)) {
 	if len(n.TrustedCAs) > 0 {
 		add("trust", map[string][]TrustedCA{"additionalTrustedCAs": n.TrustedCAs})
 	}
-	if n.ImageRepositoryHost != "" {
-		add("imageRepository", map[string]any{"host": n.ImageRepositoryHost,
+	if n.ImageRepository != "" {
+		add("imageRepository", map[string]any{"host": n.ImageRepository,
 			"tlsCertificateValidation": map[string]bool{"enabled": !n.SkipImageRepositoryTLSVerify}})
 	}
 	network := map[string]any{}

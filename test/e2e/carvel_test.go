@@ -375,7 +375,10 @@ func TestManagementClusterFromACopy(t *testing.T) {
 		repository, _, _ := strings.Cut(strings.TrimPrefix(b, registryAddr+"/packages/"), ":")
 		runImgpkg(t, "copy", "-b", b, "--to-repo", custom+"/"+repository, "--registry-insecure")
 	}
-	t.Logf("copied %d bundles (%s and every bundle and image they lock) in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
+	// The release's Kubernetes images go beside them, at the paths kubeadm asks for, as TKG's
+	// isolated-cluster upload-bundle puts them: TKR_DATA names the copy as the image repository.
+	pushNodeImages(t, customRegistry)
+	t.Logf("copied %d bundles (%s and every bundle and image they lock) and the Kubernetes images in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
 	keepOnlyNodeImages(t)
 	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
 	store := cluster.Store{Root: filepath.Join(home, "local")}
@@ -423,6 +426,22 @@ func TestManagementClusterFromACopy(t *testing.T) {
 		if err := mc.client.Get(ctx, client.ObjectKey{Name: tkr}, &runv1alpha3.TanzuKubernetesRelease{}); err != nil {
 			t.Errorf("TKR %s from the copy: %v", tkr, err)
 		}
+	}
+	// kubeadm pulled the control plane and kube-proxy from the copy: the resolver gave TKR_DATA
+	// the imageRepository variable's host, as TKG's does.
+	kubeadmConfig := &corev1.ConfigMap{}
+	if err := mc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, kubeadmConfig); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(kubeadmConfig.Data["ClusterConfiguration"], "imageRepository: "+custom+"\n") {
+		t.Errorf("kubeadm's ClusterConfiguration does not name the copy %s:\n%s", custom, kubeadmConfig.Data["ClusterConfiguration"])
+	}
+	kubeProxy := &appsv1.DaemonSet{}
+	if err := mc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-proxy"}, kubeProxy); err != nil {
+		t.Fatal(err)
+	}
+	if image := kubeProxy.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(image, custom+"/kube-proxy:") {
+		t.Errorf("kube-proxy runs %s, not the copy's", image)
 	}
 	// kapp-controller runs from its relocated image; so does every provider, clusterctl's
 	// image override naming the copy.

@@ -29,6 +29,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/scheme"
 	"github.com/slipway-dev/slipway/internal/test/envtest"
+	"github.com/slipway-dev/slipway/internal/test/testregistry"
 	"github.com/slipway-dev/slipway/internal/test/vcentertest"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 	"github.com/slipway-dev/slipway/internal/vsphere/simulator"
@@ -334,9 +335,14 @@ func TestVSphereFlows(t *testing.T) {
 	}
 
 	// A workload cluster with seeds/001's variables, at the older release named as seeds/001
-	// names it, by --tkr.
+	// names it, by --tkr, whose Kubernetes images come from a copy on this host, as at a site
+	// without internet: TKR_DATA names TKG_CUSTOM_IMAGE_REPOSITORY, and its VMs reach the copy.
+	copyRegistry := testregistry.StartOnEveryAddress(t)
+	pushNodeImages(t, copyRegistry, "v1.34.3", "v1.35.4")
+	copyRepository := copyRegistry + "/tkg"
 	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+wcEndpoint+"\n"+key+vars)
+		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+wcEndpoint+"\n"+
+		"TKG_CUSTOM_IMAGE_REPOSITORY: "+copyRepository+"\n"+key+vars)
 	// seeds/001's command lines after the management cluster, with tanzu replaced by slipway, in
 	// the directory of their files; its release is one of slipway's catalogue.
 	checkContextAware(t, dir, "tkg-mgmt-vc")
@@ -375,6 +381,7 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPods(t, wc, "the workload column", vsphereWorkloadPods)
+	checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
 	checkCredentialsUpdate(t, wc, endpoint)
 
 	// The fault suite of real nodes on its VMs (a control plane and a worker): containerd and the
@@ -398,6 +405,7 @@ func TestVSphereFlows(t *testing.T) {
 		t.Fatalf("cluster upgrade: %v", err)
 	}
 	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
+	checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
 
 	// Delete: its VMs are destroyed and nothing of it is left.
 	vms, err := folderVMs(ctx, finder)
@@ -437,6 +445,36 @@ func TestVSphereFlows(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// checkPullsFromTheCopy checks that a cluster of the simulator's VMs pulls its Kubernetes images
+// from the copy at repository: its nodes reach the copy's registry, and kubeadm ran the control
+// plane and kube-proxy from it.
+func checkPullsFromTheCopy(t *testing.T, c client.Client, store cluster.Store, name, repository string) {
+	t.Helper()
+	ctx := t.Context()
+	registry, _, _ := strings.Cut(repository, "/")
+	if spec, err := store.Get(name); err != nil || !slices.Equal(spec.HostRegistries, []string{registry}) {
+		t.Errorf("the VMs of %s reach %v (%v), want the copy's registry %s", name, spec, err, registry)
+	}
+	kubeadmConfig := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, kubeadmConfig); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(kubeadmConfig.Data["ClusterConfiguration"], "imageRepository: "+repository+"\n") {
+		t.Errorf("kubeadm's ClusterConfiguration of %s does not name the copy %s:\n%s", name, repository, kubeadmConfig.Data["ClusterConfiguration"])
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("kube-system")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, component := range []string{"kube-apiserver", "kube-proxy"} {
+			if strings.HasPrefix(p.Name, component+"-") && !strings.HasPrefix(p.Spec.Containers[0].Image, repository+"/"+component+":") {
+				t.Errorf("pod %s of %s runs %s, not the copy's", p.Name, name, p.Spec.Containers[0].Image)
+			}
+		}
+	}
 }
 
 // restartedByHypervisor is checkRealNodeFaults' load-balancer check for a cluster of the

@@ -61,7 +61,7 @@ func TestCreateTakesATKRName(t *testing.T) {
 }
 
 // TestCreateLocalPullsFromACopyOnThisHost checks that a workload cluster of the local provider
-// takes TKG_CUSTOM_IMAGE_REPOSITORY's registry as its ClusterClass's imageRepository variable,
+// takes TKG_CUSTOM_IMAGE_REPOSITORY as its ClusterClass's imageRepository variable, as TKG does,
 // which the nodes pull from, when it is on this host's loopback, and is refused, naming the
 // variable, when it is elsewhere, where no node reaches.
 func TestCreateLocalPullsFromACopyOnThisHost(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCreateLocalPullsFromACopyOnThisHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ custom, want, wantErr string }{
-		{"127.0.0.1:5001/tkg", "- name: imageRepository\n      value:\n        host: 127.0.0.1:5001\n", ""},
+		{"127.0.0.1:5001/tkg", "- name: imageRepository\n      value:\n        host: 127.0.0.1:5001/tkg\n", ""},
 		{"registry.example.com/tkg", "", "configuration validation failed: TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's IPv4 loopback"},
 	} {
 		t.Run(tc.custom, func(t *testing.T) {

@@ -48,8 +48,12 @@ func TestCustomRepository(t *testing.T) {
 		{"local", config.Cluster{InfrastructureProvider: "local"}, "127.0.0.1:5001/tkg", []string{"127.0.0.1:5001"}, ""},
 		{"local off this host", config.Cluster{InfrastructureProvider: "local"}, "registry.example.com/tkg", nil,
 			"TKG_CUSTOM_IMAGE_REPOSITORY registry.example.com/tkg: its registry registry.example.com is not on this host's IPv4 loopback, and a real node reaches no registry off this host: serve the copy from a registry here"},
-		{"vsphere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989"}}, "127.0.0.1:5001/tkg", nil,
-			"TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: a management cluster on vSphere does not pull from a custom image repository yet (the vCenter simulator's VMs are not told of it, and a bootstrap cluster reaches no registry off this host): unset TKG_CUSTOM_IMAGE_REPOSITORY"},
+		{"vsphere, its VMs on this host", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "198.18.0.1:8989", ControlPlaneEndpoint: "198.18.255.1"}},
+			"127.0.0.1:5001/tkg", []string{"127.0.0.1:5001"}, ""},
+		{"vsphere, its VMs elsewhere", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{Server: "vcenter.example.com", ControlPlaneEndpoint: "10.0.0.10"}}, "127.0.0.1:5001/tkg", nil,
+			`TKG_CUSTOM_IMAGE_REPOSITORY 127.0.0.1:5001/tkg: VSPHERE_CONTROL_PLANE_ENDPOINT "10.0.0.10" is not in 198.18.255.0/24, so the management cluster's VMs do not boot on this host and cannot reach a copy here, and a bootstrap cluster reaches no registry off this host: unset TKG_CUSTOM_IMAGE_REPOSITORY`},
+		{"vsphere, a copy off this host", config.Cluster{InfrastructureProvider: "vsphere", VSphere: &config.VSphere{ControlPlaneEndpoint: "198.18.255.1"}}, "registry.example.com/tkg", nil,
+			"its registry registry.example.com is not on this host's IPv4 loopback"},
 		{"no custom repository", config.Cluster{InfrastructureProvider: "local"}, "", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package managementcluster
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	clientvsphere "github.com/slipway-dev/slipway/internal/client/vsphere"
 	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
+	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/tkg"
 	"github.com/slipway-dev/slipway/internal/vsphere/prerequisites"
 )
@@ -136,15 +138,18 @@ func (f *flow) validate(ctx context.Context) error {
 
 // customRegistries returns the registry of a custom image repository, which the bootstrap
 // cluster's nodes and the management cluster's pull from: one on this host's loopback that
-// answers on the bridge address too, since a node reaches no registry off this host. A
-// management cluster on vSphere refuses one: the vCenter simulator's VMs are not told of it yet.
+// answers on the bridge address too, since a node reaches no registry off this host. On vSphere
+// the management cluster's VMs must boot on this host too (its endpoint in the bridge's block for
+// them, as the simulator's VMs), where they reach the copy as TKR_DATA names it.
 func (f *flow) customRegistries(custom string) ([]string, error) {
 	if custom == "" {
 		return nil, nil
 	}
-	if f.cfg.VSphere != nil {
-		return nil, fmt.Errorf("%s %s: a management cluster on vSphere does not pull from a custom image repository yet (the vCenter simulator's VMs are not told of it, and a bootstrap cluster reaches no registry off this host): unset %s",
-			config.CustomImageRepository, custom, config.CustomImageRepository)
+	if vs := f.cfg.VSphere; vs != nil {
+		if ip, err := netip.ParseAddr(vs.ControlPlaneEndpoint); err != nil || !hostnet.EndpointBlock.Contains(ip) {
+			return nil, fmt.Errorf("%s %s: %s %q is not in %s, so the management cluster's VMs do not boot on this host and cannot reach a copy here, and a bootstrap cluster reaches no registry off this host: unset %s",
+				config.CustomImageRepository, custom, config.VSphereControlPlaneEndpoint, vs.ControlPlaneEndpoint, hostnet.EndpointBlock, config.CustomImageRepository)
+		}
 	}
 	registry, err := localcluster.HostRegistry(config.CustomImageRepository, custom)
 	if err != nil {

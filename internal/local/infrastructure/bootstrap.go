@@ -36,6 +36,10 @@ type Bootstrap struct {
 	// Endpoint is the control-plane endpoint, host:port: ClusterConfiguration's for init,
 	// discovery.bootstrapToken.apiServerEndpoint for join.
 	Endpoint string
+	// ImageRepository is ClusterConfiguration.imageRepository, for init: where kubeadm pulls
+	// the Kubernetes images from (TKR_DATA's, a custom image repository when the Cluster names
+	// one).
+	ImageRepository string
 	// Files are the files the data writes, by path.
 	Files map[string][]byte
 	// UserData is the data as it is: a real node executes it as cloud-init does.
@@ -109,6 +113,7 @@ func (b *Bootstrap) readConfig(path string) error {
 			Kind                 string `json:"kind"`
 			KubernetesVersion    string `json:"kubernetesVersion"`
 			ClusterName          string `json:"clusterName"`
+			ImageRepository      string `json:"imageRepository"`
 			ControlPlaneEndpoint string `json:"controlPlaneEndpoint"`
 			Discovery            struct {
 				BootstrapToken *struct {
@@ -126,6 +131,7 @@ func (b *Bootstrap) readConfig(path string) error {
 		switch doc.Kind {
 		case "ClusterConfiguration":
 			b.KubernetesVersion, b.ClusterName, b.Endpoint = doc.KubernetesVersion, doc.ClusterName, doc.ControlPlaneEndpoint
+			b.ImageRepository = doc.ImageRepository
 		case "JoinConfiguration":
 			b.ControlPlane = doc.ControlPlane != nil
 			if doc.Discovery.BootstrapToken != nil {

@@ -422,6 +422,7 @@ func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (s
 	spec := &cluster.Spec{Name: b.ClusterName, KubernetesVersion: b.KubernetesVersion, Index: index, LoadBalancerIP: endpoint,
 		Owner: &cluster.Owner{Name: b.ClusterName, VCenter: h.VCenter}, Runtime: cluster.RuntimeReal}
 	spec.Egress = Egress(h.VCenter)
+	spec.HostRegistries = hostRegistries(b.ImageRepository)
 	// The nodes take the free block's addresses; the endpoint is the VIP's, which another
 	// cluster of this host (another store's, or another simulator's) must not hold.
 	used, err := localvm.UsedAddresses()
@@ -450,6 +451,19 @@ func Egress(vcenter string) []string {
 		return nil
 	}
 	return []string{vcenter}
+}
+
+// hostRegistries is what the nodes of a VM whose kubeadm pulls from repository reach on this
+// host (cluster.Spec.HostRegistries): the registry of a copy on this host's loopback
+// (TKG_CUSTOM_IMAGE_REPOSITORY, which TKR_DATA names then), as a VM's network reaches the
+// registry of its site. Any other repository is one the local registry mirrors, or none a VM
+// of this host reaches.
+func hostRegistries(repository string) []string {
+	registry, err := cluster.HostRegistry("", repository)
+	if err != nil || registry == "" {
+		return nil
+	}
+	return []string{registry}
 }
 
 // addNode lays out the VM's node in its cluster with the certificates kubeadm would make from

@@ -36,6 +36,12 @@ func cloudInit(t *testing.T, cas *pki.CAs, init bool) string {
 // cloudInitFor is cloudInit for a cluster whose control-plane endpoint is endpoint.
 func cloudInitFor(t *testing.T, cas *pki.CAs, init bool, endpoint string) string {
 	t.Helper()
+	return cloudInitFrom(t, cas, init, endpoint, "projects.registry.vmware.com/tkg")
+}
+
+// cloudInitFrom is cloudInitFor whose kubeadm pulls from imageRepository.
+func cloudInitFrom(t *testing.T, cas *pki.CAs, init bool, endpoint, imageRepository string) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := cas.Write(dir); err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func cloudInitFor(t *testing.T, cas *pki.CAs, init bool, endpoint string) string
 		file("/etc/kubernetes/pki/"+name, content)
 	}
 	if init {
-		file("/run/kubeadm/kubeadm.yaml", []byte("kind: ClusterConfiguration\nclusterName: wc1\ncontrolPlaneEndpoint: "+endpoint+":6443\nkubernetesVersion: v1.35.4\n---\nkind: InitConfiguration\n"))
+		file("/run/kubeadm/kubeadm.yaml", []byte("kind: ClusterConfiguration\nclusterName: wc1\ncontrolPlaneEndpoint: "+endpoint+":6443\nkubernetesVersion: v1.35.4\nimageRepository: "+imageRepository+"\n---\nkind: InitConfiguration\n"))
 		b.WriteString("runcmd:\n- kubeadm init --config /run/kubeadm/kubeadm.yaml\n")
 	} else {
 		file("/run/kubeadm/kubeadm-join-config.yaml", []byte("kind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: "+endpoint+":6443\n"))
@@ -139,9 +145,10 @@ func TestVMsBootAsNodes(t *testing.T) {
 	if spec.LoadBalancerIP != vcenter.SimulatorEndpoint || spec.Owner == nil || spec.Owner.VCenter != s.URL.Host || !spec.Real() {
 		t.Errorf("cluster wc1: endpoint %s owner %+v runtime %q", spec.LoadBalancerIP, spec.Owner, spec.Runtime)
 	}
-	// The test's simulator serves on loopback: its VMs reach no vCenter (Egress).
-	if len(spec.Egress) != 0 {
-		t.Errorf("cluster wc1: egress %q, want none for a simulator on loopback", spec.Egress)
+	// The test's simulator serves on loopback: its VMs reach no vCenter (Egress). kubeadm pulls
+	// from the repository the local registry mirrors: no registry of this host's is named.
+	if len(spec.Egress) != 0 || len(spec.HostRegistries) != 0 {
+		t.Errorf("cluster wc1: egress %q, host registries %q, want none for a simulator on loopback pulling from the mirrored repository", spec.Egress, spec.HostRegistries)
 	}
 	for _, vm := range []*object.VirtualMachine{cp, worker} {
 		var props mo.VirtualMachine
@@ -182,6 +189,28 @@ func TestVMsBootAsNodes(t *testing.T) {
 	}
 	if _, err := store.Get("wc1"); err == nil {
 		t.Errorf("cluster wc1 outlived its VMs\n%s", logs.String())
+	}
+}
+
+// TestVMsPullFromACopyOnThisHost: a VM whose kubeadm pulls from a registry on this host's
+// loopback (a TKG_CUSTOM_IMAGE_REPOSITORY copy, which TKR_DATA names) makes a cluster whose
+// nodes reach that registry, as the local provider's nodes reach the copy of their LocalCluster.
+func TestVMsPullFromACopyOnThisHost(t *testing.T) {
+	s, c, template, cas := simulatorWithTemplate(t)
+	store := cluster.Store{Root: t.TempDir()}
+	h := &hypervisor.Hypervisor{Client: c.Client, VCenter: s.URL.Host, Store: store, Executable: "/bin/true", NodeImage: noImage,
+		Log: funcr.New(func(prefix, args string) { t.Log(prefix, args) }, funcr.Options{})}
+	t.Cleanup(func() { _ = store.Delete("wc1", "") })
+	s.OnPowerOn(h.PowerOn)
+	userdata := cloudInitFrom(t, cas, true, vcenter.SimulatorEndpoint, "127.0.0.1:5002/tkg")
+	vcentertest.Clone(t, template, "wc1-cp-a", map[string]string{
+		"guestinfo.userdata": base64.StdEncoding.EncodeToString([]byte(userdata)), "guestinfo.userdata.encoding": "base64"}, true)
+	spec, err := store.Get("wc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(spec.HostRegistries, []string{"127.0.0.1:5002"}) {
+		t.Errorf("cluster wc1 reaches host registries %q, want the copy's 127.0.0.1:5002", spec.HostRegistries)
 	}
 }
 

@@ -74,7 +74,7 @@ func TestConfigValues(t *testing.T) {
 		Variables: []clusterv1.ClusterVariable{
 			{Name: "trust", Value: apiextensionsv1.JSON{Raw: []byte(`{"additionalTrustedCAs":[{"name":"imageRepository","data":"` +
 				base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")) + `"}]}`)}},
-			{Name: "imageRepository", Value: apiextensionsv1.JSON{Raw: []byte(`{"host":"registry.example.com","tlsCertificateValidation":{"enabled":false}}`)}},
+			{Name: "imageRepository", Value: apiextensionsv1.JSON{Raw: []byte(`{"host":"registry.example.com/tkg","tlsCertificateValidation":{"enabled":false}}`)}},
 		}}
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, cluster, vsphereCluster,
@@ -98,7 +98,7 @@ func TestConfigValues(t *testing.T) {
 		"vs-calico-data-values":          {"clusterCIDR: 100.96.0.0/11", "vethMTU: 1440", "ipFamily: ipv4", "infraProvider: vsphere"},
 		"vs-vsphere-cpi-data-values":     {"mode: vsphereCPI", "vCenterAPIEndpoint: vcenter.example.com", "tlsThumbprint: AA:BB", "username: admin", "password: s3cret"},
 		"vs-vsphere-csi-data-values":     {"mode: vsphereCSI", "server: vcenter.example.com", "username: admin", "clusterName: vs-"},
-		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10", "dangerousSkipTLSVerify: registry.example.com", "-----BEGIN CERTIFICATE-----"},
+		"vs-kapp-controller-data-values": {"coreDNSIP: 100.64.0.10", "dangerousSkipTLSVerify: registry.example.com\n", "-----BEGIN CERTIFICATE-----"},
 	} {
 		envtest.Eventually(t, 20*time.Second, secret, func() error {
 			s := &corev1.Secret{}

@@ -169,7 +169,8 @@ func kappValues(_ context.Context, _ client.Client, cluster *clusterv1.Cluster, 
 
 // registryTrust reads the custom image repository's trust from a cluster's topology variables:
 // the PEM of the trust variable's additionalTrustedCAs entry named imageRepository, and the
-// imageRepository variable's host when tlsCertificateValidation is off.
+// registry of the imageRepository variable's host (TKG_CUSTOM_IMAGE_REPOSITORY) when
+// tlsCertificateValidation is off.
 func registryTrust(cluster *clusterv1.Cluster) (caCerts, skipVerify string) {
 	for _, v := range cluster.Spec.Topology.Variables {
 		switch v.Name {
@@ -193,7 +194,7 @@ func registryTrust(cluster *clusterv1.Cluster) (caCerts, skipVerify string) {
 			}
 			if json.Unmarshal(v.Value.Raw, &repo) == nil && repo.TLSCertificateValidation != nil &&
 				repo.TLSCertificateValidation.Enabled != nil && !*repo.TLSCertificateValidation.Enabled {
-				skipVerify = repo.Host
+				skipVerify, _, _ = strings.Cut(repo.Host, "/")
 			}
 		}
 	}

@@ -19,6 +19,12 @@ import (
 // release's Kubernetes spec, the chosen OSImage's reference and labels.
 const VariableTKRData = "TKR_DATA"
 
+// VariableImageRepository is TKG's ClusterClass variable of a custom image repository
+// (TKG_CUSTOM_IMAGE_REPOSITORY): {host, tlsCertificateValidation}. Set on a Cluster, its host
+// replaces the release's image repository in TKR_DATA, as TKG's resolver does, so that kubeadm
+// pulls the Kubernetes images from the copy.
+const VariableImageRepository = "imageRepository"
+
 // TKRData is one entry of TKR_DATA.
 type TKRData struct {
 	KubernetesSpec runv1alpha3.KubernetesSpec `json:"kubernetesSpec"`
@@ -144,14 +150,18 @@ func apply(cluster *clusterv1.Cluster, res *Result) error {
 	}
 	cluster.Labels[runv1alpha3.LabelTKR] = res.TKR.Name
 	cluster.Spec.Topology.Version = res.TKR.Spec.Kubernetes.Version
-	cp, err := tkrData(res.TKR, res.ControlPlane[0])
+	custom, err := customImageRepository(cluster)
+	if err != nil {
+		return err
+	}
+	cp, err := tkrData(res.TKR, res.ControlPlane[0], custom)
 	if err != nil {
 		return err
 	}
 	SetVariable(&cluster.Spec.Topology.Variables, VariableTKRData, cp)
 	for i := range cluster.Spec.Topology.Workers.MachineDeployments {
 		md := &cluster.Spec.Topology.Workers.MachineDeployments[i]
-		data, err := tkrData(res.TKR, res.MachineDeployments[i][0])
+		data, err := tkrData(res.TKR, res.MachineDeployments[i][0], custom)
 		if err != nil {
 			return err
 		}
@@ -160,9 +170,41 @@ func apply(cluster *clusterv1.Cluster, res *Result) error {
 	return nil
 }
 
-func tkrData(t *runv1alpha3.TanzuKubernetesRelease, image *runv1alpha3.OSImage) (apiextensionsv1.JSON, error) {
+// customImageRepository returns the host of the Cluster's imageRepository variable, "" when it
+// names none.
+func customImageRepository(cluster *clusterv1.Cluster) (string, error) {
+	raw, ok := Variable(cluster.Spec.Topology.Variables, VariableImageRepository)
+	if !ok || len(raw.Raw) == 0 {
+		return "", nil
+	}
+	var v struct {
+		Host string `json:"host"`
+	}
+	if err := json.Unmarshal(raw.Raw, &v); err != nil {
+		return "", fmt.Errorf("variable %s of Cluster %s is not {host, tlsCertificateValidation}: %w", VariableImageRepository, cluster.Name, err)
+	}
+	return v.Host, nil
+}
+
+// withImageRepository returns spec with every image in repository, when one is given: the
+// release's and each image's own.
+func withImageRepository(spec runv1alpha3.KubernetesSpec, repository string) runv1alpha3.KubernetesSpec {
+	if repository == "" {
+		return spec
+	}
+	spec = *spec.DeepCopy()
+	spec.ImageRepository = repository
+	for _, image := range []*runv1alpha3.ContainerImageInfo{spec.Etcd, spec.Pause, spec.CoreDNS, spec.KubeVIP} {
+		if image != nil {
+			image.ImageRepository = repository
+		}
+	}
+	return spec
+}
+
+func tkrData(t *runv1alpha3.TanzuKubernetesRelease, image *runv1alpha3.OSImage, repository string) (apiextensionsv1.JSON, error) {
 	data := map[string]TKRData{t.Spec.Kubernetes.Version: {
-		KubernetesSpec: t.Spec.Kubernetes,
+		KubernetesSpec: withImageRepository(t.Spec.Kubernetes, repository),
 		OSImageRef:     image.Spec.Image.Ref,
 		Labels: map[string]string{
 			runv1alpha3.LabelTKR: t.Name, runv1alpha3.LabelOSImage: image.Name,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +39,8 @@ func catalogue(t *testing.T) {
 	release := func(version, k8s string, images ...string) *runv1alpha3.TanzuKubernetesRelease {
 		t := &runv1alpha3.TanzuKubernetesRelease{
 			ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(version, "+", "---")},
-			Spec:       runv1alpha3.TanzuKubernetesReleaseSpec{Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg"}},
+			Spec: runv1alpha3.TanzuKubernetesReleaseSpec{Version: version, Kubernetes: runv1alpha3.KubernetesSpec{Version: k8s, ImageRepository: "projects.registry.vmware.com/tkg",
+				Etcd: &runv1alpha3.ContainerImageInfo{ImageTag: "v3.6.5_vmware.2"}, CoreDNS: &runv1alpha3.ContainerImageInfo{ImageTag: "v1.12.4_vmware.1"}}},
 		}
 		for _, i := range images {
 			t.Spec.OSImages = append(t.Spec.OSImages, corev1.LocalObjectReference{Name: i})
@@ -118,6 +120,35 @@ func TestClusterDefaulter(t *testing.T) {
 		md := tkrData(t, c.Spec.Topology.Workers.MachineDeployments[0].Variables.Overrides)["v1.35.4+vmware.1"]
 		if md.OSImageRef["template"] != "/dc0/vm/photon-135" {
 			t.Errorf("the machine deployment asked for photon and got %+v", md)
+		}
+	})
+
+	t.Run("a custom image repository replaces the release's in TKR_DATA, as TKG's resolver does", func(t *testing.T) {
+		c := cluster("v1.35", true, "")
+		c.Spec.Topology.Variables = []clusterv1.ClusterVariable{{Name: resolver.VariableImageRepository,
+			Value: apiextensionsv1.JSON{Raw: []byte(`{"host":"127.0.0.1:5002/tkg","tlsCertificateValidation":{"enabled":true}}`)}}}
+		if err := d.Default(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		for what, vars := range map[string][]clusterv1.ClusterVariable{
+			"the control plane": c.Spec.Topology.Variables, "machine deployment 0": c.Spec.Topology.Workers.MachineDeployments[0].Variables.Overrides,
+		} {
+			spec := tkrData(t, vars)["v1.35.4+vmware.1"].KubernetesSpec
+			if spec.ImageRepository != "127.0.0.1:5002/tkg" || spec.Etcd == nil || spec.Etcd.ImageRepository != "127.0.0.1:5002/tkg" ||
+				spec.Etcd.ImageTag != "v3.6.5_vmware.2" || spec.CoreDNS == nil || spec.CoreDNS.ImageRepository != "127.0.0.1:5002/tkg" {
+				t.Errorf("TKR_DATA of %s: %+v, etcd %+v, coredns %+v; want every image in 127.0.0.1:5002/tkg", what, spec, spec.Etcd, spec.CoreDNS)
+			}
+		}
+		// The release itself is left as it was.
+		tkr := &runv1alpha3.TanzuKubernetesRelease{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "v1.35.4---vmware.1-tkg.1"}, tkr); err != nil || tkr.Spec.Kubernetes.ImageRepository != "projects.registry.vmware.com/tkg" {
+			t.Errorf("the release changed: %v %+v", err, tkr.Spec.Kubernetes)
+		}
+
+		bad := cluster("v1.35", true)
+		bad.Spec.Topology.Variables = []clusterv1.ClusterVariable{{Name: resolver.VariableImageRepository, Value: apiextensionsv1.JSON{Raw: []byte(`"127.0.0.1:5002/tkg"`)}}}
+		if err := d.Default(ctx, bad); err == nil || !strings.Contains(err.Error(), "variable imageRepository of Cluster wl") {
+			t.Errorf("a variable of the wrong shape: %v", err)
 		}
 	})
 

@@ -63,7 +63,8 @@ images: image-layout build ## Build every image slipway ships and push it to the
 
 # CERT_MANAGER_MANIFEST is upstream cert-manager's release manifest, rendered from its chart in the
 # module that builds its images; rendered once, kept in bin/.
-CERT_MANAGER_MANIFEST := $(BIN)/cert-manager/v1.11.5/cert-manager.yaml
+CERT_MANAGER_VERSION := $(shell sed -n 's|^\tgithub.com/cert-manager/cert-manager ||p' hack/images/cert-manager/go.mod)
+CERT_MANAGER_MANIFEST := $(BIN)/cert-manager/$(CERT_MANAGER_VERSION)/cert-manager.yaml
 
 $(CERT_MANAGER_MANIFEST):
 	mkdir -p $(dir $@)

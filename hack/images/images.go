@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/images"
 )
 
@@ -26,7 +27,6 @@ const (
 	kappControllerModule  = "github.com/vmware-tanzu/carvel-kapp-controller"
 	kappControllerVersion = "v0.50.0"
 	certManagerModule     = "github.com/cert-manager/cert-manager"
-	certManagerVersion    = "v1.11.5"
 	ipamModule            = "sigs.k8s.io/cluster-api-ipam-provider-in-cluster"
 	ipamVersion           = "v1.1.0"
 	// clusterAPIDir is the module under hack/images that builds Cluster API's and CAPV's mains.
@@ -136,22 +136,23 @@ func kappControllerImage(ref string) spec {
 // certManagerImages are upstream's cert-manager images as its release builds them
 // (hack/containers): each binary at /app/cmd/NAME/NAME, run as user 1000, reporting its version.
 // The provider repository's cert-manager (its release manifest) runs them: `clusterctl init`
-// installs it. Keep certManagerVersion in step with clusterctl.CertManagerVersion.
+// installs it, at the version hack/images/cert-manager/go.mod requires (the image test reads it
+// back from each binary).
 func certManagerImages() []spec {
 	var images []spec
 	for _, name := range []string{"controller", "webhook", "cainjector"} {
 		images = append(images, spec{ref: certManagerRef(name), user: "1000",
-			bin: binary{name: "cert-manager-" + name + "-" + certManagerVersion, file: "app/cmd/" + name + "/" + name, dir: "hack/images/cert-manager",
-				pkg: certManagerModule + "/cmd/" + name, source: certManagerModule, version: certManagerVersion,
-				ldflags: "-X " + certManagerModule + "/pkg/util.AppVersion=" + certManagerVersion},
-			title: "cert-manager " + name + " " + certManagerVersion, help: "--kubeconfig"})
+			bin: binary{name: "cert-manager-" + name + "-" + clusterctl.CertManagerVersion, file: "app/cmd/" + name + "/" + name, dir: "hack/images/cert-manager",
+				pkg: certManagerModule + "/cmd/" + name, source: certManagerModule, version: clusterctl.CertManagerVersion,
+				ldflags: "-X " + certManagerModule + "/pkg/util.AppVersion=" + clusterctl.CertManagerVersion},
+			title: "cert-manager " + name + " " + clusterctl.CertManagerVersion, help: "--kubeconfig"})
 	}
 	return images
 }
 
 // certManagerRef is upstream's name of cert-manager's image of a component.
 func certManagerRef(name string) string {
-	return "quay.io/jetstack/cert-manager-" + name + ":" + certManagerVersion
+	return "quay.io/jetstack/cert-manager-" + name + ":" + clusterctl.CertManagerVersion
 }
 
 func capiBinary(name, pkg string) binary {

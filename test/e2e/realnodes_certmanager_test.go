@@ -14,13 +14,12 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/assets"
+	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 )
 
-// Upstream's cert-manager, as `make images` builds it (hack/images/cert-manager).
-const (
-	certManagerModule  = "github.com/cert-manager/cert-manager"
-	certManagerVersion = "v1.11.5"
-)
+// Upstream's cert-manager module, which `make images` builds at clusterctl.CertManagerVersion
+// (hack/images/cert-manager).
+const certManagerModule = "github.com/cert-manager/cert-manager"
 
 // certManagerIssuers is a CA made by a self-signed Issuer, a CA Issuer of it, and a serving
 // certificate that CA signs: what Cluster API's providers ask of cert-manager for their webhooks.
@@ -83,8 +82,8 @@ func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args
 	}
 	refs := map[string]string{}
 	for _, name := range []string{"controller", "webhook", "cainjector"} {
-		refs[name] = "quay.io/jetstack/cert-manager-" + name + ":" + certManagerVersion
-		pushUpstreamImage(t, root, registryAddr, refs[name], certManagerModule, certManagerVersion)
+		refs[name] = "quay.io/jetstack/cert-manager-" + name + ":" + clusterctl.CertManagerVersion
+		pushUpstreamImage(t, root, registryAddr, refs[name], certManagerModule, clusterctl.CertManagerVersion)
 	}
 	release := renderCertManagerRelease(t, root)
 	for name, ref := range refs {

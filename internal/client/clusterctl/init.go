@@ -45,8 +45,10 @@ const (
 	// series to Cluster API's v1beta2 contract.
 	LocalVersion = "v0.1.0"
 	// CertManagerVersion is upstream cert-manager's release the repository holds, built by `make
-	// images` (hack/images/cert-manager, which keeps it in step); v1.11 is the newest whose
-	// binaries build from modules the Go module proxy serves.
+	// images` from the module hack/images/cert-manager/go.mod requires, where the version is
+	// chosen (hack/images' test reads this version back from each binary, and the Makefile the
+	// manifest's from go.mod); v1.11 is the newest whose binaries build from modules the Go
+	// module proxy serves.
 	CertManagerVersion = "v1.11.5"
 	CertManagerName    = "cert-manager"
 	CertManagerFile    = "cert-manager.yaml"

@@ -61,7 +61,7 @@ func (f *flow) validate(ctx context.Context) error {
 			config.KubernetesVersion, f.cfg.KubernetesVersion, strings.Join(assets.KubernetesVersions, ", "))
 	}
 	if f.o.UseExistingBootstrap == "" && !f.o.DryRun {
-		if _, err := f.o.Store.EnsureRealNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
+		if _, err := f.o.Store.EnsureNodeImage(ctx, assets.DefaultKubernetesVersion()); err != nil {
 			return fmt.Errorf("the bootstrap cluster cannot start: %w", err)
 		}
 		if _, _, err := localcluster.ResolveEgress(f.bootstrapEgress()); err != nil {
@@ -71,7 +71,7 @@ func (f *flow) validate(ctx context.Context) error {
 	}
 	if f.cfg.InfrastructureProvider == "local" {
 		if !f.o.DryRun {
-			if _, err := f.o.Store.EnsureRealNodeImage(ctx, version); err != nil {
+			if _, err := f.o.Store.EnsureNodeImage(ctx, version); err != nil {
 				return fmt.Errorf("the management cluster's nodes cannot start on this host: %w", err)
 			}
 		}

@@ -93,7 +93,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	spec := NewRealSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
+	spec := NewSpec(opts.Name, opts.KubernetesVersion, index, opts.ControlPlaneNodes, opts.WorkerNodes)
 	spec.HostRegistries = opts.HostRegistries
 	spec.Egress = opts.Egress
 	workers := len(spec.Nodes) - len(spec.ControlPlane())
@@ -137,7 +137,7 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 		{Name: "Preparing nodes 📦", Run: func(context.Context) error { return s.prepare(dirs, spec, opts.CAs, b.registry) }},
 		{Name: "Writing configuration 📜", Run: b.writeConfiguration},
 	}
-	steps = append(steps, b.realNodeSteps()...)
+	steps = append(steps, b.nodeSteps()...)
 	if opts.Wait > 0 {
 		steps = append(steps, progress.NamedStep{Name: fmt.Sprintf("Waiting %s for control-plane = Ready ⏳", opts.Wait), Run: func(ctx context.Context) error {
 			return waitForNodes(ctx, b.cfg, spec.ControlPlane(), b.start, opts.Wait)
@@ -200,7 +200,7 @@ func (b *boot) apply(ctx context.Context, manifests ...string) error {
 // ensureImage checks that what a node of the cluster runs is built and that the local registry
 // serves its images.
 func (b *boot) ensureImage(ctx context.Context) (err error) {
-	b.registry, err = b.store.EnsureRealNodeImage(ctx, b.spec.KubernetesVersion)
+	b.registry, err = b.store.EnsureNodeImage(ctx, b.spec.KubernetesVersion)
 	return err
 }
 
@@ -230,7 +230,7 @@ func (s Store) prepare(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string)
 	if err := cas.Write(dirs.PKI()); err != nil {
 		return err
 	}
-	return prepareRealNodes(dirs, spec, cas, registryAddr)
+	return prepareNodes(dirs, spec, cas, registryAddr)
 }
 
 // writeConfiguration writes the administrator kubeconfig.

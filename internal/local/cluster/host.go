@@ -38,8 +38,8 @@ type Host interface {
 	Delete(ctx context.Context, name string) error
 	// CheckHostLimits is Store.CheckHostLimits.
 	CheckHostLimits(ctx context.Context, controlPlanes, workers int, report func(string)) error
-	// EnsureRealNodeImage is Store.EnsureRealNodeImage.
-	EnsureRealNodeImage(ctx context.Context, version string) (string, error)
+	// EnsureNodeImage is Store.EnsureNodeImage.
+	EnsureNodeImage(ctx context.Context, version string) (string, error)
 	// ClusterOf names the cluster a node belongs to: the home of a provider that runs on it.
 	ClusterOf(ctx context.Context, node string) (string, error)
 }
@@ -84,7 +84,7 @@ func (h LocalHost) PrepareNode(_ context.Context, spec *Spec, node NodeSpec, use
 		return errAgentCluster(spec.Name)
 	}
 	// The node boots from the bootstrap data as a VM does: kubeadm makes what it needs.
-	return PrepareRealNode(dirs, spec, node, node.ProviderID, userData, registry)
+	return PrepareNodeState(dirs, spec, node, node.ProviderID, userData, registry)
 }
 
 // StartNode implements Host.
@@ -110,9 +110,9 @@ func (h LocalHost) CheckHostLimits(_ context.Context, controlPlanes, workers int
 	return h.Store.CheckHostLimits(controlPlanes, workers, report)
 }
 
-// EnsureRealNodeImage implements Host.
-func (h LocalHost) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
-	return h.Store.EnsureRealNodeImage(ctx, version)
+// EnsureNodeImage implements Host.
+func (h LocalHost) EnsureNodeImage(ctx context.Context, version string) (string, error) {
+	return h.Store.EnsureNodeImage(ctx, version)
 }
 
 // ClusterOf implements Host.

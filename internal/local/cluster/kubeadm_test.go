@@ -12,7 +12,7 @@ import (
 // TestRealSpecAddresses checks the layout of a cluster of real nodes on the bridge: nodes from
 // 198.18.<index>.2, the load balancer of several control-plane nodes at .1, no loopback address.
 func TestRealSpecAddresses(t *testing.T) {
-	s := NewRealSpec("ha", "v1.35.4", 7, 3, 2)
+	s := NewSpec("ha", "v1.35.4", 7, 3, 2)
 	if !s.Real() || s.LoadBalancerIP != "198.18.7.1" || s.Endpoint() != "https://198.18.7.1:6443" {
 		t.Fatalf("runtime %q, load balancer %q, endpoint %q", s.Runtime, s.LoadBalancerIP, s.Endpoint())
 	}
@@ -22,7 +22,7 @@ func TestRealSpecAddresses(t *testing.T) {
 			t.Errorf("node %s at %s/%s, want %s", n.Name, n.IP, n.Address, a)
 		}
 	}
-	if one := NewRealSpec("one", "v1.35.4", 3, 1, 0); one.LoadBalancerIP != "" || one.Endpoint() != "https://198.18.3.2:6443" {
+	if one := NewSpec("one", "v1.35.4", 3, 1, 0); one.LoadBalancerIP != "" || one.Endpoint() != "https://198.18.3.2:6443" {
 		t.Errorf("one control-plane node: load balancer %q, endpoint %q", one.LoadBalancerIP, one.Endpoint())
 	}
 }
@@ -42,7 +42,7 @@ func TestUserData(t *testing.T) {
 	if len(b.token) != 23 || b.token[6] != '.' || !strings.HasPrefix(b.caHash, "sha256:") || len(b.caHash) != 71 {
 		t.Fatalf("token %q, hash %q", b.token, b.caHash)
 	}
-	s := NewRealSpec("ha", "v1.34.3", 4, 2, 1)
+	s := NewSpec("ha", "v1.34.3", 4, 2, 1)
 	type file struct{ Path, Content string }
 	type cloudConfig struct {
 		WriteFiles []file   `json:"write_files"`
@@ -89,7 +89,7 @@ func TestUserData(t *testing.T) {
 		}
 	}
 	// Without workers, the control plane runs the pods.
-	one := NewRealSpec("one", "v1.35.4", 4, 1, 0)
+	one := NewSpec("one", "v1.35.4", 4, 1, 0)
 	data, err := userData(one, one.Nodes[0], b)
 	if err != nil {
 		t.Fatal(err)

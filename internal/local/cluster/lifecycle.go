@@ -39,7 +39,7 @@ func (s Store) startProcesses(dirs Dirs, spec *Spec, exe string) ([]NodeSpec, er
 	if !spec.Real() {
 		return nil, errAgentCluster(spec.Name)
 	}
-	return startRealNodes(dirs, spec, spec.Nodes, exe)
+	return startNodes(dirs, spec, spec.Nodes, exe)
 }
 
 // Start brings a stopped or degraded cluster back, after a host restart or a killed node: it

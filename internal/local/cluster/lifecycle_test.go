@@ -33,7 +33,7 @@ func TestDeleteTakesTheClustersItsProviderMade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(NewRealSpec("boot", "v1.35.4", 1, 1, 0))
+	write(NewSpec("boot", "v1.35.4", 1, 1, 0))
 	write(NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"}))
 	write(NewOwnedSpec("wc-of-wc", "v1.34.3", 3, Owner{Namespace: "default", Name: "wc-of-wc", UID: "u2", ManagementCluster: "wc"}))
 	write(NewOwnedSpec("other", "v1.34.3", 4, Owner{Namespace: "default", Name: "other", UID: "u3", ManagementCluster: "mgmt"}))
@@ -68,7 +68,7 @@ func TestDeleteStopsTheProviderBeforeWhatItMade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(boot, NewRealSpec("boot", "v1.35.4", 1, 1, 0)); err != nil {
+	if err := WriteSpec(boot, NewSpec("boot", "v1.35.4", 1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteSpec(wc, NewOwnedSpec("wc", "v1.34.3", 2, Owner{Namespace: "default", Name: "wc", UID: "u1", ManagementCluster: "boot"})); err != nil {
@@ -213,7 +213,7 @@ func TestNoLoadBalancerForADeletingCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One control-plane node: no address of the host's to add, so no root needed.
-		if err := WriteSpec(dirs, NewRealSpec(c.name, "v1.35.4", 1, 1, 0)); err != nil {
+		if err := WriteSpec(dirs, NewSpec(c.name, "v1.35.4", 1, 1, 0)); err != nil {
 			t.Fatal(err)
 		}
 		if c.deleting {

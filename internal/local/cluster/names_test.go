@@ -195,7 +195,7 @@ func writeCluster(t *testing.T, s Store, name string, index int) Dirs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSpec(dirs, NewRealSpec(name, "v1.35.4", index, 1, 0)); err != nil {
+	if err := WriteSpec(dirs, NewSpec(name, "v1.35.4", index, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	return dirs

@@ -88,16 +88,16 @@ func (s Store) LocalRegistry() (string, error) {
 	return addr, nil
 }
 
-// RealNodesNeedRoot is why real nodes cannot be made without root, and the way out; a caller
+// NodesNeedRoot is why real nodes cannot be made without root, and the way out; a caller
 // adds its own other way.
-const RealNodesNeedRoot = "real nodes are made of namespaces, cgroups and a bridge: run slipway as root"
+const NodesNeedRoot = "real nodes are made of namespaces, cgroups and a bridge: run slipway as root"
 
-// EnsureRealNodeImage checks what a real node of this Kubernetes version needs: root, the host's
+// EnsureNodeImage checks what a real node of this Kubernetes version needs: root, the host's
 // packages, the kubelet and kubeadm built by `make assets`, and the release's images in the local
 // registry, which the nodes pull from. It returns the registry's address.
-func (s Store) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
+func (s Store) EnsureNodeImage(ctx context.Context, version string) (string, error) {
 	if os.Geteuid() != 0 {
-		return "", errors.New(RealNodesNeedRoot)
+		return "", errors.New(NodesNeedRoot)
 	}
 	var missing []string
 	for cmd, pkg := range nodeHostCommands {
@@ -220,9 +220,9 @@ func CheckHostRegistries(variable string, registries []string) error {
 	return nil
 }
 
-// prepareRealNodes writes every node's state: its spec and cloud-init, its network namespace
+// prepareNodes writes every node's state: its spec and cloud-init, its network namespace
 // and cgroups, and the CAs of the control-plane nodes.
-func prepareRealNodes(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) error {
+func prepareNodes(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) error {
 	b, err := newBootstrap(cas)
 	if err != nil {
 		return err
@@ -237,18 +237,18 @@ func prepareRealNodes(dirs Dirs, spec *Spec, cas *pki.CAs, registryAddr string) 
 				return err
 			}
 		}
-		if err := PrepareRealNode(dirs, spec, n, "", []byte(data), registryAddr); err != nil {
+		if err := PrepareNodeState(dirs, spec, n, "", []byte(data), registryAddr); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// PrepareRealNode writes the state of a node the infrastructure provider adds to a cluster of
+// PrepareNodeState writes the state of a node the infrastructure provider adds to a cluster of
 // real nodes from its machine's bootstrap data (userData, executed as it is when the node boots),
 // and makes its network namespace and cgroups; the machine's providerID is the node's. The
 // node's Kubernetes version chooses its kubelet, kubeadm and pause image.
-func PrepareRealNode(dirs Dirs, spec *Spec, node NodeSpec, providerID string, userData []byte, registryAddr string) error {
+func PrepareNodeState(dirs Dirs, spec *Spec, node NodeSpec, providerID string, userData []byte, registryAddr string) error {
 	release, err := assets.ReleaseOf(spec.NodeVersion(node))
 	if err != nil {
 		return err
@@ -328,9 +328,9 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.
 	return out, names, nil
 }
 
-// startRealNodes starts the load balancer and the nodes of a cluster of real nodes that do not
+// startNodes starts the load balancer and the nodes of a cluster of real nodes that do not
 // run, and returns the nodes it started.
-func startRealNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]NodeSpec, error) {
+func startNodes(dirs Dirs, spec *Spec, nodes []NodeSpec, exe string) ([]NodeSpec, error) {
 	if _, err := storeOf(dirs).EnsureNodeService(exe); err != nil {
 		return nil, err
 	}
@@ -405,16 +405,16 @@ func deleteRealNodes(dirs Dirs, spec *Spec) error {
 	return errors.Join(errs...)
 }
 
-// realNodeSteps boot a new cluster's real nodes in kind's order: the first control-plane node
+// nodeSteps boot a new cluster's real nodes in kind's order: the first control-plane node
 // (kubeadm init, which also applies the runtime's pod network), then the other control-plane
 // nodes one at a time (kubeadm join --control-plane adds an etcd member each), then the workers
 // together.
-func (b *boot) realNodeSteps() []progress.NamedStep {
+func (b *boot) nodeSteps() []progress.NamedStep {
 	cps := b.spec.ControlPlane()
 	steps := []progress.NamedStep{
 		{Name: "Starting control-plane 🕹️", Run: func(ctx context.Context) error {
 			for i, n := range cps {
-				if _, err := startRealNodes(b.dirs, b.spec, []NodeSpec{n}, b.exe); err != nil {
+				if _, err := startNodes(b.dirs, b.spec, []NodeSpec{n}, b.exe); err != nil {
 					return err
 				}
 				if err := waitForBoot(ctx, b.dirs, []NodeSpec{n}, 4*time.Minute); err != nil {
@@ -450,7 +450,7 @@ func (b *boot) realNodeSteps() []progress.NamedStep {
 		return steps
 	}
 	return append(steps, progress.NamedStep{Name: "Joining worker nodes 🚜", Run: func(ctx context.Context) error {
-		if _, err := startRealNodes(b.dirs, b.spec, workers, b.exe); err != nil {
+		if _, err := startNodes(b.dirs, b.spec, workers, b.exe); err != nil {
 			return err
 		}
 		if err := waitForBoot(ctx, b.dirs, workers, 4*time.Minute); err != nil {

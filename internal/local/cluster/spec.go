@@ -119,7 +119,7 @@ func NewOwnedSpec(name, version string, index int, owner Owner) *Spec {
 }
 
 // AddNode lays out a new node at the lowest free ordinal of the cluster's block (node n on
-// 198.18.<index>.<n+1>, as NewRealSpec lays them out), appends it and returns it. The controller
+// 198.18.<index>.<n+1>, as NewSpec lays them out), appends it and returns it. The controller
 // manager gives it its pod CIDR.
 func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 	if err := ValidateNodeName(name); err != nil {
@@ -194,11 +194,11 @@ func (s *Spec) Node(name string) (NodeSpec, bool) {
 	return NodeSpec{}, false
 }
 
-// NewRealSpec lays out a cluster, naming the nodes as kind names them (NAME-control-plane,
+// NewSpec lays out a cluster, naming the nodes as kind names them (NAME-control-plane,
 // NAME-control-plane2, NAME-worker, …): node n (from 1) at 198.18.<index>.<n+1> on the bridge;
 // the load balancer of several control-plane nodes at 198.18.<index>.1, an address of the
 // host's. The controller manager gives each node its pod CIDR.
-func NewRealSpec(name, version string, index, controlPlanes, workers int) *Spec {
+func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
 	s := &Spec{Name: name, KubernetesVersion: version, Index: index, Runtime: RuntimeReal}
 	if controlPlanes > 1 {
 		s.LoadBalancerIP = realAddress(index, 1).String()

@@ -3,7 +3,7 @@ package cluster
 import "testing"
 
 func TestNewRealSpecLaysOutNodesAsKind(t *testing.T) {
-	s := NewRealSpec("dev", "v1.35.4", 3, 3, 2)
+	s := NewSpec("dev", "v1.35.4", 3, 3, 2)
 	want := []struct{ name, role, ip string }{
 		{"dev-control-plane", RoleControlPlane, "198.18.3.2"},
 		{"dev-control-plane2", RoleControlPlane, "198.18.3.3"},
@@ -23,7 +23,7 @@ func TestNewRealSpecLaysOutNodesAsKind(t *testing.T) {
 	if !s.Real() || s.Endpoint() != "https://198.18.3.1:6443" || s.NodeNetwork() != "198.18.3.0/24" {
 		t.Errorf("endpoint %s, nodes in %s, real %v", s.Endpoint(), s.NodeNetwork(), s.Real())
 	}
-	if got := NewRealSpec("one", "v1.35.4", 1, 1, 0).Endpoint(); got != "https://198.18.1.2:6443" {
+	if got := NewSpec("one", "v1.35.4", 1, 1, 0).Endpoint(); got != "https://198.18.1.2:6443" {
 		t.Errorf("single control-plane endpoint = %s, want its node's", got)
 	}
 }

@@ -176,7 +176,7 @@ func (r *MachineReconciler) ensureNode(ctx context.Context, owner *clusterv1.Clu
 	}
 	// A node pulls its images from the local registry and runs the kubelet and kubeadm of its
 	// version: what it lacks is said before the node is made.
-	registryAddr, err := r.Runtime.Host.EnsureRealNodeImage(ctx, version)
+	registryAddr, err := r.Runtime.Host.EnsureNodeImage(ctx, version)
 	if err != nil {
 		return cluster.NodeSpec{}, err
 	}

@@ -175,7 +175,7 @@ func Handler(host cluster.Host) http.Handler {
 		err := host.CheckHostLimits(ctx, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
 		return res, err
 	})
-	handle(mux, "EnsureRealNodeImage", func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureRealNodeImage(ctx, a.Version) })
+	handle(mux, "EnsureNodeImage", func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureNodeImage(ctx, a.Version) })
 	handle(mux, "ClusterOf", func(ctx context.Context, a clusterOfArgs) (any, error) { return host.ClusterOf(ctx, a.Node) })
 	return mux
 }
@@ -369,10 +369,10 @@ func (c *Client) CheckHostLimits(ctx context.Context, controlPlanes, workers int
 	return nil
 }
 
-// EnsureRealNodeImage implements cluster.Host.
-func (c *Client) EnsureRealNodeImage(ctx context.Context, version string) (string, error) {
+// EnsureNodeImage implements cluster.Host.
+func (c *Client) EnsureNodeImage(ctx context.Context, version string) (string, error) {
 	var registry string
-	err := c.call(ctx, "EnsureRealNodeImage", versionArgs{Version: version}, &registry)
+	err := c.call(ctx, "EnsureNodeImage", versionArgs{Version: version}, &registry)
 	return registry, err
 }
 

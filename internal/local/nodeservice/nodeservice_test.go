@@ -152,8 +152,8 @@ func (r *recorder) CheckHostLimits(_ context.Context, controlPlanes, workers int
 	return r.err
 }
 
-func (r *recorder) EnsureRealNodeImage(_ context.Context, version string) (string, error) {
-	r.calls = append(r.calls, "EnsureRealNodeImage "+version)
+func (r *recorder) EnsureNodeImage(_ context.Context, version string) (string, error) {
+	r.calls = append(r.calls, "EnsureNodeImage "+version)
 	return "127.0.0.1:5000", r.err
 }
 
@@ -184,8 +184,8 @@ func TestCallsReachTheHost(t *testing.T) {
 	if len(reports) != 2 || !strings.Contains(reports[1], "max_map_count") {
 		t.Fatalf("CheckHostLimits reported %q, want both of the host's reports in order", reports)
 	}
-	if registry, err := c.EnsureRealNodeImage(ctx, "v1.35.4"); err != nil || registry != "127.0.0.1:5000" {
-		t.Fatalf("EnsureRealNodeImage = %q, %v", registry, err)
+	if registry, err := c.EnsureNodeImage(ctx, "v1.35.4"); err != nil || registry != "127.0.0.1:5000" {
+		t.Fatalf("EnsureNodeImage = %q, %v", registry, err)
 	}
 	host.err = errors.New("node wc-cp-1 of wc: the power lock is held")
 	if err := c.StopNode(ctx, "wc", "wc-cp-1"); err == nil || err.Error() != host.err.Error() {
@@ -196,7 +196,7 @@ func TestCallsReachTheHost(t *testing.T) {
 		"StartLoadBalancer wc",
 		"PrepareNode wc wc-cp-1 #cloud-config 127.0.0.1:5000",
 		"CheckHostLimits",
-		"EnsureRealNodeImage v1.35.4",
+		"EnsureNodeImage v1.35.4",
 		"StopNode wc wc-cp-1",
 	}
 	if !reflect.DeepEqual(host.calls, want) {

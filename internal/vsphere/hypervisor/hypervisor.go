@@ -54,7 +54,7 @@ type Hypervisor struct {
 	// environment allows it.
 	CheckHost func(controlPlanes, workers int, report func(string)) error
 	// NodeImage checks that a node of a Kubernetes version can boot and returns the registry it
-	// pulls from; nil is the store's check (cluster.Store.EnsureRealNodeImage), against the
+	// pulls from; nil is the store's check (cluster.Store.EnsureNodeImage), against the
 	// local registry.
 	NodeImage func(ctx context.Context, version string) (string, error)
 
@@ -525,13 +525,13 @@ func (h *Hypervisor) prepare(dirs cluster.Dirs, spec *cluster.Spec, node cluster
 	defer cancel()
 	image := h.NodeImage
 	if image == nil {
-		image = h.Store.EnsureRealNodeImage
+		image = h.Store.EnsureNodeImage
 	}
 	registry, err := image(ctx, spec.NodeVersion(node))
 	if err != nil {
 		return err
 	}
-	return cluster.PrepareRealNode(dirs, spec, node, node.ProviderID, userData, registry)
+	return cluster.PrepareNodeState(dirs, spec, node, node.ProviderID, userData, registry)
 }
 
 // report tells vCenter the VM's guest IP and host name, as VMware Tools does.

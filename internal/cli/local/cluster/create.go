@@ -58,7 +58,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if os.Geteuid() != 0 {
-				return errors.New(localcluster.RealNodesNeedRoot)
+				return errors.New(localcluster.NodesNeedRoot)
 			}
 			for _, name := range []string{"package-repository", "timeout", "infrastructure-provider"} {
 				if cmd.Flags().Changed(name) && !f.bootstrap {

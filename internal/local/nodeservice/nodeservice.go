@@ -138,6 +138,11 @@ func knownRegistries(ctx context.Context, host cluster.Host, name string) []stri
 	return spec.HostRegistries
 }
 
+// ensureNodeImageCall is EnsureNodeImage's name on the wire, kept from when a node was "real" as
+// against the retired node agent's: a provider image of an earlier release, in a management
+// cluster made then, calls it so.
+const ensureNodeImageCall = "EnsureRealNodeImage"
+
 // Handler serves host's calls.
 func Handler(host cluster.Host) http.Handler {
 	mux := http.NewServeMux()
@@ -175,7 +180,7 @@ func Handler(host cluster.Host) http.Handler {
 		err := host.CheckHostLimits(ctx, a.ControlPlanes, a.Workers, func(msg string) { res.Reports = append(res.Reports, msg) })
 		return res, err
 	})
-	handle(mux, "EnsureNodeImage", func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureNodeImage(ctx, a.Version) })
+	handle(mux, ensureNodeImageCall, func(ctx context.Context, a versionArgs) (any, error) { return host.EnsureNodeImage(ctx, a.Version) })
 	handle(mux, "ClusterOf", func(ctx context.Context, a clusterOfArgs) (any, error) { return host.ClusterOf(ctx, a.Node) })
 	return mux
 }
@@ -372,7 +377,7 @@ func (c *Client) CheckHostLimits(ctx context.Context, controlPlanes, workers int
 // EnsureNodeImage implements cluster.Host.
 func (c *Client) EnsureNodeImage(ctx context.Context, version string) (string, error) {
 	var registry string
-	err := c.call(ctx, "EnsureNodeImage", versionArgs{Version: version}, &registry)
+	err := c.call(ctx, ensureNodeImageCall, versionArgs{Version: version}, &registry)
 	return registry, err
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -214,6 +217,22 @@ func TestCallsReachTheHost(t *testing.T) {
 	}
 	if len(host.calls) != 0 {
 		t.Errorf("the host saw %q", host.calls)
+	}
+}
+
+// TestCallsOfEarlierReleasesAreServed checks that a call keeps its name on the wire when its Go
+// name changes: a management cluster's provider of an earlier release calls the host's service.
+func TestCallsOfEarlierReleasesAreServed(t *testing.T) {
+	srv := httptest.NewServer(Handler(&recorder{started: true}))
+	t.Cleanup(srv.Close)
+	resp, err := http.Post(srv.URL+"/v1/EnsureRealNodeImage", "application/json", strings.NewReader(`{"version":"v1.35.4"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "127.0.0.1:5000") {
+		t.Errorf("EnsureRealNodeImage answered %s: %s", resp.Status, body)
 	}
 }
 

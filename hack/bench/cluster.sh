@@ -5,8 +5,9 @@
 # created" with every core package reconciled (goal <= 45 s), `cluster scale` by one worker to
 # the new node Ready (goal <= 15 s), `cluster upgrade --tkr v1.35` to every machine and add-on
 # on the new release (goal <= 120 s) and `cluster delete` until the cluster is gone (goal
-# <= 30 s). Prints each run and the medians. The nodes (root) pull from the local registry of
-# slipway's own home, which `make images` fills, so the bench runs there.
+# <= 30 s). Prints each run, the moments of each create's waits and packages, and the medians. The
+# nodes (root) pull from the local registry of slipway's own home, which `make images` fills, so
+# the bench runs there.
 # Usage: hack/bench/cluster.sh [RUNS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,6 +41,9 @@ for i in $(seq 1 "$runs"); do
 	name=bench-wc-$i
 	printf 'CLUSTER_NAME: %s\nCLUSTER_PLAN: dev\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n' "$name" >"$work/$name.yaml"
 	timed creates "$slipway" cluster create -f "$work/$name.yaml" -t 5m
+	# Where the create's time went: the seconds at which it began each of TKG's waits and saw
+	# each core package reconciled.
+	grep -E 'waiting for|successfully reconciled|created' "$work/step.log" | sed 's/^/    /'
 	timed scales scale "$name" 2
 	timed upgrades "$slipway" cluster upgrade "$name" --tkr v1.35 -y -t 8m
 	timed deletes "$slipway" cluster delete "$name" -y -t 3m

@@ -1,14 +1,22 @@
 # Helpers the bench scripts source.
 
 # timed NAME CMD...: runs CMD, appends its seconds to the array NAME, and shows its output on
-# failure (kept in $work/step.log).
+# failure. Its output is kept in $work/step.log, each line after the seconds since CMD began,
+# so that a bench can say where the time went. The bench scripts set pipefail, which makes
+# CMD's failure the pipe's.
 timed() {
 	local -n into=$1
 	shift
 	local start end
-	start=$(date +%s.%N)
-	"$@" >"$work/step.log" 2>&1 || { echo "failed: $*"; cat "$work/step.log"; exit 1; }
-	end=$(date +%s.%N)
+	start=$EPOCHREALTIME
+	if ! "$@" 2>&1 | while IFS= read -r line; do
+		printf '%6.1f %s\n' "$(echo "$EPOCHREALTIME - $start" | bc)" "$line"
+	done >"$work/step.log"; then
+		echo "failed: $*"
+		cat "$work/step.log"
+		exit 1
+	fi
+	end=$EPOCHREALTIME
 	into+=("$(echo "$end - $start" | bc)")
 }
 

@@ -218,13 +218,15 @@ func TestVSphereClusterClass(t *testing.T) {
 			return err
 		}
 		files, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "files")
-		if len(files) == 0 || !strings.Contains(fmt.Sprint(files[0]), "image: projects.registry.vmware.com/tkg/kube-vip:v0.8.3_vmware.1") ||
+		// The cluster's imageRepository replaces the release's: kube-vip and kubeadm's images
+		// come from the copy.
+		if len(files) == 0 || !strings.Contains(fmt.Sprint(files[0]), "image: registry.example.com/kube-vip:v0.8.3_vmware.1") ||
 			!strings.Contains(fmt.Sprint(files[0]), `{name: address, value: "10.180.130.162"}`) {
 			return fmt.Errorf("KubeadmControlPlane files %v", files)
 		}
-		// kubeadm runs the release's images.
+		// kubeadm runs the release's images, from the copy.
 		cc, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration")
-		if cc["imageRepository"] != "projects.registry.vmware.com/tkg" || fmt.Sprint(cc["etcd"]) != "map[local:map[imageTag:v3.6.5_vmware.2]]" ||
+		if cc["imageRepository"] != "registry.example.com" || fmt.Sprint(cc["etcd"]) != "map[local:map[imageTag:v3.6.5_vmware.2]]" ||
 			fmt.Sprint(cc["dns"]) != "map[imageTag:v1.12.4_vmware.1]" {
 			return fmt.Errorf("KubeadmControlPlane's kubeadm images: imageRepository %v etcd %v dns %v", cc["imageRepository"], cc["etcd"], cc["dns"])
 		}
@@ -303,6 +305,10 @@ func TestVSphereClusterClass(t *testing.T) {
 		}
 		kcpSpec, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec")
 		kctSpec, _, _ := unstructured.NestedMap(kct.Object, "spec", "template", "spec")
+		// Without an imageRepository the release's own repository stays.
+		if repo, _, _ := unstructured.NestedString(kcpSpec, "clusterConfiguration", "imageRepository"); repo != "projects.registry.vmware.com/tkg" {
+			return fmt.Errorf("vc2 kubeadm imageRepository %q, want the release's projects.registry.vmware.com/tkg", repo)
+		}
 		return checkIPv6("vc2 (dual-stack, IPv6 primary)", kcpSpec, kctSpec, true, true)
 	})
 }

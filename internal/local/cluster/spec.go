@@ -85,10 +85,9 @@ func (o *Owner) Describe() string {
 type NodeSpec struct {
 	Name string `json:"name"`
 	Role string `json:"role"`
-	// IP is the node's address on the bridge, where its processes listen.
+	// IP is the node's address on the bridge, where its processes listen and Kubernetes shows
+	// as its InternalIP.
 	IP string `json:"ip"`
-	// Address is the address Kubernetes shows for it, its InternalIP: the same as IP.
-	Address string `json:"address"`
 
 	// The fields below are set on the nodes of a cluster the infrastructure provider manages,
 	// from the machine's bootstrap data.
@@ -137,7 +136,7 @@ func (s *Spec) AddNode(name, role string) (NodeSpec, error) {
 			continue
 		}
 		a := realAddress(s.Index, ordinal+1).String()
-		n := NodeSpec{Name: name, Role: role, IP: a, Address: a}
+		n := NodeSpec{Name: name, Role: role, IP: a}
 		s.Nodes = append(s.Nodes, n)
 		return n, nil
 	}
@@ -210,7 +209,7 @@ func NewSpec(name, version string, index, controlPlanes, workers int) *Spec {
 				nodeName = fmt.Sprintf("%s%d", nodeName, i)
 			}
 			a := realAddress(index, len(s.Nodes)+2).String()
-			s.Nodes = append(s.Nodes, NodeSpec{Name: nodeName, Role: role, IP: a, Address: a})
+			s.Nodes = append(s.Nodes, NodeSpec{Name: nodeName, Role: role, IP: a})
 		}
 	}
 	add(RoleControlPlane, "control-plane", controlPlanes)

@@ -128,7 +128,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	lm.Status.NodeIP = node.IP
 	lm.Status.Addresses = []clusterv1.MachineAddress{
 		{Type: clusterv1.MachineHostName, Address: node.Name},
-		{Type: clusterv1.MachineInternalIP, Address: node.Address},
+		{Type: clusterv1.MachineInternalIP, Address: node.IP},
 	}
 	lm.Status.Initialization.Provisioned = ptr.To(true)
 	setNodeConditions(lm, metav1.ConditionTrue, infrav1.ReasonNodeStarted,

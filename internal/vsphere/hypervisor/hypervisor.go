@@ -147,7 +147,7 @@ func (h *Hypervisor) Sync(ctx context.Context) error {
 	var reports []report
 	for _, bt := range boots {
 		node, ok := h.tryBoot(bt.v, bt.b)
-		if ok && bt.v.ip != node.Address {
+		if ok && bt.v.ip != node.IP {
 			reports = append(reports, report{bt.v, node})
 		}
 	}
@@ -191,7 +191,7 @@ func (h *Hypervisor) PowerOn(m mo.VirtualMachine) (ip, hostName string, ok bool)
 		return "", "", false
 	}
 	h.powerOns++
-	return node.Address, node.Name, true
+	return node.IP, node.Name, true
 }
 
 // tryBoot boots a VM, logging why it does not (once per reason) or forgetting that it did not.
@@ -333,7 +333,7 @@ func (h *Hypervisor) boot(v vm, b *infrastructure.Bootstrap) (cluster.NodeSpec, 
 		if node, err = h.addNode(dirs, spec, v, b); err != nil {
 			return cluster.NodeSpec{}, err
 		}
-		h.Log.Info("VM boots as a node", "VM", v.name, "role", node.Role, "address", node.Address, "cluster", name,
+		h.Log.Info("VM boots as a node", "VM", v.name, "role", node.Role, "address", node.IP, "cluster", name,
 			"kubernetesVersion", spec.NodeVersion(node), "bootstrap", map[bool]string{true: "kubeadm init", false: "kubeadm join"}[node.Init], "providerID", node.ProviderID)
 	}
 	if _, err := h.Store.StartLoadBalancer(name, h.Executable); err != nil {
@@ -538,7 +538,7 @@ func (h *Hypervisor) prepare(dirs cluster.Dirs, spec *cluster.Spec, node cluster
 func (h *Hypervisor) report(ctx context.Context, v vm, node cluster.NodeSpec) error {
 	task, err := object.NewVirtualMachine(h.Client, v.ref).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
 		// vcsim's way to set what VMware Tools reports.
-		&types.OptionValue{Key: "SET.guest.ipAddress", Value: node.Address},
+		&types.OptionValue{Key: "SET.guest.ipAddress", Value: node.IP},
 		&types.OptionValue{Key: "SET.guest.hostName", Value: node.Name},
 	}})
 	if err != nil {

@@ -132,7 +132,7 @@ func TestVMsBootAsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no local cluster wc1 once its control-plane VM is on: %v\n%s", err, logs.String())
 	}
-	if node, ok := spec.Node("wc1-cp-a"); !ok || guestIP(cp) != node.Address {
+	if node, ok := spec.Node("wc1-cp-a"); !ok || guestIP(cp) != node.IP {
 		t.Errorf("after its power-on task, control-plane VM reports guest IP %q; its node: %+v", guestIP(cp), node)
 	}
 
@@ -163,8 +163,8 @@ func TestVMsBootAsNodes(t *testing.T) {
 		if node.ProviderID != "vsphere://"+props.Config.Uuid || node.KubernetesVersion != "v1.34.3+vmware.1" {
 			t.Errorf("node %s: providerID %s version %s, want vsphere://%s and v1.34.3+vmware.1, the template's", node.Name, node.ProviderID, node.KubernetesVersion, props.Config.Uuid)
 		}
-		if props.Guest == nil || props.Guest.IpAddress != node.Address {
-			t.Errorf("VM %s reports guest IP %+v, want its node's %s", props.Name, props.Guest, node.Address)
+		if props.Guest == nil || props.Guest.IpAddress != node.IP {
+			t.Errorf("VM %s reports guest IP %+v, want its node's %s", props.Name, props.Guest, node.IP)
 		}
 		wantRole := cluster.RoleWorker
 		if vm == cp {

@@ -136,8 +136,10 @@ $(UI_TEST_DEPS): test/ui/package.json test/ui/package-lock.json
 	cd test/ui && npm ci --no-audit --no-fund && touch node_modules/.installed
 
 .PHONY: test
+# hack/testreport prints what go test prints, then the tests that took longest with their phases.
 test: $(ASSET_STAMPS) providers $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
-	go test $(GO_TEST_FLAGS) ./...
+	go build -o $(TOOLS_BIN)/testreport ./hack/testreport
+	go test -json $(GO_TEST_FLAGS) ./... | $(TOOLS_BIN)/testreport
 
 .PHONY: clean
 clean: ## Remove bin/ except the upstream binaries, which take minutes to build.

@@ -115,6 +115,20 @@ func New(out io.Writer, verbosity int, logPath string) (*Printer, error) {
 	return p, nil
 }
 
+// NewLogFile creates a log file of its own in dir, named prefix, the UTC time and a random number
+// (management-cluster-create-20261204T124707123456789.log), as TKG names its logs, so that two
+// runs started in the same second never share one; it returns the file's path.
+func NewLogFile(dir, prefix string, now time.Time) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("failed to create the log directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, prefix+now.UTC().Format("20060102T150405")+"*.log")
+	if err != nil {
+		return "", fmt.Errorf("failed to create a log file: %w", err)
+	}
+	return f.Name(), f.Close()
+}
+
 // ForWriter returns a printer of the lines at verbosity 0 on out, and no log file: what tests
 // and library callers without a terminal use.
 func ForWriter(out io.Writer) *Printer { return &Printer{state: &state{out: out}} }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2"
 )
@@ -232,5 +233,23 @@ func TestAnnouncedSteps(t *testing.T) {
 	var silent *Printer
 	if err := silent.Run(t.Context(), silent.Announced(never)...); err != nil {
 		t.Errorf("Run without a printer: %v", err)
+	}
+}
+
+func TestNewLogFileIsNeverShared(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	now := time.Date(2026, 12, 4, 12, 47, 7, 0, time.UTC)
+	// Two runs started in the same second get a log each.
+	first, err := NewLogFile(dir, "management-cluster-create-", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := NewLogFile(dir, "management-cluster-create-", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`^management-cluster-create-20261204T124707[0-9]+\.log$`)
+	if first == second || !name.MatchString(filepath.Base(first)) || !name.MatchString(filepath.Base(second)) {
+		t.Errorf("log files %s and %s: want two, named as TKG names its logs", first, second)
 	}
 }

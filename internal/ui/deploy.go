@@ -205,7 +205,11 @@ func (s *Server) start(file string, data []byte, resumed *failure) (*deployment,
 	if s.o.Workload != nil {
 		flow = "cluster-create-"
 	}
-	p, err := progress.New(d, 0, filepath.Join(s.o.Home, "logs", flow+s.o.Now().UTC().Format("20060102T150405")+".log"))
+	logFile, err := progress.NewLogFile(filepath.Join(s.o.Home, "logs"), flow, s.o.Now())
+	if err != nil {
+		return nil, err
+	}
+	p, err := progress.New(d, 0, logFile)
 	if err != nil {
 		return nil, err
 	}

@@ -251,7 +251,12 @@ func Run(ctx context.Context, bind string, remote bool, o Options, announce func
 	}
 	// The libraries' logs (client-go, controller-runtime) of every deploy go to one file; the
 	// process-wide loggers are set once.
-	libraries, err := progress.New(io.Discard, 0, filepath.Join(o.Home, "logs", "installer-"+s.o.Now().UTC().Format("20060102T150405")+".log"))
+	logFile, err := progress.NewLogFile(filepath.Join(o.Home, "logs"), "installer-", s.o.Now())
+	if err != nil {
+		l.Close()
+		return err
+	}
+	libraries, err := progress.New(io.Discard, 0, logFile)
 	if err != nil {
 		l.Close()
 		return err

@@ -171,7 +171,9 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return serveInstaller(cmd, streams, f, home, store)
 			}
 			if f.progress.LogFile == "" {
-				f.progress.LogFile = filepath.Join(home, "logs", "management-cluster-create-"+time.Now().UTC().Format("20060102T150405")+".log")
+				if f.progress.LogFile, err = progress.NewLogFile(filepath.Join(home, "logs"), "management-cluster-create-", time.Now()); err != nil {
+					return err
+				}
 			}
 			p, err := f.progress.Printer(streams.ErrOut)
 			if err != nil {

@@ -136,10 +136,12 @@ $(UI_TEST_DEPS): test/ui/package.json test/ui/package-lock.json
 	cd test/ui && npm ci --no-audit --no-fund && touch node_modules/.installed
 
 .PHONY: test
+# The e2e package, which takes most of the time and waits on its clusters for much of it, is named
+# first so that go test builds and starts it first and runs the other packages beside it.
 # hack/testreport prints what go test prints, then the tests that took longest with their phases.
 test: $(ASSET_STAMPS) providers $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
 	go build -o $(TOOLS_BIN)/testreport ./hack/testreport
-	go test -json $(GO_TEST_FLAGS) ./... | $(TOOLS_BIN)/testreport
+	go test -json $(GO_TEST_FLAGS) ./test/e2e ./... | $(TOOLS_BIN)/testreport
 
 .PHONY: clean
 clean: ## Remove bin/ except the upstream binaries, which take minutes to build.

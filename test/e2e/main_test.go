@@ -182,6 +182,35 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 	return lc
 }
 
+// kubectl returns a runner of upstream kubectl on the cluster.
+func (lc *localCluster) kubectl(t *testing.T) func(args ...string) (string, error) {
+	t.Helper()
+	return kubectlOn(t, localKubeconfig(t, lc.name))
+}
+
+// localKubeconfig writes the kubeconfig `local cluster kubeconfig NAME` prints to a file of the
+// test's, and returns its path.
+func localKubeconfig(t *testing.T, name string) string {
+	t.Helper()
+	out, err := runSlipway(t, "local", "cluster", "kubeconfig", name)
+	if err != nil {
+		t.Fatalf("kubeconfig: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
+}
+
+// kubectlOn returns a runner of upstream kubectl with a kubeconfig file, its output combined.
+func kubectlOn(t *testing.T, kubeconfig string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		b, err := exec.CommandContext(t.Context(), kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		return string(b), err
+	}
+}
+
 // clientsFor makes the clients of the cluster a kubeconfig names.
 func clientsFor(t *testing.T, kubeconfig []byte) *localCluster {
 	t.Helper()

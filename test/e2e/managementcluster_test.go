@@ -161,19 +161,31 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 
 		// Ctrl-C stops a run cleanly, with the same message; a bootstrap cluster killed under a
-		// run is named within a minute instead of waited on until -t.
+		// run is named within a minute instead of waited on until -t. The two runs go side by
+		// side, as two users' would: each takes its own block of the bridge.
 		// At -v 1 the wait for the control plane says when it has started.
 		waiting := "control plane is not available yet, retrying"
-		out = interruptedCreate(t, waiting, func(cmd *exec.Cmd, _ string) {
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-		}, "--name", "e2e-int", "--package-repository", repo, "-v", "1")
-		checkFailureCleanedUp(t, out, "control plane", "interrupted while waiting", store, len(before))
-		out = interruptedCreate(t, waiting, func(_ *exec.Cmd, bootstrap string) {
-			killCluster(t, store, bootstrap)
-		}, "--name", "e2e-kill", "--package-repository", repo, "-v", "1")
-		checkFailureCleanedUp(t, out, "control plane", "has not answered for 30s", store, len(before))
+		t.Run("side by side", func(t *testing.T) {
+			t.Run("interrupted", func(t *testing.T) {
+				t.Parallel()
+				out := interruptedCreate(t, waiting, func(cmd *exec.Cmd, _ string) {
+					if err := cmd.Process.Signal(os.Interrupt); err != nil {
+						t.Fatal(err)
+					}
+				}, "--name", "e2e-int", "--package-repository", repo, "-v", "1")
+				checkFailureCleanedUp(t, out, "control plane", "interrupted while waiting", store)
+			})
+			t.Run("its bootstrap cluster killed", func(t *testing.T) {
+				t.Parallel()
+				out := interruptedCreate(t, waiting, func(_ *exec.Cmd, bootstrap string) {
+					killCluster(t, store, bootstrap)
+				}, "--name", "e2e-kill", "--package-repository", repo, "-v", "1")
+				checkFailureCleanedUp(t, out, "control plane", "has not answered for 30s", store)
+			})
+		})
+		if after, _ := store.List(); len(after) != len(before) {
+			t.Errorf("the interrupted runs left %d local clusters, %d before", len(after), len(before))
+		}
 
 	})
 
@@ -612,6 +624,12 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Errorf("cluster kubeconfig get: %v\n%s", err, out)
 		} else if cfg, err := clientcmd.LoadFromFile(wcKubeconfig); err != nil || cfg.Contexts["e2e-wc-admin@e2e-wc"] == nil {
 			t.Errorf("the exported kubeconfig lacks the workload cluster's context: %v", err)
+		} else {
+			// The release's metrics-server serves the Metrics API on the upgraded cluster.
+			kubectl := kubectlOn(t, wcKubeconfig)
+			checkMetricsAPI(t, wcc, func(args ...string) (string, error) {
+				return kubectl(append([]string{"--context", "e2e-wc-admin@e2e-wc"}, args...)...)
+			})
 		}
 	})
 

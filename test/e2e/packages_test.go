@@ -60,6 +60,8 @@ func TestPackagesFromSources(t *testing.T) {
 	if deploy.Status.AvailableReplicas != 2 || !strings.HasPrefix(deploy.Spec.Template.Spec.Containers[0].Image, relocated+"@sha256:") {
 		t.Fatalf("metrics-server: %d available, image %s", deploy.Status.AvailableReplicas, deploy.Spec.Template.Spec.Containers[0].Image)
 	}
+	kubectl := lc.kubectl(t)
+	checkMetricsAPI(t, lc.client, kubectl)
 	// Every core add-on installs with its default values, its workloads running on the nodes.
 	addons := map[string]string{
 		"antrea": "antrea.tanzu.vmware.com", "calico": "calico.tanzu.vmware.com", "vsphere-cpi": "vsphere-cpi.tanzu.vmware.com",
@@ -91,6 +93,56 @@ func TestPackagesFromSources(t *testing.T) {
 	if err := lc.client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err == nil {
 		t.Fatal("metrics-server survives its uninstall")
 	}
+	// An APIService left behind with no server would fail every client's discovery.
+	if out, err := kubectl("get", "apiservice", metricsAPIService); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("the Metrics API's APIService survives metrics-server's uninstall: %v\n%s", err, out)
+	}
+}
+
+// metricsAPIService is the Metrics API's APIService, which metrics-server's package installs.
+const metricsAPIService = "v1beta1.metrics.k8s.io"
+
+// checkMetricsAPI checks what a user of metrics-server would: its APIService is Available and
+// `kubectl top` shows every node's usage and the pods of kube-system, metrics-server's own
+// among them (its kubelets scraped through the nodes' addresses on the bridge).
+func checkMetricsAPI(t *testing.T, c client.Client, kubectl func(args ...string) (string, error)) {
+	t.Helper()
+	if out, err := kubectl("get", "apiservice", metricsAPIService, "-o",
+		`jsonpath={.status.conditions[?(@.type=="Available")].status}`); err != nil || out != "True" {
+		t.Fatalf("APIService %s is not Available (%v): %s", metricsAPIService, err, out)
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.List(t.Context(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var top string
+	// metrics-server has a node's usage once it has scraped its kubelet twice (--metric-resolution=15s).
+	eventuallyExplained(t, 2*time.Minute, "kubectl top nodes shows every node", func() error {
+		out, err := kubectl("top", "nodes", "--no-headers")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		for _, n := range nodes.Items {
+			if !clitest.LineHas(out, n.Name, "m", "Mi") {
+				return fmt.Errorf("no usage of node %s:\n%s", n.Name, out)
+			}
+		}
+		top = out
+		return nil
+	}, func() {
+		// Why metrics-server has no usage: its log says which kubelet it failed to scrape.
+		out, err := kubectl("logs", "-n", "kube-system", "deployment/metrics-server", "--tail", "20")
+		t.Logf("metrics-server's log (%v):\n%s", err, out)
+	})
+	eventually(t, time.Minute, "kubectl top pods shows metrics-server", func() error {
+		out, err := kubectl("top", "pods", "-n", "kube-system", "--no-headers")
+		if err != nil || !strings.Contains(out, "metrics-server-") {
+			return fmt.Errorf("%v:\n%s", err, out)
+		}
+		return nil
+	})
+	t.Logf("kubectl top answered %s after metrics-server was Available:\n%s", time.Since(start).Round(100*time.Millisecond), top)
 }
 
 // keepOnlyNodeImages empties slipway's registry of everything but the images a real node boots

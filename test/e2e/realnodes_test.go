@@ -78,17 +78,8 @@ func TestRealNodesRunAnApplication(t *testing.T) {
 			t.Errorf("create output lacks %q", line)
 		}
 	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if out, err := runSlipway(t, "local", "cluster", "kubeconfig", "apps"); err != nil {
-		t.Fatal(err)
-	} else if err := os.WriteFile(kubeconfig, []byte(out), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		b, err := cmd.CombinedOutput()
-		return string(b), err
-	}
+	kubeconfig := localKubeconfig(t, "apps")
+	kubectl := kubectlOn(t, kubeconfig)
 	mustKubectl := func(args ...string) string {
 		t.Helper()
 		out, err := kubectl(args...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
+	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -89,6 +91,14 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err := s.validate(&opts); err != nil {
 		return err
 	}
+	// The block is chosen and the spec that holds it written under the store's lock, so that two
+	// creates at once (two management-cluster creates, a provider making two clusters) never
+	// take the same block. Another store's clusters hold theirs by their nodes' addresses.
+	unlock, err := proc.Lock(filepath.Join(s.Root, "blocks.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	index, err := s.FreeIndex()
 	if err != nil {
 		return err
@@ -134,7 +144,10 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 			started = err == nil
 			return err
 		}},
-		{Name: "Preparing nodes 📦", Run: func(context.Context) error { return s.prepare(dirs, spec, opts.CAs, b.registry) }},
+		{Name: "Preparing nodes 📦", Run: func(context.Context) error {
+			defer unlock()
+			return s.prepare(dirs, spec, opts.CAs, b.registry)
+		}},
 		{Name: "Writing configuration 📜", Run: b.writeConfiguration},
 	}
 	steps = append(steps, b.nodeSteps()...)

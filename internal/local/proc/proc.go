@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -65,6 +66,25 @@ func WithLock(lockPath string, f func() error) error {
 		return err
 	}
 	return WithLockIn(lockPath, f)
+}
+
+// Lock takes an exclusive lock on lockPath (created if missing, with its directory) and returns
+// the function that releases it, which may be called more than once: for a lock held across
+// steps, where WithLock's closure does not fit.
+func Lock(lockPath string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return nil, err
+	}
+	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("failed to lock %s: %w", lockPath, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { l.Close() }) }, nil
 }
 
 // WithLockIn is WithLock in a directory that must exist: it is not made again, so a lock of a

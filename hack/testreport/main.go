@@ -17,12 +17,11 @@ import (
 
 // event is one line of `go test -json` (cmd/test2json).
 type event struct {
-	Action     string
-	Package    string
-	Test       string
-	Elapsed    float64
-	Output     string
-	ImportPath string
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
 }
 
 // slow is how long a test or subtest runs before the report names it.

@@ -144,6 +144,8 @@ type localCluster struct {
 	cs     *kubernetes.Clientset
 	// created is what `slipway local cluster create` printed.
 	created string
+	// kubeconfig is the file of what `slipway local cluster kubeconfig` printed.
+	kubeconfig string
 }
 
 func createCluster(t *testing.T, name string, args ...string) *localCluster {
@@ -165,12 +167,12 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc := &localCluster{name: name, dirs: dirs, created: out}
-	kubeconfig, err := runSlipway(t, "local", "cluster", "kubeconfig", name)
+	lc := &localCluster{name: name, dirs: dirs, created: out, kubeconfig: localKubeconfig(t, name)}
+	kubeconfig, err := os.ReadFile(lc.kubeconfig)
 	if err != nil {
-		t.Fatalf("kubeconfig: %v\n%s", err, kubeconfig)
+		t.Fatal(err)
 	}
-	clients := clientsFor(t, []byte(kubeconfig))
+	clients := clientsFor(t, kubeconfig)
 	lc.config, lc.client, lc.cs = clients.config, clients.client, clients.cs
 	t.Cleanup(func() {
 		if _, err := os.Stat(lc.dirs.Root); err == nil {
@@ -184,8 +186,7 @@ func createCluster(t *testing.T, name string, args ...string) *localCluster {
 
 // kubectl returns a runner of upstream kubectl on the cluster.
 func (lc *localCluster) kubectl(t *testing.T) func(args ...string) (string, error) {
-	t.Helper()
-	return kubectlOn(t, localKubeconfig(t, lc.name))
+	return kubectlOn(t, lc.kubeconfig)
 }
 
 // localKubeconfig writes the kubeconfig `local cluster kubeconfig NAME` prints to a file of the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/kubeconfig"
-	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/pki"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -91,10 +89,8 @@ func (s Store) Create(ctx context.Context, opts CreateOptions) (err error) {
 	if err := s.validate(&opts); err != nil {
 		return err
 	}
-	// The block is chosen and the spec that holds it written under the store's lock, so that two
-	// creates at once (two management-cluster creates, a provider making two clusters) never
-	// take the same block. Another store's clusters hold theirs by their nodes' addresses.
-	unlock, err := proc.Lock(filepath.Join(s.Root, "blocks.lock"))
+	// The block is chosen, and the spec that holds it written, under the store's lock.
+	unlock, err := s.LockBlocks()
 	if err != nil {
 		return err
 	}

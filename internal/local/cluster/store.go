@@ -9,6 +9,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/local/hostlimits"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
+	"github.com/slipway-dev/slipway/internal/local/proc"
 	"github.com/slipway-dev/slipway/internal/statedir"
 )
 
@@ -77,6 +78,12 @@ func (s Store) List() ([]*Spec, error) {
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
 	return specs, nil
 }
+
+// LockBlocks takes the store's lock on its blocks of the bridge and returns its release, which may
+// be called more than once. Whoever chooses a block (FreeIndex) holds it until the spec that
+// holds the block is written, so that two creates at once never take the same block; another
+// store's clusters hold theirs by their nodes' addresses.
+func (s Store) LockBlocks() (func(), error) { return proc.Lock(filepath.Join(s.Root, "blocks.lock")) }
 
 // FreeIndex returns the lowest address block no cluster uses.
 func (s Store) FreeIndex() (int, error) {

@@ -75,6 +75,23 @@ func Lock(lockPath string) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
 		return nil, err
 	}
+	return lockIn(lockPath)
+}
+
+// WithLockIn is WithLock in a directory that must exist: it is not made again, so a lock of a
+// directory that was removed fails (os.ErrNotExist) rather than bringing the directory back.
+func WithLockIn(lockPath string, f func() error) error {
+	unlock, err := lockIn(lockPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return f()
+}
+
+// lockIn takes an exclusive lock on lockPath in a directory that exists; closing the file
+// releases it.
+func lockIn(lockPath string) (func(), error) {
 	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
@@ -85,21 +102,6 @@ func Lock(lockPath string) (func(), error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { l.Close() }) }, nil
-}
-
-// WithLockIn is WithLock in a directory that must exist: it is not made again, so a lock of a
-// directory that was removed fails (os.ErrNotExist) rather than bringing the directory back.
-func WithLockIn(lockPath string, f func() error) error {
-	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("failed to lock %s: %w", lockPath, err)
-	}
-	defer func() { _ = syscall.Flock(int(l.Fd()), syscall.LOCK_UN) }()
-	return f()
 }
 
 // ReadPID returns the pid in a pid file, or 0.

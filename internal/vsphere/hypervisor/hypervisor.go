@@ -411,6 +411,12 @@ func (h *Hypervisor) clusterOf(b *infrastructure.Bootstrap, endpoint string) (st
 
 // newCluster makes the local cluster of a VM that runs kubeadm init, serving its endpoint.
 func (h *Hypervisor) newCluster(b *infrastructure.Bootstrap, endpoint string) (string, error) {
+	// The block is chosen, and the spec that holds it written, under the store's lock.
+	unlock, err := h.Store.LockBlocks()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	index, err := h.Store.FreeIndex()
 	if err != nil {
 		return "", err

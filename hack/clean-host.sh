@@ -9,9 +9,10 @@ set -uo pipefail
 removed=0
 say() { echo "clean-host: $*"; removed=$((removed + 1)); }
 
-# Every process of a node is in the node's cgroup under slipway/ in each hierarchy.
+# Every process of a node is in the node's cgroup under slipway/ in each hierarchy, its pods'
+# containers deep below it (kubepods/<class>/<pod>/<container>).
 for _ in 1 2 3; do
-	pids=$(cat /sys/fs/cgroup/*/slipway/*/cgroup.procs /sys/fs/cgroup/*/slipway/*/*/cgroup.procs 2>/dev/null | sort -u)
+	pids=$(find /sys/fs/cgroup/*/slipway -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
 	[ -z "$pids" ] && break
 	say "killing processes in slipway's cgroups: $(echo $pids)"
 	kill -9 $pids 2>/dev/null

@@ -431,7 +431,7 @@ func TestVSphereFlows(t *testing.T) {
 
 	// management-cluster delete destroys the management cluster's VMs: none is left.
 	start = time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
+	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "tkg-mgmt-vc", "-y", "-t", "10m")
 	t.Logf("management-cluster delete on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
 		t.Fatalf("management-cluster delete: %v", err)

@@ -74,8 +74,19 @@ $(CERT_MANAGER_MANIFEST):
 providers: image-layout $(CERT_MANAGER_MANIFEST) ## Build the local clusterctl provider repository (Cluster API, kubeadm, local, upstream cert-manager) into bin/clusterctl-repo, its images locked by digest.
 	go run ./hack/clusterctl-repo -cert-manager $(CERT_MANAGER_MANIFEST) $(BIN)/clusterctl-repo
 
+# KAPP_CONTROLLER_CONFIG is upstream kapp-controller's release configuration (ytt templates, values
+# schema, overlays), copied from the module that builds its image; the kapp-controller package's
+# bundle loads it as a ytt library through a symbolic link (config/_ytt_lib/kapp-controller).
+KAPP_CONTROLLER_VERSION := $(shell sed -n 's|^require github.com/vmware-tanzu/carvel-kapp-controller ||p' hack/images/kapp-controller/go.mod)
+KAPP_CONTROLLER_CONFIG := $(BIN)/kapp-controller/$(KAPP_CONTROLLER_VERSION)/config
+
+$(KAPP_CONTROLLER_CONFIG): hack/images/kapp-controller/go.mod
+	rm -rf $@ && mkdir -p $(dir $@)
+	cp -R "$$(cd hack/images/kapp-controller && go mod download -json github.com/vmware-tanzu/carvel-kapp-controller | sed -n 's|^\t"Dir": "\(.*\)",$$|\1|p')/config" $@
+	chmod -R u+w $@
+
 .PHONY: packages
-packages: build image-layout providers ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.
+packages: build image-layout providers $(KAPP_CONTROLLER_CONFIG) ## Build packages/ into imgpkg bundles and a repository bundle, pushed with their images to the local registry.
 	$(BIN)/slipway local registry start --address $(PACKAGES_REGISTRY)
 	hack/packages.sh $(PACKAGES_REGISTRY) $(PACKAGES_TAG)
 
@@ -139,7 +150,7 @@ $(UI_TEST_DEPS): test/ui/package.json test/ui/package-lock.json
 # The e2e package, which takes most of the time and waits on its clusters for much of it, is named
 # first so that go test builds and starts it first and runs the other packages beside it.
 # hack/testreport prints what go test prints, then the tests that took longest with their phases.
-test: $(ASSET_STAMPS) providers $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
+test: $(ASSET_STAMPS) providers $(KAPP_CONTROLLER_CONFIG) $(UI_TEST_DEPS) ## Run unit and envtest tests (builds the upstream binaries and the provider repository first).
 	go build -o $(TOOLS_BIN)/testreport ./hack/testreport
 	go test -json $(GO_TEST_FLAGS) ./test/e2e ./... | $(TOOLS_BIN)/testreport
 

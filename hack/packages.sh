@@ -57,7 +57,7 @@ tkr_package() {
 apiVersion: data.packaging.carvel.dev/v1alpha1
 kind: Package
 metadata:
-  name: tkr.tanzu.vmware.com.${version//+/--}
+  name: tkr.tanzu.vmware.com.$version
   labels:
     run.tanzu.vmware.com/tkr-package: ""
 spec:

@@ -93,9 +93,6 @@ func cloudProviderVSphere(version string) binary {
 // kappControllerRef is TKG's name of upstream's kapp-controller image.
 const kappControllerRef = tkgRepository + "kapp-controller:" + kappControllerVersion + "_vmware.1"
 
-// packageControllerImage is slipway's package controller, the stand-in for kapp-controller.
-const packageControllerImage = "ghcr.io/slipway-dev/package-controller:v0.1.0"
-
 // kappControllerCABundle is the CA bundle kapp-controller rewrites with its configuration's caCerts.
 const kappControllerCABundle = "/etc/pki/tls/certs/ca-bundle.crt"
 
@@ -106,7 +103,9 @@ const kappControllerUID = 1000
 // controller at /kapp-controller with the Carvel command lines it executes beside it (kapp, kbld,
 // vendir with imgpkg linked in, ytt; not helm, sops, cue or git), user 1000 in the root group, and
 // a CA bundle at /etc/pki/tls/certs/ca-bundle.crt in a directory that group may write, where its
-// configuration's caCerts are added to a copy of the original (.orig).
+// configuration's caCerts are added to a copy of the original (.orig). Debian's sh, sed, cp, rm and
+// chmod are there for the init container its release adds when it is given the cluster's DNS
+// address (coreDNSIP), which rewrites a copy of /etc/resolv.conf as upstream's image allows.
 func kappControllerImage(ref string) spec {
 	tool := func(name, version, versionPkg string) binary {
 		module := "carvel.dev/" + name
@@ -114,7 +113,7 @@ func kappControllerImage(ref string) spec {
 			version: version, ldflags: "-X " + module + versionPkg + ".Version=" + strings.TrimPrefix(version, "v")}
 	}
 	users := passwd(fmt.Sprintf("kapp-controller:x:%d:0::/home/kapp-controller:/usr/sbin/nologin\n", kappControllerUID))
-	return spec{ref: ref, user: fmt.Sprintf("%d:0", kappControllerUID),
+	return spec{ref: ref, user: fmt.Sprintf("%d:0", kappControllerUID), host: []string{"/bin/sh", "/bin/sed", "/bin/cp", "/bin/rm", "/bin/chmod"},
 		bin: binary{name: "kapp-controller-" + kappControllerVersion, file: "kapp-controller", dir: "hack/images/kapp-controller",
 			pkg: kappControllerModule + "/cmd/controller", source: kappControllerModule, version: kappControllerVersion,
 			ldflags: "-X main.Version=" + kappControllerVersion},
@@ -227,15 +226,10 @@ func specs() []spec {
 		slipwayImage(slipway+"capl-controller:v0.1.0", "local-infrastructure-controller", "Cluster API local infrastructure provider"),
 		{ref: slipway + "local-pod-network:v0.1.0", bin: slipwayBinary, component: "local-pod-network", root: true,
 			host: append([]string{"/usr/bin/ip"}, iptablesFiles...), title: "the local runtime's pod network, with Debian's ip and iptables"},
-		// slipway's stand-in for kapp-controller, until the upstream engine replaces it on every
-		// cluster. The kapp-controller packages name slipway's package controller by slipway's
-		// own reference: TKG's is upstream's kapp-controller, below.
-		slipwayImage(packageControllerImage, "kapp-controller", "slipway's package controller, standing in for kapp-controller v0.50"),
-		// Upstream's kapp-controller. No package deploys it yet: its aggregated API serves the
-		// Packages slipway's repository names with "--" (a CRD's names cannot hold "+"), which it
-		// refuses. v0.50.1 is not built: the Go module proxy
-		// refuses that version (403, measured 2026-11-28).
-		kappControllerImage(tkg + "kapp-controller:" + kappControllerVersion + "_vmware.1"),
+		// Upstream's kapp-controller, which the kapp-controller package deploys on every cluster.
+		// v0.50.1, which TKG's newer releases name, is not built: the Go module proxy refuses that
+		// version (403, measured 2026-11-28), so both of slipway's releases name 0.50.0.
+		kappControllerImage(kappControllerRef),
 	}
 	all = append(all, certManagerImages()...)
 	for _, name := range []string{"cluster-api-controller", "kubeadm-bootstrap-controller", "kubeadm-control-plane-controller"} {

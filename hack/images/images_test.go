@@ -46,9 +46,6 @@ func namedImages(t *testing.T, root string) map[string]string {
 	for ref, where := range releaseImages(t, root) {
 		named[ref] = where
 	}
-	// Upstream's kapp-controller, which the e2e test runs on real nodes with upstream's release
-	// manifests.
-	named[kappControllerRef] = "test/e2e (upstream kapp-controller on real nodes)"
 	// Upstream's cert-manager, which the e2e test runs on real nodes with its release manifest.
 	for _, name := range []string{"controller", "webhook", "cainjector"} {
 		named[certManagerRef(name)] = "test/e2e (upstream cert-manager on real nodes)"

@@ -36,7 +36,6 @@ func Default() *Registry {
 		featureGatesManager(),
 		objectPropagation(),
 		tanzuAuthManager(),
-		kappController(),
 		tkrSourceController(),
 		tkrStatusController(),
 		tkrResolverWebhook(),

@@ -13,8 +13,8 @@ const (
 	// on every workload cluster.
 	SystemNamespace = "tkg-system"
 
-	// PackageRepoGlobalNamespace is the package controller's packaging global namespace when
-	// none is configured: its Packages are visible from every namespace.
+	// PackageRepoGlobalNamespace is kapp-controller's packaging global namespace in TKG's
+	// package when none is configured: its Packages are visible from every namespace.
 	PackageRepoGlobalNamespace = "tanzu-package-repo-global"
 
 	// LabelManagementCluster marks the management cluster's own Cluster.

@@ -185,9 +185,9 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		t.Errorf("provider inventory: %s", got)
 	}
 
-	// Carvel's kapp reads every record the package controller wrote, and the package controller
+	// Carvel's kapp reads every record kapp-controller wrote, and kapp-controller
 	// takes over what kapp deployed.
-	t.Run("kapp reads and adopts the package controller's records", func(t *testing.T) { checkKapp(t, lc) })
+	t.Run("kapp reads and adopts kapp-controller's records", func(t *testing.T) { checkKapp(t, lc) })
 
 	// caip-in-cluster is upstream's in-cluster IPAM provider in TKG's namespace: its image built
 	// here, locked by digest; its webhook refuses a pool whose gateway and addresses are of two IP

@@ -20,28 +20,28 @@ import (
 	"github.com/slipway-dev/slipway/internal/test/testfiles"
 )
 
-// TestPackagesOnLocalCluster runs kapp-controller's manifests on a local cluster of real nodes
-// (the image runs slipway's package controller in a container) and installs packages as a user
-// of `slipway package` would: first a package of a bundle in a package repository, through to a
-// Deployment of an image built here, then TKG's management packages from packages/, whose TKR
-// service resolves Clusters in the cluster.
+// TestPackagesOnLocalCluster installs upstream kapp-controller from its package on a local cluster
+// of real nodes, as management-cluster create does, and installs packages as a user of `slipway
+// package` would: a package of a bundle in a package repository, through to a Deployment of an
+// image built here; every verb of `slipway package`; then TKG's management packages from
+// packages/, whose TKR service resolves Clusters in the cluster.
 func TestPackagesOnLocalCluster(t *testing.T) {
 	needRoot(t)
 	registry, repo := pushPackages(t)
 	pushNodeImages(t, registry)
-	pushImages(t, registry, "/package-controller:")
 	image := pushApplicationImage(t, registry)
 	lc := createCluster(t, "e2e-pkg")
-	run := packageCLI(t, lc)
+	run := packageCLI(t, lc, repo)
 	waitForReadyPod(t, lc, "tkg-system", "app=kapp-controller")
 	t.Run("a package of a bundle", func(t *testing.T) { checkPackageOfABundle(t, lc, registry, image) })
+	t.Run("the package verbs", func(t *testing.T) { checkPackageVerbs(t, kubeconfigOf(t, lc), registry) })
 	t.Run("the management packages and the TKR service", func(t *testing.T) {
 		checkManagementPackagesAndTKRService(t, lc, run, registry, repo)
 	})
 }
 
 // checkPackageOfABundle installs a package of an imgpkg bundle in a package repository, both
-// pushed to the local registry at host, with values: the package controller fetches the
+// pushed to the local registry at host, with values: kapp-controller fetches the
 // repository and the bundle, renders the bundle's templates with the values, resolves image
 // through the bundle's lock with kbld and deploys a Deployment of 2 replicas of it.
 func checkPackageOfABundle(t *testing.T, lc *localCluster, host, image string) {

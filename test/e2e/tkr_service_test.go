@@ -23,7 +23,7 @@ import (
 )
 
 // checkManagementPackagesAndTKRService installs tkg-pkg from the package sources in registry on a
-// local cluster running the package controller (run is packageCLI's): its children
+// local cluster running kapp-controller (run is packageCLI's): its children
 // (tanzu-framework, tkr-service, tkr-source-controller, tanzu-addons-manager) reconcile, the TKR
 // source fetches the default catalogue from the local registry, and the resolver webhook
 // resolves and denies topology Clusters in the cluster.

@@ -1,5 +1,6 @@
-// Package fetch is the first stage of an App (see internal/controllers/packaging): it writes
-// what the App's fetch steps name (inline files and files from Secrets and ConfigMaps, an OCI
+// Package fetch is the first stage of an App as kapp-controller runs it, for what slipway renders
+// itself (kapp-controller's own package, before kapp-controller runs): it writes what the App's
+// fetch steps name (inline files and files from Secrets and ConfigMaps, an OCI
 // image, an imgpkg bundle) into a directory.
 package fetch
 
@@ -66,7 +67,7 @@ func Fetch(ctx context.Context, c client.Client, namespace string, steps []kappc
 				err = image(ctx, reg, step.Image.URL, step.Image.SubPath, target)
 			}
 		default:
-			err = errors.New("only inline, image and imgpkgBundle sources are supported by slipway's package controller (http, git and helmChart are not)")
+			err = errors.New("only inline, image and imgpkgBundle sources are supported by slipway's rendering (http, git and helmChart are not)")
 		}
 		if err != nil {
 			return fmt.Errorf("spec.fetch[%d]: %w", i, err)

@@ -37,7 +37,7 @@ func Template(ctx context.Context, c client.Client, namespace string, steps []ka
 		case step.Kbld != nil:
 			out, err = kbld(step.Kbld, dir, out)
 		default:
-			err = errors.New("only ytt and kbld templates are supported by slipway's package controller (helmTemplate, kustomize, jsonnet, sops and cue are not)")
+			err = errors.New("only ytt and kbld templates are supported by slipway's rendering (helmTemplate, kustomize, jsonnet, sops and cue are not)")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("spec.template[%d]: %w", i, err)

@@ -7,6 +7,7 @@ import (
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
 	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Names TKG gives what it installs.
@@ -62,7 +63,9 @@ func Run(ctx context.Context, o Options) (string, error) {
 		return "", err
 	}
 	o.Progress.Infof("Installing kapp-controller on %s...", o.target())
-	if err := InstallKappController(ctx, c, o.Repository, o.Timeout, o.Progress); err != nil {
+	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
+	// Packages of the TKRs there serve the clusters of every namespace.
+	if err := InstallKappController(ctx, c, o.Repository, tkg.SystemNamespace, o.Timeout, o.Progress); err != nil {
 		return "", err
 	}
 	target := "bootstrapper"

@@ -24,9 +24,10 @@ import (
 )
 
 // InstallKappController renders the newest kapp-controller package of the repository with its
-// default values and deploys it, waiting for its Deployment, as the tanzu CLI installs
-// kapp-controller from its package before anything else.
-func InstallKappController(ctx context.Context, c client.Client, repo *Repository, timeout time.Duration, out *progress.Printer) error {
+// default values and deploys it, waiting for its Deployment and its aggregated API, as the tanzu
+// CLI installs kapp-controller from its package before anything else. globalNamespace is its
+// packaging global namespace: the Packages there serve every namespace.
+func InstallKappController(ctx context.Context, c client.Client, repo *Repository, globalNamespace string, timeout time.Duration, out *progress.Printer) error {
 	pkg, err := newestPackage(repo.files, repo.Ref, KappControllerRefName)
 	if err != nil {
 		return err
@@ -51,11 +52,9 @@ func InstallKappController(ctx context.Context, c client.Client, repo *Repositor
 	if err := fetch.Fetch(ctx, nil, "", fetches, dir, repo.registry.Transport); err != nil {
 		return fmt.Errorf("package %s: %w", pkg.Name, err)
 	}
-	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
-	// Packages of the TKRs there serve the clusters of every namespace. It trusts the registry
-	// as the configuration says (kapp-controller-config).
+	// It trusts the registry as the configuration says (kapp-controller-config).
 	values, err := yaml.Marshal(map[string]any{"kappController": map[string]any{
-		"globalNamespace": tkg.SystemNamespace,
+		"globalNamespace": globalNamespace,
 		"config":          map[string]string{"caCerts": repo.trust.CACerts, "dangerousSkipTLSVerify": strings.Join(repo.trust.SkipVerify, ",")},
 	}})
 	if err != nil {

@@ -106,7 +106,7 @@ func InstallManagementPackages(ctx context.Context, c client.Client, o Options) 
 
 // waitForPackages waits for tkg-pkg, then for each PackageInstall its App deployed, in parallel.
 // A package that fails is waited past until the timeout, as TKG does: packages of one meta
-// package may need each other's CRDs, and the package controller retries them.
+// package may need each other's CRDs, and kapp-controller retries them.
 func waitForPackages(ctx context.Context, pc *packaging.Client, c client.Client, timeout time.Duration, out *progress.Printer) error {
 	say := out.Infof
 	say("waiting for package: %s", MetaPackage)

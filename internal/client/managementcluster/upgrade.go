@@ -157,7 +157,7 @@ func RunUpgrade(ctx context.Context, name string, u *Upgrade, o RunOptions) erro
 		}},
 		progress.NamedStep{Name: "kapp-controller", Run: func(ctx context.Context) error {
 			p.Infof("Upgrading kapp-controller...")
-			if err := InstallKappController(ctx, o.Client, u.Repository, o.Timeout, p); err != nil {
+			if err := InstallKappController(ctx, o.Client, u.Repository, tkg.SystemNamespace, o.Timeout, p); err != nil {
 				return fmt.Errorf("unable to upgrade kapp-controller: %w", err)
 			}
 			return nil

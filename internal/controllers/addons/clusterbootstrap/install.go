@@ -2,10 +2,12 @@ package clusterbootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kappctrlv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -110,7 +113,7 @@ func (r *Reconciler) installKappController(ctx context.Context, cluster *cluster
 }
 
 // prepareRemote makes the system namespace and the service account, with its cluster role,
-// that the workload cluster's package controller installs the packages as.
+// that the workload cluster's kapp-controller installs the packages as.
 func (r *Reconciler) prepareRemote(ctx context.Context, remote client.Client) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.SystemNamespace}}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: r.SystemNamespace, Name: addons.ServiceAccount}}
@@ -205,12 +208,14 @@ func (r *Reconciler) installRemote(ctx context.Context, cluster *clusterv1.Clust
 
 // remoteWriteError is the error of writing one of kapp-controller's objects on the workload
 // cluster. Its kind not served there yet is a wait, looked at again every StatusPeriod: the
-// workload cluster's kapp-controller installs its CRDs once it runs, a moment after its
-// PackageInstall on the management cluster succeeds, and a failure's backoff would have grown
-// to minutes meanwhile.
+// workload cluster's kapp-controller installs its CRDs and serves Packages from its aggregated
+// API once it runs, a moment after its PackageInstall on the management cluster succeeds (until
+// then the API server answers 503 for that API), and a failure's backoff would have grown to
+// minutes meanwhile.
 func remoteWriteError(cluster *clusterv1.Cluster, what string, err error) error {
-	if meta.IsNoMatchError(err) {
-		return &errWaiting{fmt.Sprintf("kapp-controller on cluster %s to install its CRDs (%s: %v)", klog.KObj(cluster), what, err)}
+	var discovery *apiutil.ErrResourceDiscoveryFailed
+	if meta.IsNoMatchError(err) || apierrors.IsServiceUnavailable(err) || errors.As(err, &discovery) {
+		return &errWaiting{fmt.Sprintf("kapp-controller on cluster %s to serve its APIs (%s: %v)", klog.KObj(cluster), what, err)}
 	}
 	return fmt.Errorf("failed to write %s on the workload cluster: %w", what, err)
 }

@@ -135,7 +135,7 @@ func TestDeletionTimesOut(t *testing.T) {
 	ctx := t.Context()
 	newCluster(t, "stuck", tkr134, nil)
 	resolved(t, "stuck", tkr134)
-	// A package whose removal never finishes, as when the workload's package controller is gone.
+	// A package whose removal never finishes, as when the workload's kapp-controller is gone.
 	pi := &pkgingv1alpha1.PackageInstall{}
 	eventually(t, workload.Client, key(sys, "stuck-metrics-server"), pi, ok)
 	controllerutil.AddFinalizer(pi, "test.slipway.dev/hold")

@@ -493,7 +493,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		// Its processes killed, one at a time, come back; the provider's among them. After the
 		// workload cluster's check of stillness, which the faults' conditions would stir.
 		checkRealNodeFaults(t, mc, c.Name, store,
-			faultController{namespace: "capl-system", component: "local-infrastructure-controller"}, restartedByProvider(t, mc, mc, c))
+			slipwayComponent("capl-system", nil, "local-infrastructure-controller"), restartedByProvider(t, mc, mc, c))
 	})
 
 	phase("the management cluster scales itself", func(t *testing.T) {
@@ -526,10 +526,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	phase("faults of the workload cluster's real nodes", func(t *testing.T) {
 		needWorkload(t)
 		// The same suite on the workload cluster: its load balancer is started again by the
-		// management cluster's own provider, and its kapp-controller (slipway's package
-		// controller, standing in for it) by the kubelet.
+		// management cluster's own provider, and its kapp-controller by the kubelet.
 		checkRealNodeFaults(t, wcc, wc.Name, store,
-			faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"}, restartedByProvider(t, mc, wcc, wc))
+			kappController, restartedByProvider(t, mc, wcc, wc))
 	})
 
 	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {
@@ -701,7 +700,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		// Its providers, kapp-controller and management packages are those of the package repository
 		// it was made from: each is checked and kept.
 		checkLinesInOrder(t, "management-cluster upgrade", out, "Upgrading management cluster providers...", "All providers are up to date...",
-			"Management cluster providers upgraded successfully...", "Upgrading kapp-controller...", "kapp-controller 0.50.1+vmware.1-tkg.1 is running after",
+			"Management cluster providers upgraded successfully...", "Upgrading kapp-controller...", "kapp-controller 0.50.0+vmware.1-tkg.1 is running after",
 			"Upgrading management components...", "Updating package repository 'tanzu-management'", "successfully reconciled package: tkg-pkg",
 			"Upgrading management cluster kubernetes version...",
 			"Upgrading kubernetes cluster to `v1.35.4+vmware.1` version, tkr version: `v1.35.4+vmware.1-tkg.1`",

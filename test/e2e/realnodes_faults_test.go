@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -72,12 +73,10 @@ func checkRealNodeFaults(t *testing.T, c client.Client, name string, store clust
 	// A controller's process, in its container on one of the nodes.
 	pods := &corev1.PodList{}
 	if err := c.List(ctx, pods, client.InNamespace(ctrl.namespace), ctrl.labels); err != nil || len(pods.Items) != 1 {
-		t.Fatalf("%d pods of %s in %s (%v), want 1", len(pods.Items), ctrl.component, ctrl.namespace, err)
+		t.Fatalf("%d pods of %s in %s (%v), want 1", len(pods.Items), ctrl.name, ctrl.namespace, err)
 	}
 	pod := pods.Items[0]
-	component := []byte(images.EnvComponent + "=" + ctrl.component + "\x00")
-	table = append(table, killContainerProcess(t, c, pod.Namespace, pod.Name, dirs.Node(pod.Spec.NodeName),
-		func(_ []string, environ []byte) bool { return bytes.Contains(environ, component) }))
+	table = append(table, killContainerProcess(t, c, pod.Namespace, pod.Name, dirs.Node(pod.Spec.NodeName), ctrl.match))
 
 	for _, r := range table {
 		t.Logf("%-40s %-28s started again after %-8s serving after %s", r.kind, r.name, r.restarted.Round(10*time.Millisecond), r.answered.Round(10*time.Millisecond))
@@ -92,12 +91,28 @@ func restartedByProvider(t *testing.T, mgmt, c client.Client, cl *clusterv1.Clus
 }
 
 // faultController is the controller whose process the fault suite kills: the one pod in
-// namespace with labels, whose container runs slipway's component.
+// namespace with labels, and in it the process match finds.
 type faultController struct {
 	namespace string
 	labels    client.MatchingLabels
-	component string
+	name      string
+	match     func(args []string, environ []byte) bool
 }
+
+// slipwayComponent is the faultController of the pod in namespace with labels whose container
+// runs slipway's component.
+func slipwayComponent(namespace string, labels client.MatchingLabels, component string) faultController {
+	env := []byte(images.EnvComponent + "=" + component + "\x00")
+	return faultController{namespace: namespace, labels: labels, name: component,
+		match: func(_ []string, environ []byte) bool { return bytes.Contains(environ, env) }}
+}
+
+// kappController is the faultController of kapp-controller's controller process (not its
+// sidecarexec, the same binary with --sidecarexec).
+var kappController = faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, name: "kapp-controller",
+	match: func(args []string, _ []byte) bool {
+		return filepath.Base(args[0]) == "kapp-controller" && !slices.Contains(args, "--sidecarexec")
+	}}
 
 // killContainerProcess kills the process of a pod's container on the node at nodeDir, found by
 // match, and waits until the kubelet has started the container again and the pod is Ready.

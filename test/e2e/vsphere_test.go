@@ -388,7 +388,7 @@ func TestVSphereFlows(t *testing.T) {
 	// kubelet started again by the node's init, kube-scheduler and kapp-controller by the
 	// kubelet, the control-plane endpoint's load balancer by the simulator's hypervisor.
 	checkRealNodeFaults(t, wc, "tkg-vc-antrea", store,
-		faultController{namespace: "tkg-system", labels: client.MatchingLabels{"app": "kapp-controller"}, component: "kapp-controller"},
+		kappController,
 		restartedByHypervisor(t, wc, "tkg-vc-antrea"))
 
 	// Scale: one more worker VM.

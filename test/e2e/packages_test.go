@@ -20,9 +20,9 @@ import (
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/registrytrust"
-	"github.com/slipway-dev/slipway/internal/tkg"
 	"github.com/slipway-dev/slipway/internal/test/clitest"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // TestPackagesFromSources builds packages/ into bundles in the local registry with the same

@@ -28,7 +28,9 @@ import (
 	corev1alpha2 "github.com/slipway-dev/slipway/api/core/v1alpha2"
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/client/clusterctl"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/vm"
 	"github.com/slipway-dev/slipway/internal/scheme"
@@ -154,6 +156,7 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 			t.Errorf("no cert-manager pod runs upstream's %s locked by digest: %q", image, certManagerImages)
 		}
 	}
+	checkUpstreamKappController(t, lc)
 	// tanzu-core-management-plugins' CLIPlugins, for a tanzu CLI's plugin discovery.
 	plugins := &unstructured.UnstructuredList{}
 	plugins.SetAPIVersion("cli.tanzu.vmware.com/v1alpha1")
@@ -552,4 +555,51 @@ func checkInClusterIPAM(t *testing.T, lc *localCluster) {
 		}
 		return nil
 	})
+}
+
+// checkUpstreamKappController checks that the cluster's kapp-controller is upstream's: its pod
+// runs the controller and its sidecarexec from the image `make images` built from kapp-controller's
+// module (by its labels), and its aggregated API is Available and serves the management
+// repository's Packages, named as TKG names them.
+func checkUpstreamKappController(t *testing.T, lc *localCluster) {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := lc.client.List(t.Context(), pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("%d kapp-controller pods (%v), want 1", len(pods.Items), err)
+	}
+	var digests []string
+	for _, c := range pods.Items[0].Spec.Containers {
+		_, digest, _ := strings.Cut(c.Image, "@")
+		digests = append(digests, digest)
+	}
+	root, err := assets.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := images.ReadLayout(filepath.Join(root, "bin", images.LayoutDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels map[string]string
+	for _, b := range built {
+		if d, err := b.Image.Digest(); err == nil && len(digests) == 2 && digests[0] == d.String() && digests[1] == d.String() {
+			cfg, err := b.Image.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels = cfg.Config.Labels
+		}
+	}
+	if labels[images.LabelSource] != kappControllerModule || labels[images.LabelVersion] != "v0.50.0" || labels[images.LabelSimulated] != "" {
+		t.Errorf("kapp-controller's containers (%v) do not both run upstream's kapp-controller v0.50.0: labels %v", digests, labels)
+	}
+	kubectl := kubectlOn(t, kubeconfigOf(t, lc))
+	if out, err := kubectl("get", "apiservice", "v1alpha1.data.packaging.carvel.dev",
+		"-o", `jsonpath={.spec.service.namespace}/{.spec.service.name} {.status.conditions[?(@.type=="Available")].status}`); err != nil || out != "tkg-system/packaging-api True" {
+		t.Errorf("kubectl get apiservice v1alpha1.data.packaging.carvel.dev: %q, %v", out, err)
+	}
+	if out, err := kubectl("get", "packages", "-n", "tkg-system", "-o", "name"); err != nil ||
+		!strings.Contains(out, "package.data.packaging.carvel.dev/kapp-controller.tanzu.vmware.com.0.50.0+vmware.1-tkg.1\n") {
+		t.Errorf("kubectl get packages -n tkg-system: %v\n%s", err, out)
+	}
 }

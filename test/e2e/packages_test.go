@@ -37,6 +37,10 @@ func TestPackagesFromSources(t *testing.T) {
 	// installed from there.
 	copyRegistry := testregistry.StartOnEveryAddress(t)
 	copied := relocate(t, repo, copyRegistry)
+	// The TKR compatibility metadata goes beside it, as a site copies the catalogue: the
+	// repository is read with it.
+	registry, _, _ := strings.Cut(repo, "/")
+	runImgpkg(t, "copy", "-b", registry+"/packages/tkr-compatibility:v1", "--to-repo", copyRegistry+"/relocated/tkr-compatibility", "--registry-insecure")
 	keepOnlyNodeImages(t)
 	relocated, _, _ := strings.Cut(copied, "@")
 	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", copyRegistry+"/relocated")

@@ -82,7 +82,8 @@ KAPP_CONTROLLER_CONFIG := $(BIN)/kapp-controller/$(KAPP_CONTROLLER_VERSION)/conf
 
 $(KAPP_CONTROLLER_CONFIG): hack/images/kapp-controller/go.mod
 	rm -rf $@ && mkdir -p $(dir $@)
-	cp -R "$$(cd hack/images/kapp-controller && go mod download -json github.com/vmware-tanzu/carvel-kapp-controller | sed -n 's|^\t"Dir": "\(.*\)",$$|\1|p')/config" $@
+	cd hack/images/kapp-controller && go mod download github.com/vmware-tanzu/carvel-kapp-controller && \
+		cp -R "$$(go list -m -f '{{.Dir}}' github.com/vmware-tanzu/carvel-kapp-controller)/config" $@
 	chmod -R u+w $@
 
 .PHONY: packages

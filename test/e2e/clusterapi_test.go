@@ -590,8 +590,8 @@ func checkUpstreamKappController(t *testing.T, lc *localCluster) {
 			labels = cfg.Config.Labels
 		}
 	}
-	if labels[images.LabelSource] != kappControllerModule || labels[images.LabelVersion] != "v0.50.0" || labels[images.LabelSimulated] != "" {
-		t.Errorf("kapp-controller's containers (%v) do not both run upstream's kapp-controller v0.50.0: labels %v", digests, labels)
+	if !upstreamBuild(labels, kappControllerModule, kappControllerVersion) {
+		t.Errorf("kapp-controller's containers (%v) do not both run upstream's kapp-controller %s: labels %v", digests, kappControllerVersion, labels)
 	}
 	kubectl := kubectlOn(t, kubeconfigOf(t, lc))
 	if out, err := kubectl("get", "apiservice", "v1alpha1.data.packaging.carvel.dev",

@@ -20,9 +20,10 @@ import (
 // Upstream's kapp-controller, as `make images` builds it (hack/images), and the Carvel tools
 // its image carries.
 const (
-	kappControllerModule = "github.com/vmware-tanzu/carvel-kapp-controller"
-	kappControllerRef    = assets.ImageRepository + "/kapp-controller:v0.50.0_vmware.1"
-	yttInImages          = "ytt-v0.48.0"
+	kappControllerModule  = "github.com/vmware-tanzu/carvel-kapp-controller"
+	kappControllerVersion = "v0.50.0"
+	kappControllerRef     = assets.ImageRepository + "/kapp-controller:" + kappControllerVersion + "_vmware.1"
+	yttInImages           = "ytt-v0.48.0"
 )
 
 // runUpstreamKappController installs upstream's kapp-controller from its own release manifests
@@ -41,7 +42,7 @@ func runUpstreamKappController(t *testing.T, registryAddr string, kubectl func(a
 	if err != nil {
 		t.Fatal(err)
 	}
-	pushUpstreamImage(t, root, registryAddr, kappControllerRef, kappControllerModule, "v0.50.0")
+	pushUpstreamImage(t, root, registryAddr, kappControllerRef, kappControllerModule, kappControllerVersion)
 
 	release := renderKappControllerRelease(t, root)
 	start := time.Now()
@@ -208,9 +209,7 @@ func pushUpstreamImage(t *testing.T, root, registryAddr, ref, module, version st
 		if err != nil {
 			t.Fatal(err)
 		}
-		labels := cfg.Config.Labels
-		if labels[images.LabelSource] != module || labels[images.LabelVersion] != version ||
-			labels[images.LabelSimulated] != "" || labels[images.LabelComponent] != "" {
+		if labels := cfg.Config.Labels; !upstreamBuild(labels, module, version) {
 			t.Errorf("%s is not upstream's %s %s: labels %v", ref, module, version, labels)
 		}
 		return
@@ -218,18 +217,20 @@ func pushUpstreamImage(t *testing.T, root, registryAddr, ref, module, version st
 	t.Fatalf("the image layout has no %s: run make image-layout", ref)
 }
 
+// upstreamBuild says whether an image's labels name upstream's module at version, built here
+// from its own main package: not a stand-in, not one of slipway's components.
+func upstreamBuild(labels map[string]string, module, version string) bool {
+	return labels[images.LabelSource] == module && labels[images.LabelVersion] == version &&
+		labels[images.LabelSimulated] == "" && labels[images.LabelComponent] == ""
+}
+
 // renderKappControllerRelease renders upstream's release manifests of kapp-controller v0.50.0
 // from its module with ytt, with the values TKG's package gives on a cluster whose registry is
 // the node's loopback.
 func renderKappControllerRelease(t *testing.T, root string) string {
 	t.Helper()
-	list := exec.CommandContext(t.Context(), "go", "list", "-m", "-f", "{{.Dir}}", kappControllerModule)
-	list.Dir = filepath.Join(root, "hack", "images", "kapp-controller")
-	dir, err := list.Output()
-	if err != nil {
-		t.Fatalf("go list -m %s in hack/images/kapp-controller: %v", kappControllerModule, err)
-	}
-	config := filepath.Join(strings.TrimSpace(string(dir)), "config")
+	// make copies the module's release configuration there (the kapp-controller package loads it).
+	config := filepath.Join(root, "bin", "kapp-controller", kappControllerVersion, "config")
 	ytt := filepath.Join(root, "bin", "images", "bin", yttInImages)
 	out, err := exec.CommandContext(t.Context(), ytt, "-f", filepath.Join(config, "config"), "-f", filepath.Join(config, "values-schema.yml"),
 		"-f", filepath.Join(config, "overlays"), "--data-value-yaml", "hostNetwork=true",

@@ -315,8 +315,8 @@ func TestVSphereClusterClass(t *testing.T) {
 
 // checkIPv6 checks a cluster's kubeadm configurations for the IPv6 settings: localhost on ::1
 // when it has IPv6; when IPv6 is primary, kubeadm's advertise address "::" with the node's IPv6
-// address in /etc/hosts, and the kubelets', API server's, controller manager's and scheduler's
-// bind addresses "::".
+// address in /etc/hosts, and the API server's, controller manager's and scheduler's
+// bind addresses "::"; every kubelet's node-ip, "::" when IPv6 is primary, else 0.0.0.0.
 func checkIPv6(name string, kcp, kct map[string]any, hasIPv6, primary bool) error {
 	has := func(spec map[string]any, want string, path ...string) bool {
 		v, _, _ := unstructured.NestedFieldNoCopy(spec, path...)
@@ -334,8 +334,6 @@ func checkIPv6(name string, kcp, kct map[string]any, hasIPv6, primary bool) erro
 		"kubeadm init's advertise address ::":      has(kcp, "advertiseAddress:::", "initConfiguration", "localAPIEndpoint"),
 		"kubeadm join's advertise address ::":      has(kcp, "advertiseAddress:::", "joinConfiguration", "controlPlane", "localAPIEndpoint"),
 		"the node's IPv6 address in /etc/hosts":    has(kcp, "ip -6 -json addr show dev eth0", "preKubeadmCommands"),
-		"the control plane kubelets' node-ip ::":   has(kcp, "map[name:node-ip value:::]", "initConfiguration", "nodeRegistration", "kubeletExtraArgs"),
-		"the workers' kubelet node-ip ::":          has(kct, "map[name:node-ip value:::]", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs"),
 		"the API server's bind address ::":         has(kcp, "map[name:bind-address value:::]", "clusterConfiguration", "apiServer", "extraArgs"),
 		"the API server's advertise address":       has(kcp, "map[name:advertise-address value:fd00::10]", "clusterConfiguration", "apiServer", "extraArgs"),
 		"the controller manager's bind address ::": has(kcp, "map[name:bind-address value:::]", "clusterConfiguration", "controllerManager", "extraArgs"),
@@ -343,6 +341,21 @@ func checkIPv6(name string, kcp, kct map[string]any, hasIPv6, primary bool) erro
 	} {
 		if got != primary {
 			return fmt.Errorf("%s: %s is %v, want %v:\ncontrol plane %v\nworkers %v", name, what, got, primary, kcp, kct)
+		}
+	}
+	// Every kubelet has the unspecified address of its node's family as its node IP, so that it
+	// reports an address before the CPI sets one.
+	nodeIP := "map[name:node-ip value:0.0.0.0]"
+	if primary {
+		nodeIP = "map[name:node-ip value:::]"
+	}
+	for what, got := range map[string]bool{
+		"kubeadm init's kubelet": has(kcp, nodeIP, "initConfiguration", "nodeRegistration", "kubeletExtraArgs"),
+		"kubeadm join's kubelet": has(kcp, nodeIP, "joinConfiguration", "nodeRegistration", "kubeletExtraArgs"),
+		"the workers' kubelets":  has(kct, nodeIP, "joinConfiguration", "nodeRegistration", "kubeletExtraArgs"),
+	} {
+		if !got {
+			return fmt.Errorf("%s: %s lacks %s:\ncontrol plane %v\nworkers %v", name, what, nodeIP, kcp, kct)
 		}
 	}
 	return nil

@@ -1,11 +1,13 @@
 package managementcluster
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/config"
+	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 )
 
 // TestBootstrapEgress checks what a bootstrap cluster's nodes reach through this host: on
@@ -69,5 +71,37 @@ func TestCustomRepository(t *testing.T) {
 				t.Errorf("registries %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWaysOutNameOnlyAKeptBootstrapCluster checks that a failed create tells how to resume with,
+// or delete, its bootstrap cluster only when that cluster is still in the store: one whose node
+// did not boot was deleted by its own create, and one given by the user is not the create's.
+func TestWaysOutNameOnlyAKeptBootstrapCluster(t *testing.T) {
+	store := localcluster.Store{Root: t.TempDir()}
+	f := &flow{o: CreateOptions{Store: store}, bootName: "tkg-kind-abc", bootKubeconfig: "/home/tmp/config_tkg-kind-abc"}
+	if f.bootstrapKept() {
+		t.Error("a bootstrap cluster missing from the store is named in the ways out")
+	}
+	dirs, err := store.Dirs(f.bootName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dirs.Root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := localcluster.WriteSpec(dirs, localcluster.NewSpec(f.bootName, "v1.35.4", 1, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !f.bootstrapKept() {
+		t.Error("a bootstrap cluster in the store is not named in the ways out")
+	}
+	f.o.UseExistingBootstrap = "/home/.kube/config"
+	if f.bootstrapKept() {
+		t.Error("the user's own bootstrap cluster is named in the ways out of a failed create")
+	}
+	msg := (&Error{Step: "bootstrap cluster", Err: os.ErrNotExist}).Error()
+	if strings.Contains(msg, "local cluster delete") || strings.Contains(msg, "resume") {
+		t.Errorf("the error of a create without a kept bootstrap cluster offers ways out through one:\n%s", msg)
 	}
 }

@@ -167,7 +167,7 @@ func Create(ctx context.Context, o CreateOptions) (*Result, error) {
 		se := &progress.StepError{Err: err}
 		errors.As(err, &se)
 		e := &Error{Step: se.Step, Err: se.Err, LogFile: f.p.LogPath(), Name: f.cfg.Name}
-		if f.bootKubeconfig != "" && o.UseExistingBootstrap == "" {
+		if f.bootstrapKept() {
 			e.Bootstrap, e.BootstrapName = f.bootKubeconfig, f.bootName
 		}
 		return nil, e
@@ -187,6 +187,17 @@ func Create(ctx context.Context, o CreateOptions) (*Result, error) {
 	f.p.Infof("")
 	f.printSteps()
 	return &Result{Name: f.cfg.Name, Namespace: f.cfg.Namespace, Context: ContextName(f.cfg.Name), Kubeconfig: f.kubeconfigPath(), ConfigFile: f.configFile}, nil
+}
+
+// bootstrapKept says whether a failed create leaves a bootstrap cluster of its own making: the
+// ways out name it only then. A bootstrap cluster whose node did not boot is deleted by its
+// create, and a cluster given with --use-existing-bootstrap-cluster is the user's.
+func (f *flow) bootstrapKept() bool {
+	if f.bootKubeconfig == "" || f.o.UseExistingBootstrap != "" {
+		return false
+	}
+	_, err := f.o.Store.Get(f.bootName)
+	return err == nil
 }
 
 // printSteps ends the run with how long each step took: where the minutes go.

@@ -378,7 +378,7 @@ func waitForBoot(ctx context.Context, dirs Dirs, nodes []NodeSpec, timeout time.
 			case !ok:
 				pending = append(pending, n.Name)
 			case status != "finished":
-				return false, fmt.Errorf("node %s did not boot: cloud-init %s (its log: %s)", n.Name, status, vm.LogPath(dir, "cloud-init-output.log"))
+				return false, bootFailed(dir, n.Name, status)
 			}
 		}
 		return len(pending) == 0, nil
@@ -387,6 +387,21 @@ func waitForBoot(ctx context.Context, dirs Dirs, nodes []NodeSpec, timeout time.
 		return fmt.Errorf("nodes %s did not finish kubeadm within %s (logs: %s): %w", strings.Join(pending, ", "), timeout, dirs.Node(pending[0]), err)
 	}
 	return err
+}
+
+// bootLogLines is how much of a failed node's cloud-init log its error carries.
+const bootLogLines = 20
+
+// bootFailed is the error of a node whose cloud-init failed. It carries the log's last lines, as
+// kind's error carries a failed command's output: the create that fails deletes the node, and
+// the log with it, unless it is told to retain them.
+func bootFailed(dir, node, status string) error {
+	const log = "cloud-init-output.log"
+	tail := vm.LogTail(dir, log, bootLogLines)
+	if tail == "" {
+		return fmt.Errorf("node %s did not boot: cloud-init %s, and its log %s is empty", node, status, vm.LogPath(dir, log))
+	}
+	return fmt.Errorf("node %s did not boot: cloud-init %s; the last lines of its log %s:\n%s", node, status, vm.LogPath(dir, log), strings.TrimRight(indent(tail+"\n", "    "), "\n"))
 }
 
 // deleteRealNodes powers off and removes every node of a cluster of real nodes, and takes its

@@ -1,8 +1,14 @@
 package cluster
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/local/vm"
 )
 
 func TestHostRegistry(t *testing.T) {
@@ -68,5 +74,43 @@ func TestResolveEgress(t *testing.T) {
 		if _, _, err := ResolveEgress([]string{d}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ResolveEgress(%s) = %v, want an error saying %q", d, err, want)
 		}
+	}
+}
+
+// A node that failed to boot is deleted with its logs by the create that fails, so its error
+// must carry the log's last lines, not only their path.
+func TestBootFailureCarriesTheLogsLastLines(t *testing.T) {
+	dirs := Dirs{Root: t.TempDir()}
+	node := NodeSpec{Name: "c1-control-plane"}
+	dir := dirs.Node(node.Name)
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&log, "line %d\n", i)
+	}
+	log.WriteString("error execution phase preflight: [preflight] Some fatal errors occurred\n")
+	if err := os.WriteFile(vm.LogPath(dir, "cloud-init-output.log"), []byte(log.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cloud-init.done"), []byte("failed: kubeadm init: exit status 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := waitForBoot(t.Context(), dirs, []NodeSpec{node}, 5*time.Second)
+	if err == nil {
+		t.Fatal("a failed boot was taken for a booted node")
+	}
+	msg := err.Error()
+	for _, want := range []string{"node c1-control-plane did not boot: cloud-init failed: kubeadm init: exit status 1", "    line 30\n", "    error execution phase preflight"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "line 11\n") || !strings.Contains(msg, "line 12\n") {
+		t.Errorf("error should carry the last %d lines of the log, no more:\n%s", bootLogLines, msg)
+	}
+	if strings.HasSuffix(msg, "\n") {
+		t.Errorf("error ends with a new line: %q", msg)
 	}
 }

@@ -134,6 +134,20 @@ func RootPath(dir, path string) string { return filepath.Join(dir, rootDir, path
 // LogPath is the path of one of the node's logs (cloud-init-output.log, kubelet.log).
 func LogPath(dir, name string) string { return filepath.Join(dir, logsDir, name) }
 
+// LogTail is the last n lines of one of the node's logs, or "" when it has none: what an error
+// about the node shows, since a failed create deletes the node and its logs with it.
+func LogTail(dir, name string, n int) string {
+	data, err := os.ReadFile(LogPath(dir, name))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Booted says whether the node executed its cloud-init, and how it ended ("finished" or
 // "failed: …").
 func Booted(dir string) (string, bool) {

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // Identity management variables: how users of a management cluster are authenticated, through
@@ -203,7 +205,7 @@ func (c *Cluster) PinnipedValues() *corev1.Secret {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: c.Namespace, Name: c.PinnipedValuesName(),
-			Labels:      map[string]string{"tkg.tanzu.vmware.com/addon-name": "pinniped", labelClusterName: c.Name, "clusterctl.cluster.x-k8s.io/move": ""},
+			Labels:      map[string]string{tkg.LabelAddonName: "pinniped", tkg.LabelClusterName: c.Name, "clusterctl.cluster.x-k8s.io/move": ""},
 			Annotations: map[string]string{"tkg.tanzu.vmware.com/addon-type": "authentication/pinniped"},
 		},
 		Type:       "clusterbootstrap-secret",

@@ -18,7 +18,6 @@ import (
 
 // Labels and annotations TKG's overlays put on a Cluster.
 const (
-	labelClusterName               = "tkg.tanzu.vmware.com/cluster-name"
 	annotationControlPlaneEndpoint = "tkg.tanzu.vmware.com/cluster-controlplane-endpoint"
 	annotationOSInfo               = "osInfo"
 )
@@ -39,7 +38,7 @@ func (c *Cluster) Object() *clusterv1.Cluster {
 		},
 	}
 	// As TKG's overlay, every Cluster is labelled with its name.
-	cl.Labels = map[string]string{labelClusterName: c.Name}
+	cl.Labels = map[string]string{tkg.LabelClusterName: c.Name}
 	if c.Role == Management {
 		cl.Labels[tkg.LabelManagementCluster] = ""
 	}

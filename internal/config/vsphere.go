@@ -255,7 +255,7 @@ func ReadVSphere(v *Variables) (*VSphere, error) {
 	}
 	password, err := decoded(get(VSpherePassword))
 	if err != nil {
-		return nil, fmt.Errorf("invalid %s <encoded:…>: %v: write the password as it is, or base64-encoded as <encoded:BASE64>", VSpherePassword, err)
+		return nil, fmt.Errorf("invalid %s <encoded:…>: %w: write the password as it is, or base64-encoded as <encoded:BASE64>", VSpherePassword, err)
 	}
 	insecure := get(VSphereInsecure)
 	if insecure != "" && insecure != "true" && insecure != "false" {

@@ -8,6 +8,8 @@ const (
 	// written for one cluster's package.
 	LabelClusterName = "tkg.tanzu.vmware.com/cluster-name"
 	LabelPackageName = "tkg.tanzu.vmware.com/package-name"
+	// LabelAddonName marks a Secret an add-on reads (pinniped's values) with the add-on's name.
+	LabelAddonName = "tkg.tanzu.vmware.com/addon-name"
 
 	// AnnotationClusterName and AnnotationClusterNamespace on a PackageInstall name the
 	// Cluster it was made for.

@@ -17,8 +17,11 @@ const (
 	// package when none is configured: its Packages are visible from every namespace.
 	PackageRepoGlobalNamespace = "tanzu-package-repo-global"
 
+	// LabelClusterRolePrefix begins the labels that give a Cluster its roles, the role being
+	// the rest of the key.
+	LabelClusterRolePrefix = "cluster-role.tkg.tanzu.vmware.com/"
 	// LabelManagementCluster marks the management cluster's own Cluster.
-	LabelManagementCluster = "cluster-role.tkg.tanzu.vmware.com/management"
+	LabelManagementCluster = LabelClusterRolePrefix + "management"
 
 	// AnnotationTKGVersion on the management cluster's Cluster is its TKG version, which
 	// decides the releases it can run.

@@ -35,12 +35,9 @@ type Summary struct {
 	Labels       map[string]string `json:"labels"`
 }
 
-// rolePrefix begins the labels that give a cluster its roles.
 // pollInterval is how often the CLI's waits look at the cluster: the management cluster is
 // asked for a few objects each time, and a wait ends within this of what it waits for.
 const pollInterval = time.Second
-
-const rolePrefix = "cluster-role.tkg.tanzu.vmware.com/"
 
 // Summarize is TKG's summary of a Cluster at now: its status (deleting, creating, createStalled,
 // running, updating, updateStalled), ready over desired control-plane machines and workers, its
@@ -49,7 +46,7 @@ func Summarize(c *clusterv1.Cluster, now time.Time) Summary {
 	s := Summary{Name: c.Name, Namespace: c.Namespace, Plan: c.Annotations[tkg.AnnotationPlan], Kubernetes: c.Spec.Topology.Version,
 		Roles: []string{}, TKR: c.Labels[runv1alpha3.LabelTKR], Labels: c.Labels}
 	for k := range c.Labels {
-		if role, ok := strings.CutPrefix(k, rolePrefix); ok {
+		if role, ok := strings.CutPrefix(k, tkg.LabelClusterRolePrefix); ok {
 			s.Roles = append(s.Roles, role)
 		}
 	}

@@ -318,7 +318,7 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.
 				continue
 			}
 			if err := vm.CheckEgress(ap); err != nil {
-				return nil, nil, fmt.Errorf("%s (from %q)", err, d)
+				return nil, nil, fmt.Errorf("%w (from %q)", err, d)
 			}
 			if !slices.Contains(out, ap) {
 				out = append(out, ap)

@@ -72,7 +72,7 @@ func (d Daemon) Start(ctx context.Context, args []string, interval, timeout time
 		return ready(ctx), nil
 	})
 	if err != nil {
-		return true, fmt.Errorf("%s did not start (%v): see %s", d.What, err, d.LogPath())
+		return true, fmt.Errorf("%s did not start (%w): see %s", d.What, err, d.LogPath())
 	}
 	return true, nil
 }

@@ -223,7 +223,7 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 		}
 		e, err := importer.ReadEnvelope(raw)
 		if err != nil || e.VirtualSystem == nil {
-			return "", fmt.Errorf("OVA %s: its descriptor has no virtual system (%v)", path, err)
+			return "", fmt.Errorf("OVA %s: its descriptor has no virtual system (%w)", path, err)
 		}
 		name = e.VirtualSystem.ID
 		if e.VirtualSystem.Name != nil {

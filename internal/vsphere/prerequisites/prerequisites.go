@@ -207,7 +207,7 @@ func Connect(ctx context.Context, env Environment) (*govmomi.Client, string, err
 	}
 	actual, err := ServerThumbprint(ctx, u.Host)
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot reach vSphere %s (%s): %v: check %s and that this host can reach it", u.Host, varServer, err, varServer)
+		return nil, "", fmt.Errorf("cannot reach vSphere %s (%s): %w: check %s and that this host can reach it", u.Host, varServer, err, varServer)
 	}
 	if !env.Insecure && !strings.EqualFold(env.Thumbprint, actual) && env.AcceptThumbprint != nil && env.AcceptThumbprint(u.Host, actual, env.Thumbprint) {
 		env.Thumbprint = actual

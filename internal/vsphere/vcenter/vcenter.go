@@ -156,7 +156,7 @@ func ListVMsOf(ctx context.Context, c *vim25.Client, datacenter string) ([]VM, e
 func Login(ctx context.Context, ep Endpoint) (*govmomi.Client, error) {
 	u, err := soap.ParseURL(strings.TrimSpace(ep.Server))
 	if err != nil || u == nil {
-		return nil, fmt.Errorf("vCenter server %q is not a host or URL: %v", ep.Server, err)
+		return nil, fmt.Errorf("vCenter server %q is not a host or URL: %w", ep.Server, err)
 	}
 	u.User = nil
 	sc := soap.NewClient(u, ep.Thumbprint == "")

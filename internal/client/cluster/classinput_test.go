@@ -64,6 +64,10 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "was not initialized") {
 			t.Fatalf("got %v\n%s", err, lines.String())
 		}
+		// Its objects are made: the ways out name the cluster.
+		if want := "To see where it is:\n    slipway cluster get wc -n default\nTo delete it:\n    slipway cluster delete wc -n default"; !strings.Contains(err.Error(), want) {
+			t.Errorf("a create that stopped after its objects were made does not give its ways out:\n%v", err)
+		}
 		if !strings.Contains(lines.String(), "creating workload cluster 'wc'...") || strings.Contains(lines.String(), "Legacy configuration file detected") {
 			t.Errorf("lines:\n%s", lines.String())
 		}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -221,6 +222,11 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 		// Created: a later loss of every worker is not a creation that stalled.
 		progress.NamedStep{Name: "record", Run: func(ctx context.Context) error { return clearOperation(ctx, o.Client, key, tkg.OperationCreate) }},
 	)
+	var se *progress.StepError
+	if errors.As(err, &se) && se.Step != "create objects" {
+		return &WaysOutError{Err: err, WaysOut: fmt.Sprintf("The cluster's objects are made, and the management cluster goes on creating it.\n"+
+			"To see where it is:\n    slipway cluster get %[1]s -n %[2]s\nTo delete it:\n    slipway cluster delete %[1]s -n %[2]s", key.Name, key.Namespace)}
+	}
 	if err != nil {
 		return err
 	}

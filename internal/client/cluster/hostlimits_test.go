@@ -28,8 +28,8 @@ func TestScaleChecksTheHost(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(local).Build()
 	err := Scale(t.Context(), c, key, ScaleOptions{ControlPlane: 3, Workers: 4, CheckHost: refuse}, progress.ForWriter(&strings.Builder{}))
-	if err == nil || !strings.Contains(err.Error(), "cannot start 4 more nodes") {
-		t.Fatalf("got %v", err)
+	if err == nil || !strings.Contains(err.Error(), `step "host capacity" failed: this host cannot start 4 more nodes`) {
+		t.Fatalf("a refused scale should fail naming its step and the host's reason, got %v", err)
 	}
 	if asked != [2]int{2, 2} {
 		t.Errorf("the check was asked for %v, want 2 control-plane machines and 2 workers", asked)

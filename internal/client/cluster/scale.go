@@ -26,8 +26,9 @@ type ScaleOptions struct {
 // the flow prints its own lines.
 type HostCheck func(p *progress.Printer, controlPlanes, workers int) error
 
-// Scale sets the replicas of a ClusterClass cluster's control plane and workers. It does not
-// wait, as TKG: `cluster list` shows the cluster updating until the machines are there.
+// Scale sets the replicas of a ClusterClass cluster's control plane and workers, in two steps
+// (host capacity, scale) once the counts are known to be valid. It does not wait, as TKG:
+// `cluster list` shows the cluster updating until the machines are there.
 func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOptions, p *progress.Printer) error {
 	if o.ControlPlane < 0 || o.Workers < 0 || o.ControlPlane == 0 && o.Workers == 0 {
 		return fmt.Errorf("incorrect machine counts provided. Machine count value for control-plane and workers must be greater than 0")
@@ -68,14 +69,18 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 			}
 		}
 	}
-	if err := checkAdded(ctx, c, before, cl, o.CheckHost, p); err != nil {
-		return err
-	}
-	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
-		return err
-	}
-	p.Infof("Workload cluster '%s' is being scaled", key.Name)
-	return nil
+	return p.Run(ctx,
+		progress.NamedStep{Name: "host capacity", Run: func(ctx context.Context) error {
+			return checkAdded(ctx, c, before, cl, o.CheckHost, p)
+		}},
+		progress.NamedStep{Name: "scale", Run: func(ctx context.Context) error {
+			if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
+				return fmt.Errorf("failed to set the replicas of cluster %s: %w", key.Name, err)
+			}
+			p.Infof("Workload cluster '%s' is being scaled", key.Name)
+			return nil
+		}},
+	)
 }
 
 // checkAdded checks the host for the nodes a change of a local provider's cluster from before to

@@ -142,7 +142,7 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 		return fmt.Errorf("the upgrade was refused: %w", err)
 	}
 	w := waiter{c: c, key: key, timeout: timeout, p: p}
-	return p.Run(ctx,
+	err := p.Run(ctx,
 		progress.NamedStep{Name: "control plane", Run: func(ctx context.Context) error {
 			p.Infof("Waiting for kubernetes version to be updated for control plane nodes...")
 			return w.machinesAt(ctx, u.Kubernetes, true)
@@ -155,6 +155,11 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 		progress.NamedStep{Name: "core packages", Run: w.corePackages},
 		progress.NamedStep{Name: "record", Run: func(ctx context.Context) error { return clearOperation(ctx, c, key, tkg.OperationUpgrade) }},
 	)
+	if err != nil {
+		return &WaysOutError{Err: err, WaysOut: fmt.Sprintf("The upgrade to %[3]s is under way: the management cluster goes on rolling the machines.\n"+
+			"To see where it is:\n    slipway cluster get %[1]s -n %[2]s", key.Name, key.Namespace, u.Kubernetes)}
+	}
+	return nil
 }
 
 // selectOSImage points the control plane and every machine deployment of a cluster whose

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,21 @@ func TestSelectOSImage(t *testing.T) {
 	local.Spec.InfrastructureRef.Kind = "LocalCluster"
 	if err := selectOSImage(local, "image-type=ova,os-name=photon"); err == nil || !strings.Contains(err.Error(), "its infrastructure is LocalCluster") {
 		t.Errorf("a local cluster: %v", err)
+	}
+}
+
+// An upgrade whose wait stops has changed the cluster, whose controllers go on: its error says
+// where to see it, after the step and the cause.
+func TestStoppedUpgradeSaysWhereToSeeIt(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(topologyCluster(1)).Build()
+	key := client.ObjectKey{Namespace: "default", Name: "wc"}
+	err := RunUpgrade(t.Context(), c, key, &Upgrade{TKR: "v1.36.0---vmware.1-tkg.1", Version: "v1.36.0+vmware.1-tkg.1", Kubernetes: "v1.36.0+vmware.1"},
+		10*time.Millisecond, progress.ForWriter(&strings.Builder{}))
+	var se *progress.StepError
+	if !errors.As(err, &se) || se.Step != "control plane" {
+		t.Fatalf("want the control plane's wait to stop, got %v", err)
+	}
+	if want := "The upgrade to v1.36.0+vmware.1 is under way: the management cluster goes on rolling the machines.\nTo see where it is:\n    slipway cluster get wc -n default"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("the error of a stopped upgrade does not end with its ways out:\n%v", err)
 	}
 }

@@ -248,3 +248,22 @@ func eventuallyExplained(t *testing.T, timeout time.Duration, what string, f fun
 	eventually(t, timeout, what, f)
 	passed = true
 }
+
+// phase runs one phase of a long flow as a subtest, so that a failure names its phase and a
+// phase can be run alone with -run; a failed phase ends the flow, since the phases after it need
+// what it was to make.
+func phase(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, f) {
+		t.FailNow()
+	}
+}
+
+// needPhase fails a phase run without the earlier phase that makes what it uses (made is false),
+// naming that phase.
+func needPhase(t *testing.T, made bool, maker string) {
+	t.Helper()
+	if !made {
+		t.Fatalf("this phase needs what the phase %q makes: run that one too", maker)
+	}
+}

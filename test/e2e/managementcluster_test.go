@@ -80,12 +80,6 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 
 	// Each phase after create needs what the ones before it made: a failed phase ends the test.
-	phase := func(name string, f func(t *testing.T)) {
-		t.Helper()
-		if !t.Run(name, f) {
-			t.FailNow()
-		}
-	}
 	file := write("mgmt.yaml", "CLUSTER_NAME: e2e-mgmt\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: local\n"+
 		"CONTROL_PLANE_MACHINE_COUNT: 1\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n"+
 		"IDENTITY_MANAGEMENT_TYPE: oidc\nOIDC_IDENTITY_PROVIDER_ISSUER_URL: https://login.example.com/oauth2\n"+
@@ -321,14 +315,8 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 	var wc *clusterv1.Cluster
 	var wcc client.Client
-	needWorkload := func(t *testing.T) {
-		t.Helper()
-		if wc == nil {
-			t.Fatal(`this phase needs the workload cluster of the phase "a workload cluster from a flat file": run that one too`)
-		}
-	}
 
-	phase("providers, releases and components", func(t *testing.T) {
+	phase(t, "providers, releases and components", func(t *testing.T) {
 		// clusterctl's inventory on the management cluster lists every provider.
 		providers := &unstructured.UnstructuredList{}
 		providers.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")
@@ -374,7 +362,7 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("its nodes, its provider in a container and its pinniped", func(t *testing.T) {
+	phase(t, "its nodes, its provider in a container and its pinniped", func(t *testing.T) {
 		// The identity provider of its file reaches its pinniped: the values Secret, adopted for
 		// the Cluster, renders the (simulated) supervisor.
 		eventually(t, 2*time.Minute, "the pinniped supervisor of the OIDC identity provider", func() error {
@@ -433,7 +421,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Logf("the killed node service ran again after %s", time.Since(killedAt).Round(100*time.Millisecond))
 	})
 
-	phase("a workload cluster from a flat file", func(t *testing.T) {
+	phase(t, "a workload cluster from a flat file", func(t *testing.T) {
 		// A workload cluster from a flat file, with TKG's waits, listed, scaled and deleted.
 		wcFile := write("wc.yaml", "CLUSTER_NAME: e2e-wc\nCLUSTER_PLAN: dev\nCNI: calico\nWORKER_MACHINE_COUNT: 1\nKUBERNETES_VERSION: v1.34.3\n")
 		wcStart := time.Now()
@@ -489,14 +477,14 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("faults of real nodes", func(t *testing.T) {
+	phase(t, "faults of real nodes", func(t *testing.T) {
 		// Its processes killed, one at a time, come back; the provider's among them. After the
 		// workload cluster's check of stillness, which the faults' conditions would stir.
 		checkRealNodeFaults(t, mc, c.Name, store,
 			slipwayComponent("capl-system", nil, "local-infrastructure-controller"), restartedByProvider(t, mc, mc, c))
 	})
 
-	phase("the management cluster scales itself", func(t *testing.T) {
+	phase(t, "the management cluster scales itself", func(t *testing.T) {
 		// The management cluster's own controllers scale its workers 1→2→1.
 		scaled := time.Now()
 		patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
@@ -523,16 +511,16 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Logf("the management cluster scaled itself back to one worker in %s", time.Since(scaled).Round(100*time.Millisecond))
 	})
 
-	phase("faults of the workload cluster's real nodes", func(t *testing.T) {
-		needWorkload(t)
+	phase(t, "faults of the workload cluster's real nodes", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster from a flat file")
 		// The same suite on the workload cluster: its load balancer is started again by the
 		// management cluster's own provider, and its kapp-controller by the kubelet.
 		checkRealNodeFaults(t, wcc, wc.Name, store,
 			kappController, restartedByProvider(t, mc, wcc, wc))
 	})
 
-	phase("the workload cluster scaled, pooled and upgraded", func(t *testing.T) {
-		needWorkload(t)
+	phase(t, "the workload cluster scaled, pooled and upgraded", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster from a flat file")
 		// CNI: calico means calico, not the release's default antrea, on the workload cluster.
 		pis := &pkgingv1alpha1.PackageInstallList{}
 		if err := wcc.List(ctx, pis, client.InNamespace("tkg-system")); err != nil {
@@ -632,12 +620,12 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 	})
 
-	phase("a workload cluster made in a browser", func(t *testing.T) {
+	phase(t, "a workload cluster made in a browser", func(t *testing.T) {
 		// A second workload cluster, made in a browser through `slipway ui`, which lists e2e-wc.
 		checkUnmanagedCNI(t, mc, store)
 	})
 
-	phase("the workload cluster deleted", func(t *testing.T) {
+	phase(t, "the workload cluster deleted", func(t *testing.T) {
 		deleteStart := time.Now()
 		if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "e2e-wc", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'e2e-wc' deleted") {
 			t.Fatalf("cluster delete: %v\n%s", err, out)
@@ -651,7 +639,7 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("management-cluster get and kubeconfig", func(t *testing.T) {
+	phase(t, "management-cluster get and kubeconfig", func(t *testing.T) {
 		// get shows it running, with its objects and providers. Its status is read from the
 		// Cluster's conditions, which a loaded host may hold back for a few probes after the
 		// workload cluster's delete: it is waited for, and the wait logged.
@@ -687,7 +675,7 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("management-cluster upgrade", func(t *testing.T) {
+	phase(t, "management-cluster upgrade", func(t *testing.T) {
 		// management-cluster upgrade moves the management cluster, which runs the controllers doing
 		// it, to the newer release: its control plane swaps its only node, then its workers roll, and
 		// its add-ons follow.
@@ -738,7 +726,7 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
-	phase("management-cluster delete", func(t *testing.T) {
+	phase(t, "management-cluster delete", func(t *testing.T) {
 		// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
 		// state or context is left. The cleanup cluster is one the user made (-e, TKG's
 		// --use-existing-cleanup-cluster), which the providers are installed on and which is kept;

@@ -168,7 +168,7 @@ func TestVSphereFlows(t *testing.T) {
 		vars += fmt.Sprintf("%s: %q\n", v[0], v[1])
 	}
 	dir := t.TempDir()
-	write := func(name, content string) string {
+	write := func(t *testing.T, name, content string) string {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -181,7 +181,7 @@ func TestVSphereFlows(t *testing.T) {
 	const mgmtEndpoint, wcEndpoint = vcenter.SimulatorEndpoint, "198.18.255.2"
 	mgmtHeader := "CLUSTER_NAME: tkg-mgmt-vc\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\n" +
 		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: " + mgmtEndpoint + "\n" + key
-	mgmtFile := write("tkg-mgmt-vc.yaml", mgmtHeader+vars)
+	mgmtFile := write(t, "tkg-mgmt-vc.yaml", mgmtHeader+vars)
 	// seeds/000's file leaves the thumbprint to the prompt that its command's --yes answers.
 	var thumbprint, seedsVars string
 	for _, line := range strings.SplitAfter(vars, "\n") {
@@ -191,259 +191,310 @@ func TestVSphereFlows(t *testing.T) {
 		}
 		seedsVars += line
 	}
-	seedsFile := write("tkg-mgmt-vc-seeds.yaml", mgmtHeader+seedsVars)
+	seedsFile := write(t, "tkg-mgmt-vc-seeds.yaml", mgmtHeader+seedsVars)
 
-	// seeds/000's command line, with tanzu replaced by slipway: its checks of the vCenter run
-	// and print as TKG's do, and without a template of the release nothing is created and the
-	// fix is named.
-	out, err := runSlipwayTimeout(t, 5*time.Minute, "management-cluster", "create", "--yes", "-v", "9", "--deploy-tkg-on-vSphere7", "-f", seedsFile,
-		"--package-repository", repo, "-t", "10m")
-	if err == nil || !strings.Contains(out, "unable to find VM Template associated with TanzuKubernetesRelease v1.35.4+vmware.1-tkg.1") {
-		t.Errorf("management-cluster create without a template: want a refusal, got %v:\n%s", err, out)
-	}
-	checkLinesInOrder(t, "management-cluster create", out, "Continuing with the vSphere thumbprint "+thumbprint+" (-y)", "vSphere 7.0 Environment Detected.",
-		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
-		"unable to find VM Template")
-	if after, _ := store.List(); len(after) != len(before) {
-		t.Fatalf("a refused management-cluster create made a local cluster")
-	}
-
-	// The node OVAs of both releases, imported as templates.
-	ovaVersions := map[string]string{}
-	for _, release := range []string{"v1.34.3", "v1.35.4"} {
-		image := filepath.Join(dir, release+".ova")
-		out, err := runSlipway(t, "vsphere", "ova", "build", "--kubernetes-release", release+"+vmware.1-tkg.1", "-o", image)
-		if err != nil {
-			t.Fatalf("ova build: %v\n%s", err, out)
-		}
-		ovaVersions[release] = release + "+vmware.1-tkg.1-ubuntu-2004"
-		template := simulator.Folder + "/ubuntu-2004-kube-" + release + "+vmware.1"
-		if out, err := runSlipway(t, "vsphere", "ova", "import", image, "-f", mgmtFile); err != nil || !strings.Contains(out, "as the VM template "+template) {
-			t.Fatalf("ova import: %v\n%s", err, out)
-		}
-	}
-
-	// seeds/001's client command lines before the bootstrap, with tanzu replaced by slipway.
-	for _, line := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"plugin", "clean"}, "no installed plugins to clean up"},
-		{[]string{"plugin", "repo", "update", "-b", "tanzu-cli-framework", "core"}, "core"},
-		{[]string{"plugin", "list"}, "management-cluster"},
-		{[]string{"version"}, "buildDate: "},
-	} {
-		if out, err := runSlipwayIn(t, dir, time.Minute, line.args...); err != nil || !strings.Contains(out, line.want) {
-			t.Errorf("slipway %s: %v\n%s", strings.Join(line.args, " "), err, out)
-		}
-	}
-	checkContextAware(t, dir, "")
-
-	// The management cluster, made in the installer UI as a user would make it (the wizard on
-	// the simulator, the review, the deploy followed to its end), runs the same flow.
-	uiCtx, stopUI := context.WithTimeout(ctx, 20*time.Minute)
-	defer stopUI()
-	url := serveUI(t, uiCtx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
-		"--package-repository", repo, "-t", "10m")
-	start := time.Now()
-	printed := runBrowser(t, uiCtx, "management.mjs", url, "tkg-mgmt-vc", endpoint.Address, endpoint.Username, endpoint.Password, mgmtEndpoint)
-	t.Logf("management-cluster create on vSphere through the installer took %s", time.Since(start).Round(time.Second))
-	stopUI()
-	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
-	_, deployLog, _ := strings.Cut(printed, "--- deploy log\n")
-	deployLog, _, _ = strings.Cut(deployLog, "--- end of deploy log")
-	checkLinesInOrder(t, "the installer's deploy", deployLog, "vSphere 7.0 Environment Detected.",
-		`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
-		"Setting up bootstrapper...", "Installing providers on ", "Start creating management cluster...",
-		"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!")
-	// The bootstrap cluster is gone; the management cluster's nodes are its VMs.
-	after, err := store.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var added []string
-	for _, s := range after {
-		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-			added = append(added, s.Name)
-			if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
-				t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
-			}
-			if !slices.Equal(s.Egress, []string{endpoint.Address}) {
-				t.Errorf("local cluster %s reaches %q through the host, want the simulator %s", s.Name, s.Egress, endpoint.Address)
-			}
-		}
-	}
-	if len(added) != 1 || added[0] != "tkg-mgmt-vc" {
-		t.Fatalf("local clusters added: %v, want only tkg-mgmt-vc (the bootstrap cluster deleted)", added)
-	}
-
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
-		&clientcmd.ConfigOverrides{CurrentContext: "tkg-mgmt-vc-admin@tkg-mgmt-vc"}).ClientConfig()
-	if err != nil {
-		t.Fatalf("the management cluster's context: %v", err)
-	}
-	s := scheme.New()
-	if err := capvv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	mc, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgmt := &localCluster{name: "tkg-mgmt-vc", config: cfg, client: mc, cs: cs}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, ns := range []string{"capv-system", "tkg-system", "vmware-system-csi", "default"} {
-				dumpPods(t, mgmt, ns)
-			}
-		}
-	})
-	vc, _, err := prerequisites.Connect(ctx, prerequisites.Environment{Server: endpoint.Address, Username: endpoint.Username,
-		Password: endpoint.Password, Thumbprint: endpoint.Thumbprint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finder := find.NewFinder(vc.Client)
-	checkClusterVMs(t, mc, finder, "tkg-mgmt-vc", ovaVersions["v1.35.4"], 2)
-	checkPods(t, mc, "the management column", vsphereManagementPods)
-	// Upstream clusterctl describes it, CAPV's VSphereCluster included, and would move it.
-	checkClusterctl(t, "tkg-mgmt-vc", "VSphereCluster")
-	// Its ClusterBootstrap, written by the CLI on it before the move, names vSphere's CPI and CSI
-	// once its Cluster is there: they stay its packages after the move.
-	eventually(t, time.Minute, "the management cluster's ClusterBootstrap naming vSphere's CPI and CSI", func() error {
-		cb := &runv1alpha3.ClusterBootstrap{}
-		if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "tkg-mgmt-vc"}, cb); err != nil {
-			return err
-		}
-		if cb.Spec.CPI == nil || !strings.HasPrefix(cb.Spec.CPI.RefName, "vsphere-cpi.") || cb.Spec.CSI == nil || !strings.HasPrefix(cb.Spec.CSI.RefName, "vsphere-csi.") {
-			return fmt.Errorf("CPI %+v, CSI %+v", cb.Spec.CPI, cb.Spec.CSI)
-		}
-		return nil
-	})
-	pods := &corev1.PodList{}
-	if err := mc.List(ctx, pods, client.InNamespace("capv-system")); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodRunning || !strings.Contains(p.Spec.Containers[0].Image, "/cluster-api-vsphere-controller") || images.IsStandIn(p.Spec.Containers[0].Image) {
-			t.Errorf("CAPV's pod %s is %s with image %s: it must run CAPV's image", p.Name, p.Status.Phase, p.Spec.Containers[0].Image)
-		}
-	}
-
-	// A workload cluster with seeds/001's variables, at the older release named as seeds/001
-	// names it, by --tkr, whose Kubernetes images come from a copy on this host, as at a site
-	// without internet: TKR_DATA names TKG_CUSTOM_IMAGE_REPOSITORY, and its VMs reach the copy.
+	// The copy on this host of the Kubernetes images that the workload cluster pulls from, as at
+	// a site without internet: it serves until the test ends, through the workload cluster's
+	// upgrade.
 	copyRegistry := testregistry.StartOnEveryAddress(t)
 	pushNodeImages(t, copyRegistry, "v1.34.3", "v1.35.4")
 	copyRepository := copyRegistry + "/tkg"
-	wcFile := write("tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
-		"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+wcEndpoint+"\n"+
-		"TKG_CUSTOM_IMAGE_REPOSITORY: "+copyRepository+"\n"+key+vars)
-	// seeds/001's command lines after the management cluster, with tanzu replaced by slipway, in
-	// the directory of their files; its release is one of slipway's catalogue.
-	checkContextAware(t, dir, "tkg-mgmt-vc")
-	checkClusterListJSON(t, dir)
-	if out, err := runSlipwayIn(t, dir, time.Minute, "cluster", "version"); err != nil || strings.TrimSpace(out) == "" {
-		t.Errorf("cluster version: %v\n%s", err, out)
-	}
-	start = time.Now()
-	out, err = runSlipwayIn(t, dir, 10*time.Minute, "kubernetes", "cluster", "create", "tkg-vc-antrea", "-v", "9", "-f", filepath.Base(wcFile),
-		"--tkr", "v1.34.3---vmware.1-tkg.1")
-	t.Logf("cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("cluster create: %v", err)
-	}
-	for _, line := range []string{`Setting config variable "VSPHERE_FOLDER" to value "/dc0/vm/folder0"`,
-		"successfully reconciled package: 'tkg-vc-antrea-antrea' in namespace: 'tkg-system'",
-		"successfully reconciled package: 'tkg-vc-antrea-vsphere-cpi' in namespace: 'tkg-system'",
-		"successfully reconciled package: 'tkg-vc-antrea-vsphere-csi' in namespace: 'tkg-system'",
-		"Workload cluster 'tkg-vc-antrea' created"} {
-		if !strings.Contains(out, line) {
-			t.Errorf("cluster create's output lacks %q", line)
+
+	// Each phase needs what the ones before it made (the refusal, that no template is there yet):
+	// a failed phase ends the test.
+	// What a phase makes for the phases after it is cleaned up when the whole test ends, not the
+	// phase: f is given the test's t.
+	atTestEnd := func(f func(t *testing.T)) { t.Cleanup(func() { f(t) }) }
+	// What the phases make for the ones after them.
+	var (
+		ovaVersions map[string]string
+		mc          client.Client
+		finder      *find.Finder
+		wc          client.Client
+	)
+
+	phase(t, "a create without a template refused", func(t *testing.T) {
+		// seeds/000's command line, with tanzu replaced by slipway: its checks of the vCenter run
+		// and print as TKG's do, and without a template of the release nothing is created and the
+		// fix is named.
+		out, err := runSlipwayTimeout(t, 5*time.Minute, "management-cluster", "create", "--yes", "-v", "9", "--deploy-tkg-on-vSphere7", "-f", seedsFile,
+			"--package-repository", repo, "-t", "10m")
+		if err == nil || !strings.Contains(out, "unable to find VM Template associated with TanzuKubernetesRelease v1.35.4+vmware.1-tkg.1") {
+			t.Errorf("management-cluster create without a template: want a refusal, got %v:\n%s", err, out)
 		}
-	}
-	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 2)
-	wcKubeconfig := filepath.Join(dir, "wc.kubeconfig")
-	if out, err := runSlipway(t, "cluster", "kubeconfig", "get", "tkg-vc-antrea", "--admin", "--export-file", wcKubeconfig); err != nil {
-		t.Fatalf("cluster kubeconfig get: %v\n%s", err, out)
-	}
-	wcConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: wcKubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: "tkg-vc-antrea-admin@tkg-vc-antrea"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wc, err := client.New(wcConfig, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPods(t, wc, "the workload column", vsphereWorkloadPods)
-	checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
-	checkCredentialsUpdate(t, wc, endpoint)
-
-	// The fault suite of real nodes on its VMs (a control plane and a worker): containerd and the
-	// kubelet started again by the node's init, kube-scheduler and kapp-controller by the
-	// kubelet, the control-plane endpoint's load balancer by the simulator's hypervisor.
-	checkRealNodeFaults(t, wc, "tkg-vc-antrea", store,
-		kappController,
-		restartedByHypervisor(t, wc, "tkg-vc-antrea"))
-
-	// Scale: one more worker VM.
-	if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
-		t.Fatalf("cluster scale: %v\n%s", err, out)
-	}
-	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 3)
-
-	// Upgrade: every machine is replaced by a VM cloned from the new release's template.
-	start = time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "cluster", "upgrade", "tkg-vc-antrea", "--tkr", "v1.35", "-y", "-t", "10m")
-	t.Logf("cluster upgrade on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil || !strings.Contains(out, "Cluster 'tkg-vc-antrea' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'") {
-		t.Fatalf("cluster upgrade: %v", err)
-	}
-	checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
-	checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
-
-	// Delete: its VMs are destroyed and nothing of it is left.
-	vms, err := folderVMs(ctx, finder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "tkg-vc-antrea", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'tkg-vc-antrea' deleted") {
-		t.Fatalf("cluster delete: %v\n%s", err, out)
-	}
-	checkNothingLeft(t, mc, store, "tkg-mgmt-vc", "default", "tkg-vc-antrea")
-	eventually(t, time.Minute, "the workload cluster's VMs destroyed", func() error {
-		now, err := folderVMs(ctx, finder)
-		if err != nil {
-			return err
+		checkLinesInOrder(t, "management-cluster create", out, "Continuing with the vSphere thumbprint "+thumbprint+" (-y)", "vSphere 7.0 Environment Detected.",
+			`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
+			"unable to find VM Template")
+		if after, _ := store.List(); len(after) != len(before) {
+			t.Fatalf("a refused management-cluster create made a local cluster")
 		}
-		for name := range vms {
-			if _, ok := now[name]; ok && strings.HasPrefix(name, "tkg-vc-antrea-") {
-				return fmt.Errorf("VM %s is still there", name)
-			}
-		}
-		return nil
 	})
 
-	// management-cluster delete destroys the management cluster's VMs: none is left.
-	start = time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "tkg-mgmt-vc", "-y", "-t", "10m")
-	t.Logf("management-cluster delete on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
-		t.Fatalf("management-cluster delete: %v", err)
-	}
-	eventually(t, time.Minute, "no VM and no local cluster left", func() error {
-		if vms, err := folderVMs(ctx, finder); err != nil || len(vms) > 0 {
-			return fmt.Errorf("VMs left: %v (%v)", vms, err)
+	phase(t, "the node OVAs imported", func(t *testing.T) {
+		// The node OVAs of both releases, imported as templates.
+		ovaVersions = map[string]string{}
+		for _, release := range []string{"v1.34.3", "v1.35.4"} {
+			image := filepath.Join(dir, release+".ova")
+			out, err := runSlipway(t, "vsphere", "ova", "build", "--kubernetes-release", release+"+vmware.1-tkg.1", "-o", image)
+			if err != nil {
+				t.Fatalf("ova build: %v\n%s", err, out)
+			}
+			ovaVersions[release] = release + "+vmware.1-tkg.1-ubuntu-2004"
+			template := simulator.Folder + "/ubuntu-2004-kube-" + release + "+vmware.1"
+			if out, err := runSlipway(t, "vsphere", "ova", "import", image, "-f", mgmtFile); err != nil || !strings.Contains(out, "as the VM template "+template) {
+				t.Fatalf("ova import: %v\n%s", err, out)
+			}
 		}
-		if after, _ := store.List(); len(after) != len(before) {
-			return fmt.Errorf("%d local clusters, %d before", len(after), len(before))
+	})
+
+	phase(t, "the client before the bootstrap", func(t *testing.T) {
+		// seeds/001's client command lines before the bootstrap, with tanzu replaced by slipway.
+		for _, line := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"plugin", "clean"}, "no installed plugins to clean up"},
+			{[]string{"plugin", "repo", "update", "-b", "tanzu-cli-framework", "core"}, "core"},
+			{[]string{"plugin", "list"}, "management-cluster"},
+			{[]string{"version"}, "buildDate: "},
+		} {
+			if out, err := runSlipwayIn(t, dir, time.Minute, line.args...); err != nil || !strings.Contains(out, line.want) {
+				t.Errorf("slipway %s: %v\n%s", strings.Join(line.args, " "), err, out)
+			}
 		}
-		return nil
+		checkContextAware(t, dir, "")
+	})
+
+	phase(t, "the management cluster made in the installer", func(t *testing.T) {
+		needPhase(t, ovaVersions != nil, "the node OVAs imported")
+		// The management cluster, made in the installer UI as a user would make it (the wizard on
+		// the simulator, the review, the deploy followed to its end), runs the same flow.
+		uiCtx, stopUI := context.WithTimeout(ctx, 20*time.Minute)
+		defer stopUI()
+		url := serveUI(t, uiCtx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
+			"--package-repository", repo, "-t", "10m")
+		start := time.Now()
+		printed := runBrowser(t, uiCtx, "management.mjs", url, "tkg-mgmt-vc", endpoint.Address, endpoint.Username, endpoint.Password, mgmtEndpoint)
+		t.Logf("management-cluster create on vSphere through the installer took %s", time.Since(start).Round(time.Second))
+		stopUI()
+		atTestEnd(func(t *testing.T) { deleteAddedClusters(t, store, before) })
+		_, deployLog, _ := strings.Cut(printed, "--- deploy log\n")
+		deployLog, _, _ = strings.Cut(deployLog, "--- end of deploy log")
+		checkLinesInOrder(t, "the installer's deploy", deployLog, "vSphere 7.0 Environment Detected.",
+			`Setting config variable "VSPHERE_DATACENTER" to value "/dc0"`, "Checking if VSPHERE_CONTROL_PLANE_ENDPOINT "+mgmtEndpoint+" is already in use",
+			"Setting up bootstrapper...", "Installing providers on ", "Start creating management cluster...",
+			"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!")
+		// The bootstrap cluster is gone; the management cluster's nodes are its VMs.
+		after, err := store.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var added []string
+		for _, s := range after {
+			if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+				added = append(added, s.Name)
+				if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
+					t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
+				}
+				if !slices.Equal(s.Egress, []string{endpoint.Address}) {
+					t.Errorf("local cluster %s reaches %q through the host, want the simulator %s", s.Name, s.Egress, endpoint.Address)
+				}
+			}
+		}
+		if len(added) != 1 || added[0] != "tkg-mgmt-vc" {
+			t.Fatalf("local clusters added: %v, want only tkg-mgmt-vc (the bootstrap cluster deleted)", added)
+		}
+
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+			&clientcmd.ConfigOverrides{CurrentContext: "tkg-mgmt-vc-admin@tkg-mgmt-vc"}).ClientConfig()
+		if err != nil {
+			t.Fatalf("the management cluster's context: %v", err)
+		}
+		s := scheme.New()
+		if err := capvv1.AddToScheme(s); err != nil {
+			t.Fatal(err)
+		}
+		mc, err = client.New(cfg, client.Options{Scheme: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mgmt := &localCluster{name: "tkg-mgmt-vc", config: cfg, client: mc, cs: cs}
+		atTestEnd(func(t *testing.T) {
+			if t.Failed() {
+				for _, ns := range []string{"capv-system", "tkg-system", "vmware-system-csi", "default"} {
+					dumpPods(t, mgmt, ns)
+				}
+			}
+		})
+		vc, _, err := prerequisites.Connect(ctx, prerequisites.Environment{Server: endpoint.Address, Username: endpoint.Username,
+			Password: endpoint.Password, Thumbprint: endpoint.Thumbprint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finder = find.NewFinder(vc.Client)
+	})
+
+	phase(t, "the management cluster's VMs, pods and packages", func(t *testing.T) {
+		needPhase(t, mc != nil, "the management cluster made in the installer")
+		// Its nodes are VMs cloned from the release's template; its pods are seeds/003's
+		// management column.
+		checkClusterVMs(t, mc, finder, "tkg-mgmt-vc", ovaVersions["v1.35.4"], 2)
+		checkPods(t, mc, "the management column", vsphereManagementPods)
+		// Upstream clusterctl describes it, CAPV's VSphereCluster included, and would move it.
+		checkClusterctl(t, "tkg-mgmt-vc", "VSphereCluster")
+		// Its ClusterBootstrap, written by the CLI on it before the move, names vSphere's CPI and CSI
+		// once its Cluster is there: they stay its packages after the move.
+		eventually(t, time.Minute, "the management cluster's ClusterBootstrap naming vSphere's CPI and CSI", func() error {
+			cb := &runv1alpha3.ClusterBootstrap{}
+			if err := mc.Get(ctx, client.ObjectKey{Namespace: "tkg-system", Name: "tkg-mgmt-vc"}, cb); err != nil {
+				return err
+			}
+			if cb.Spec.CPI == nil || !strings.HasPrefix(cb.Spec.CPI.RefName, "vsphere-cpi.") || cb.Spec.CSI == nil || !strings.HasPrefix(cb.Spec.CSI.RefName, "vsphere-csi.") {
+				return fmt.Errorf("CPI %+v, CSI %+v", cb.Spec.CPI, cb.Spec.CSI)
+			}
+			return nil
+		})
+		pods := &corev1.PodList{}
+		if err := mc.List(ctx, pods, client.InNamespace("capv-system")); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning || !strings.Contains(p.Spec.Containers[0].Image, "/cluster-api-vsphere-controller") || images.IsStandIn(p.Spec.Containers[0].Image) {
+				t.Errorf("CAPV's pod %s is %s with image %s: it must run CAPV's image", p.Name, p.Status.Phase, p.Spec.Containers[0].Image)
+			}
+		}
+	})
+
+	phase(t, "a workload cluster with seeds/001's variables", func(t *testing.T) {
+		needPhase(t, mc != nil, "the management cluster made in the installer")
+		// A workload cluster with seeds/001's variables, at the older release named as seeds/001
+		// names it, by --tkr, whose Kubernetes images come from the copy on this host, as at a
+		// site without internet: TKR_DATA names TKG_CUSTOM_IMAGE_REPOSITORY, and its VMs reach the
+		// copy.
+		wcFile := write(t, "tkg-vc-antrea.yaml", "CLUSTER_NAME: tkg-vc-antrea\nCLUSTER_PLAN: dev\nINFRASTRUCTURE_PROVIDER: vsphere\nCNI: antrea\n"+
+			"OS_NAME: ubuntu\nOS_VERSION: \"20.04\"\nOS_ARCH: amd64\nVSPHERE_CONTROL_PLANE_ENDPOINT: "+wcEndpoint+"\n"+
+			"TKG_CUSTOM_IMAGE_REPOSITORY: "+copyRepository+"\n"+key+vars)
+		// seeds/001's command lines after the management cluster, with tanzu replaced by slipway, in
+		// the directory of their files; its release is one of slipway's catalogue.
+		checkContextAware(t, dir, "tkg-mgmt-vc")
+		checkClusterListJSON(t, dir)
+		if out, err := runSlipwayIn(t, dir, time.Minute, "cluster", "version"); err != nil || strings.TrimSpace(out) == "" {
+			t.Errorf("cluster version: %v\n%s", err, out)
+		}
+		start := time.Now()
+		out, err := runSlipwayIn(t, dir, 10*time.Minute, "kubernetes", "cluster", "create", "tkg-vc-antrea", "-v", "9", "-f", filepath.Base(wcFile),
+			"--tkr", "v1.34.3---vmware.1-tkg.1")
+		t.Logf("cluster create on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+		if err != nil {
+			t.Fatalf("cluster create: %v", err)
+		}
+		for _, line := range []string{`Setting config variable "VSPHERE_FOLDER" to value "/dc0/vm/folder0"`,
+			"successfully reconciled package: 'tkg-vc-antrea-antrea' in namespace: 'tkg-system'",
+			"successfully reconciled package: 'tkg-vc-antrea-vsphere-cpi' in namespace: 'tkg-system'",
+			"successfully reconciled package: 'tkg-vc-antrea-vsphere-csi' in namespace: 'tkg-system'",
+			"Workload cluster 'tkg-vc-antrea' created"} {
+			if !strings.Contains(out, line) {
+				t.Errorf("cluster create's output lacks %q", line)
+			}
+		}
+		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 2)
+		wcKubeconfig := filepath.Join(dir, "wc.kubeconfig")
+		if out, err := runSlipway(t, "cluster", "kubeconfig", "get", "tkg-vc-antrea", "--admin", "--export-file", wcKubeconfig); err != nil {
+			t.Fatalf("cluster kubeconfig get: %v\n%s", err, out)
+		}
+		wcConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: wcKubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: "tkg-vc-antrea-admin@tkg-vc-antrea"}).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wc, err = client.New(wcConfig, client.Options{Scheme: scheme.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPods(t, wc, "the workload column", vsphereWorkloadPods)
+		checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
+		checkCredentialsUpdate(t, wc, endpoint)
+	})
+
+	phase(t, "faults of the workload cluster's real nodes", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
+		// The fault suite of real nodes on its VMs (a control plane and a worker): containerd and the
+		// kubelet started again by the node's init, kube-scheduler and kapp-controller by the
+		// kubelet, the control-plane endpoint's load balancer by the simulator's hypervisor.
+		checkRealNodeFaults(t, wc, "tkg-vc-antrea", store,
+			kappController,
+			restartedByHypervisor(t, wc, "tkg-vc-antrea"))
+	})
+
+	phase(t, "the workload cluster scaled", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
+		// Scale: one more worker VM.
+		if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
+			t.Fatalf("cluster scale: %v\n%s", err, out)
+		}
+		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 3)
+	})
+
+	phase(t, "the workload cluster upgraded", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
+		// Upgrade: every machine is replaced by a VM cloned from the new release's template.
+		start := time.Now()
+		out, err := runSlipwayTimeout(t, 15*time.Minute, "cluster", "upgrade", "tkg-vc-antrea", "--tkr", "v1.35", "-y", "-t", "10m")
+		t.Logf("cluster upgrade on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+		if err != nil || !strings.Contains(out, "Cluster 'tkg-vc-antrea' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'") {
+			t.Fatalf("cluster upgrade: %v", err)
+		}
+		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
+		checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
+	})
+
+	phase(t, "the workload cluster deleted", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
+		// Delete: its VMs are destroyed and nothing of it is left.
+		vms, err := folderVMs(ctx, finder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := runSlipwayTimeout(t, 5*time.Minute, "cluster", "delete", "tkg-vc-antrea", "-y", "-t", "3m"); err != nil || !strings.Contains(out, "Workload cluster 'tkg-vc-antrea' deleted") {
+			t.Fatalf("cluster delete: %v\n%s", err, out)
+		}
+		checkNothingLeft(t, mc, store, "tkg-mgmt-vc", "default", "tkg-vc-antrea")
+		eventually(t, time.Minute, "the workload cluster's VMs destroyed", func() error {
+			now, err := folderVMs(ctx, finder)
+			if err != nil {
+				return err
+			}
+			for name := range vms {
+				if _, ok := now[name]; ok && strings.HasPrefix(name, "tkg-vc-antrea-") {
+					return fmt.Errorf("VM %s is still there", name)
+				}
+			}
+			return nil
+		})
+	})
+
+	phase(t, "management-cluster delete", func(t *testing.T) {
+		needPhase(t, finder != nil, "the management cluster made in the installer")
+		// management-cluster delete destroys the management cluster's VMs: none is left.
+		start := time.Now()
+		out, err := runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "tkg-mgmt-vc", "-y", "-t", "10m")
+		t.Logf("management-cluster delete on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
+		if err != nil || !strings.Contains(out, "Management cluster deleted!") {
+			t.Fatalf("management-cluster delete: %v", err)
+		}
+		eventually(t, time.Minute, "no VM and no local cluster left", func() error {
+			if vms, err := folderVMs(ctx, finder); err != nil || len(vms) > 0 {
+				return fmt.Errorf("VMs left: %v (%v)", vms, err)
+			}
+			if after, _ := store.List(); len(after) != len(before) {
+				return fmt.Errorf("%d local clusters, %d before", len(after), len(before))
+			}
+			return nil
+		})
 	})
 }
 

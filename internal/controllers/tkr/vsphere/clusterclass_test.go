@@ -311,6 +311,39 @@ func TestVSphereClusterClass(t *testing.T) {
 		}
 		return checkIPv6("vc2 (dual-stack, IPv6 primary)", kcpSpec, kctSpec, true, true)
 	})
+
+	// The class's patches converge: the topology controller, looking at both clusters again and
+	// again, writes none of what it made once more.
+	var made []client.Object
+	for _, cluster := range []string{"vc1", "vc2"} {
+		for _, o := range []struct{ kind, apiVersion, md string }{
+			{"VSphereCluster", "infrastructure.cluster.x-k8s.io/v1beta2", ""},
+			{"VSphereMachineTemplate", "infrastructure.cluster.x-k8s.io/v1beta2", ""},
+			{"VSphereMachineTemplate", "infrastructure.cluster.x-k8s.io/v1beta2", "md-0"},
+			{"KubeadmControlPlane", "controlplane.cluster.x-k8s.io/v1beta2", ""},
+			{"KubeadmConfigTemplate", "bootstrap.cluster.x-k8s.io/v1beta2", "md-0"},
+		} {
+			u, err := of(cluster, o.kind, o.apiVersion, o.md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, u)
+		}
+	}
+	// A change of the Clusters that changes none of their topology makes the controller compute
+	// every object again within the window.
+	for _, name := range []string{"vc1", "vc2"} {
+		cl := &clusterv1.Cluster{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cl); err != nil {
+			t.Fatal(err)
+		}
+		before := cl.DeepCopy()
+		cl.Annotations["test.slipway.dev/reconcile"] = "again"
+		if err := env.Client.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envtest.ExpectStill(t, 5*time.Second, envtest.On(env.Client, made...))
 }
 
 // checkIPv6 checks a cluster's kubeadm configurations for the IPv6 settings: localhost on ::1

@@ -277,12 +277,23 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	})
 
-	// Cluster API's resilience contract (its e2e framework's owner-reference validators, as
-	// after a velero restore): what the controller made for the cluster gets its owners back
-	// once they are removed: the ClusterBootstrap its Cluster, the cloned *Config and values
-	// Secrets the Cluster and the ClusterBootstrap, the values written from a *Config the
-	// *Config.
-	t.Run("what the controller made gets its owner references back", func(t *testing.T) {
+	// Cluster API's resilience contract (its e2e framework's owner-reference and finalizer
+	// validators, as after a velero restore): what the controller made for the cluster gets its
+	// owners back once they are removed: the ClusterBootstrap its Cluster, the cloned *Config and
+	// values Secrets the Cluster and the ClusterBootstrap, the values written from a *Config the
+	// *Config; and the objects it holds get their finalizers back: the Cluster, its kubeconfig
+	// Secret and the ClusterBootstrap.
+	t.Run("what the controller made gets its owner references and finalizers back", func(t *testing.T) {
+		held := []client.Object{
+			&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-kubeconfig"}},
+			&runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}},
+		}
+		for _, o := range held {
+			if err := mgmt.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
+				t.Fatal(err)
+			}
+		}
 		owned := []struct {
 			obj    client.Object
 			owners []string
@@ -309,6 +320,14 @@ func TestClusterLifecycle(t *testing.T) {
 					if !kinds[want] {
 						return fmt.Errorf("owners %v, want %v", obj.GetOwnerReferences(), o.owners)
 					}
+				}
+				return nil
+			})
+		}
+		for _, o := range held {
+			eventually(t, mgmt.Client, client.ObjectKeyFromObject(o), o, func(obj client.Object) error {
+				if !controllerutil.ContainsFinalizer(obj, addons.Finalizer) {
+					return fmt.Errorf("finalizers %v, want %s", obj.GetFinalizers(), addons.Finalizer)
 				}
 				return nil
 			})

@@ -168,14 +168,38 @@ func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Clust
 	}
 	ref.Name = name
 	made := []client.Object{clone}
-	secrets, err := r.cloneLocalObjRefs(ctx, cluster, src)
+	secrets, err := r.cloneLocalObjRefs(ctx, cluster, src, labels)
 	return append(made, secrets...), err
 }
 
 // cloneLocalObjRefs copies the Secrets a provider names in fields ending in LocalObjRef (such
 // as a VSphereCPIConfig's vSphereCredentialLocalObjRef) into the cluster's namespace, under the
-// same names.
-func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.Cluster, provider *unstructured.Unstructured) ([]client.Object, error) {
+// same names, with the package's labels.
+func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.Cluster, provider *unstructured.Unstructured, labels map[string]string) ([]client.Object, error) {
+	names := localObjRefSecrets(provider)
+	var made []client.Object
+	for _, name := range names {
+		src := &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: provider.GetNamespace(), Name: name}, src); err != nil {
+			return made, fmt.Errorf("%s %s names Secret %s: %w", provider.GetKind(), klog.KObj(provider), name, err)
+		}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
+		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
+			s.Type, s.Data = src.Type, src.Data
+			s.Labels = mergeLabels(s.Labels, labels)
+			s.OwnerReferences = util.EnsureOwnerRef(s.OwnerReferences, clusterOwner(cluster))
+			return nil
+		}); err != nil {
+			return made, fmt.Errorf("failed to copy Secret %s into %s: %w", name, cluster.Namespace, err)
+		}
+		made = append(made, s)
+	}
+	return made, nil
+}
+
+// localObjRefSecrets are the names of the Secrets a provider names in fields ending in
+// LocalObjRef.
+func localObjRefSecrets(provider *unstructured.Unstructured) []string {
 	var names []string
 	var walk func(any)
 	walk = func(v any) {
@@ -197,23 +221,7 @@ func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.C
 		}
 	}
 	walk(provider.Object["spec"])
-	var made []client.Object
-	for _, name := range names {
-		src := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: provider.GetNamespace(), Name: name}, src); err != nil {
-			return made, fmt.Errorf("%s %s names Secret %s: %w", provider.GetKind(), klog.KObj(provider), name, err)
-		}
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
-			s.Type, s.Data = src.Type, src.Data
-			s.OwnerReferences = util.EnsureOwnerRef(s.OwnerReferences, clusterOwner(cluster))
-			return nil
-		}); err != nil {
-			return made, fmt.Errorf("failed to copy Secret %s into %s: %w", name, cluster.Namespace, err)
-		}
-		made = append(made, s)
-	}
-	return made, nil
+	return names
 }
 
 func ownedByOtherCluster(o client.Object, cluster *clusterv1.Cluster) string {
@@ -253,25 +261,54 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 		default:
 			continue
 		}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, o); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
+		found, err := r.giveOwnersBack(ctx, s, name, o)
+		if err != nil {
 			return err
 		}
-		if ownedByOtherCluster(o, s.cluster) != "" || isTemplate(o) {
+		u, provider := o.(*unstructured.Unstructured)
+		if !found || !provider {
 			continue
 		}
-		cluster, cb := clusterOwner(s.cluster), clusterBootstrapOwner(s.cb)
-		if util.HasOwnerRef(o.GetOwnerReferences(), cluster) && util.HasOwnerRef(o.GetOwnerReferences(), cb) {
-			continue
-		}
-		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
-		o.SetOwnerReferences(util.EnsureOwnerRef(util.EnsureOwnerRef(o.GetOwnerReferences(), cluster), cb))
-		if err := r.Client.Patch(ctx, o, patch); err != nil {
-			return fmt.Errorf("failed to give %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(o), s.cluster.Name, err)
+		// The Secrets a cloned provider names were copied with it, labelled for the cluster; a
+		// Secret the user's own provider names is the user's.
+		for _, name := range localObjRefSecrets(u) {
+			secret := &corev1.Secret{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, secret); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			if secret.Labels[tkg.LabelClusterName] != s.cluster.Name {
+				continue
+			}
+			if _, err := r.giveOwnersBack(ctx, s, name, secret); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// giveOwnersBack reads the object of a name in the cluster's namespace into o and makes the
+// Cluster and the ClusterBootstrap its owners, unless another Cluster owns it or it is a
+// release's template; found says whether it is there.
+func (r *Reconciler) giveOwnersBack(ctx context.Context, s *scope, name string, o client.Object) (found bool, err error) {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, o); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if ownedByOtherCluster(o, s.cluster) != "" || isTemplate(o) {
+		return true, nil
+	}
+	cluster, cb := clusterOwner(s.cluster), clusterBootstrapOwner(s.cb)
+	if util.HasOwnerRef(o.GetOwnerReferences(), cluster) && util.HasOwnerRef(o.GetOwnerReferences(), cb) {
+		return true, nil
+	}
+	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+	o.SetOwnerReferences(util.EnsureOwnerRef(util.EnsureOwnerRef(o.GetOwnerReferences(), cluster), cb))
+	if err := r.Client.Patch(ctx, o, patch); err != nil {
+		return true, fmt.Errorf("failed to give %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(o), s.cluster.Name, err)
+	}
+	return true, nil
 }
 
 // clusterBootstrapOwner is the owner reference of the objects cloned for a ClusterBootstrap.

@@ -3,6 +3,7 @@ module github.com/slipway-dev/slipway
 go 1.25.0
 
 require (
+	carvel.dev/imgpkg v0.44.0
 	carvel.dev/ytt v0.52.0
 	github.com/blang/semver/v4 v4.0.0
 	github.com/go-logr/logr v1.4.3

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"carvel.dev/imgpkg/pkg/imgpkg/lockconfig"
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/yaml"
 )
@@ -15,24 +16,13 @@ const ImagesLockPath = ".imgpkg/images.yml"
 // locked one.
 const AnnotationKbldID = "kbld.carvel.dev/id"
 
-// ImagesLock is imgpkg's .imgpkg/images.yml.
-type ImagesLock struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Images     []LockedImage `json:"images"`
-}
-
-// LockedImage is one image of a lock: by digest, with the reference the configuration wrote in
-// the kbld.carvel.dev/id annotation.
-type LockedImage struct {
-	Image       string            `json:"image"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// ParseImagesLock reads an images lock; ok is false for a document that is not one.
-func ParseImagesLock(data []byte) (lock ImagesLock, ok bool) {
-	if err := yaml.Unmarshal(data, &lock); err != nil || lock.Kind != "ImagesLock" {
-		return ImagesLock{}, false
+// ParseImagesLock reads an images lock (imgpkg's .imgpkg/images.yml, in imgpkg's library's
+// type); ok is false for a document that is not one. Unlike
+// imgpkg's own reader it takes images named by tag, as a bundle's source directory names them
+// until PushLocking locks them by digest.
+func ParseImagesLock(data []byte) (lock lockconfig.ImagesLock, ok bool) {
+	if err := yaml.Unmarshal(data, &lock); err != nil || lock.Kind != lockconfig.ImagesLockKind {
+		return lockconfig.ImagesLock{}, false
 	}
 	return lock, true
 }
@@ -60,7 +50,7 @@ func lockByDigest(data []byte, bundleRef string, lockImage LockImage) ([]byte, e
 		for k, v := range img.Annotations {
 			annotations[k] = v
 		}
-		lock.Images[i] = LockedImage{Image: locked, Annotations: annotations}
+		lock.Images[i] = lockconfig.ImageRef{Image: locked, Annotations: annotations}
 	}
 	return yaml.Marshal(lock)
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"carvel.dev/imgpkg/pkg/imgpkg/lockconfig"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -155,12 +156,12 @@ func followRelocation(ctx context.Context, reg Registry, ref, dir string) error 
 // and every image it locks in one repository, by digest): when every image the bundle's lock
 // names is also in the bundle's own repository, it returns the lock naming them there, so that
 // kbld gives workloads the copies; moved says so. A bundle that was not copied keeps its lock.
-func Relocated(ctx context.Context, ref string, lock bundle.ImagesLock, reg Registry) (bundle.ImagesLock, bool, error) {
+func Relocated(ctx context.Context, ref string, lock lockconfig.ImagesLock, reg Registry) (lockconfig.ImagesLock, bool, error) {
 	r, err := name.ParseReference(ref, bundle.NameOptions(ref)...)
 	if err != nil {
 		return lock, false, fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
-	out := bundle.ImagesLock{APIVersion: lock.APIVersion, Kind: lock.Kind, Images: slices.Clone(lock.Images)}
+	out := lockconfig.ImagesLock{LockVersion: lock.LockVersion, Images: slices.Clone(lock.Images)}
 	moved := false
 	for i, img := range out.Images {
 		d, err := name.NewDigest(img.Image, bundle.NameOptions(img.Image)...)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"carvel.dev/imgpkg/pkg/imgpkg/lockconfig"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -48,7 +49,7 @@ func TestFetchFollowsARelocatedBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lockAt := func(ref string) bundle.ImagesLock {
+	lockAt := func(ref string) lockconfig.ImagesLock {
 		t.Helper()
 		dir := t.TempDir()
 		steps := []kappctrlv1alpha1.AppFetch{{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: ref}}}

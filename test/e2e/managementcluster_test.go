@@ -620,6 +620,11 @@ func TestManagementClusterCreate(t *testing.T) {
 		}
 	})
 
+	phase(t, "the workload cluster's owner references come back", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster from a flat file")
+		checkOwnersComeBack(t, mgmt, "default", "e2e-wc")
+	})
+
 	phase(t, "a workload cluster made in a browser", func(t *testing.T) {
 		// A second workload cluster, made in a browser through `slipway ui`, which lists e2e-wc.
 		checkUnmanagedCNI(t, mc, store)

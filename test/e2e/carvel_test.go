@@ -512,10 +512,7 @@ func TestManagementClusterFromACopy(t *testing.T) {
 	if strings.Contains(out, "Warning") {
 		t.Errorf("management-cluster delete warns: the cleanup cluster's providers do not run from the copy")
 	}
-	after, _ := store.List()
-	for _, s := range after {
-		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-			t.Errorf("local cluster %s is left after delete", s.Name)
-		}
+	for _, s := range addedClusters(t, store, before) {
+		t.Errorf("local cluster %s is left after delete", s.Name)
 	}
 }

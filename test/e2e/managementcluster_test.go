@@ -237,15 +237,9 @@ func TestManagementClusterCreate(t *testing.T) {
 	}
 
 	// The bootstrap cluster is gone; the management cluster is the only local cluster added.
-	after, err := store.List()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var added []string
-	for _, s := range after {
-		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-			added = append(added, s.Name)
-		}
+	for _, s := range addedClusters(t, store, before) {
+		added = append(added, s.Name)
 	}
 	if len(added) != 1 || added[0] != "e2e-mgmt" {
 		t.Fatalf("local clusters added: %v, want only e2e-mgmt (the bootstrap cluster deleted)", added)
@@ -273,7 +267,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		!strings.Contains(out, "configuration validation failed") || !strings.Contains(out, "cluster name e2e-mgmt matches") {
 		t.Errorf("a second create of e2e-mgmt: want a refusal naming the name, got %v:\n%s", err, out)
 	}
-	if again, _ := store.List(); len(again) != len(after) {
+	if again := addedClusters(t, store, before); len(again) != len(added) {
 		t.Errorf("a second create of e2e-mgmt made a local cluster")
 	}
 
@@ -869,15 +863,27 @@ func logCAPIController(t *testing.T, name string, match func(line string) bool) 
 // deleteAddedClusters deletes the local clusters that are not in before: what a failed run
 // leaves, the management cluster and any bootstrap or cleanup cluster.
 func deleteAddedClusters(t *testing.T, store cluster.Store, before []*cluster.Spec) {
-	after, _ := store.List()
-	for _, s := range after {
-		if slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-			continue
-		}
+	for _, s := range addedClusters(t, store, before) {
 		if o, err := runSlipwayContext(context.Background(), "local", "cluster", "delete", s.Name, "--force"); err != nil {
 			t.Logf("delete %s: %v\n%s", s.Name, err, o)
 		}
 	}
+}
+
+// addedClusters are the local clusters of the store that are not among before.
+func addedClusters(t *testing.T, store cluster.Store, before []*cluster.Spec) []*cluster.Spec {
+	t.Helper()
+	after, err := store.List()
+	if err != nil {
+		t.Errorf("local clusters: %v", err)
+	}
+	var added []*cluster.Spec
+	for _, s := range after {
+		if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
+			added = append(added, s)
+		}
+	}
+	return added
 }
 
 // managementClusterOf reaches the management cluster name through the admin context its create

@@ -285,20 +285,14 @@ func TestVSphereFlows(t *testing.T) {
 			"Setting up bootstrapper...", "Installing providers on ", "Start creating management cluster...",
 			"Moving all Cluster API objects from bootstrap cluster to management cluster...", "Deleting kind cluster: tkg-kind-", "Management cluster created!")
 		// The bootstrap cluster is gone; the management cluster's nodes are its VMs.
-		after, err := store.List()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var added []string
-		for _, s := range after {
-			if !slices.ContainsFunc(before, func(b *cluster.Spec) bool { return b.Name == s.Name }) {
-				added = append(added, s.Name)
-				if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
-					t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
-				}
-				if !slices.Equal(s.Egress, []string{endpoint.Address}) {
-					t.Errorf("local cluster %s reaches %q through the host, want the simulator %s", s.Name, s.Egress, endpoint.Address)
-				}
+		for _, s := range addedClusters(t, store, before) {
+			added = append(added, s.Name)
+			if s.Owner == nil || s.Owner.VCenter != endpoint.Address {
+				t.Errorf("local cluster %s is not made of the simulator's VMs: owner %+v", s.Name, s.Owner)
+			}
+			if !slices.Equal(s.Egress, []string{endpoint.Address}) {
+				t.Errorf("local cluster %s reaches %q through the host, want the simulator %s", s.Name, s.Egress, endpoint.Address)
 			}
 		}
 		if len(added) != 1 || added[0] != "tkg-mgmt-vc" {

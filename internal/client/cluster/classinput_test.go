@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -104,6 +106,31 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		if !strings.Contains(out.String(), "version: v1.34.3+vmware.1-tkg.1\n") || !strings.Contains(out.String(), "add-missing-fields-from-tkr: v1.34.3---vmware.1-tkg.1") ||
 			strings.Contains(out.String(), "v1.35.4") {
 			t.Errorf("not moved to v1.34.3:\n%s", out.String())
+		}
+	})
+
+	// A create whose objects are refused part-way gives the ways out only once the Cluster is
+	// made: its controllers go on with it.
+	t.Run("a refused object gives the ways out once the Cluster is made", func(t *testing.T) {
+		for _, tc := range []struct {
+			refused string
+			waysOut bool
+		}{{"Cluster", false}, {"ClusterBootstrap", true}} {
+			c := interceptor.NewClient(newClient().(client.WithWatch), interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+					if kind, _ := c.GroupVersionKindFor(o); kind.Kind == tc.refused {
+						return errors.New("refused by an admission webhook")
+					}
+					return c.Create(ctx, o, opts...)
+				},
+			})
+			err := Create(t.Context(), CreateOptions{File: input, Client: c, Home: t.TempDir(), Progress: progress.ForWriter(&bytes.Buffer{}), Timeout: 10 * time.Millisecond})
+			if err == nil || !strings.Contains(err.Error(), `step "create objects" failed: failed to create `+tc.refused) {
+				t.Fatalf("%s refused: got %v", tc.refused, err)
+			}
+			if got := strings.Contains(err.Error(), "slipway cluster delete wc -n default"); got != tc.waysOut {
+				t.Errorf("%s refused: ways out given %t, want %t:\n%v", tc.refused, got, tc.waysOut, err)
+			}
 		}
 	})
 

@@ -151,3 +151,17 @@ func List(ctx context.Context, c client.Client, o ListOptions) ([]Summary, error
 // AuditLog is a cluster's audit log in slipway's home, as TKG's logs/<CLUSTER_NAME>.log: create,
 // upgrade and delete write every line of theirs to it, and a successful delete removes it.
 func AuditLog(home, name string) string { return filepath.Join(home, "logs", name+".log") }
+
+// WaysOutError is a flow that stopped after it changed the cluster, which its controllers go on
+// changing: the failed step and its cause, then what the user can do, as management-cluster
+// create says them.
+type WaysOutError struct {
+	Err     error
+	WaysOut string
+}
+
+// Error is the step's error, a blank line, then the ways out.
+func (e *WaysOutError) Error() string { return e.Err.Error() + "\n\n" + e.WaysOut }
+
+// Unwrap is the step's error: a *progress.StepError.
+func (e *WaysOutError) Unwrap() error { return e.Err }

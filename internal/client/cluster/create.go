@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -207,12 +206,15 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 	}
 	p.Infof("creating workload cluster '%s'...", key.Name)
 	w := waiter{c: o.Client, key: key, timeout: o.Timeout, p: p}
+	// made says the Cluster is made: from then on, its controllers go on whatever the flow does.
+	made := false
 	err := p.Run(ctx,
 		progress.NamedStep{Name: "create objects", Run: func(ctx context.Context) error {
 			for _, obj := range objs {
 				if err := o.Client.Create(ctx, obj); err != nil {
 					return fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 				}
+				made = made || isCluster(obj)
 			}
 			return nil
 		}},
@@ -222,9 +224,8 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 		// Created: a later loss of every worker is not a creation that stalled.
 		progress.NamedStep{Name: "record", Run: func(ctx context.Context) error { return clearOperation(ctx, o.Client, key, tkg.OperationCreate) }},
 	)
-	var se *progress.StepError
-	if errors.As(err, &se) && se.Step != "create objects" {
-		return &WaysOutError{Err: err, WaysOut: fmt.Sprintf("The cluster's objects are made, and the management cluster goes on creating it.\n"+
+	if err != nil && made {
+		return &WaysOutError{Err: err, WaysOut: fmt.Sprintf("The Cluster is made, and the management cluster goes on creating it.\n"+
 			"To see where it is:\n    slipway cluster get %[1]s -n %[2]s\nTo delete it:\n    slipway cluster delete %[1]s -n %[2]s", key.Name, key.Namespace)}
 	}
 	if err != nil {
@@ -234,6 +235,14 @@ func createAndWait(ctx context.Context, o CreateOptions, key client.ObjectKey, o
 	p.Infof("Workload cluster '%s' created", key.Name)
 	p.Infof("")
 	return nil
+}
+
+// isCluster says whether obj is a Cluster, typed or read from a file.
+func isCluster(obj client.Object) bool {
+	if _, typed := obj.(*clusterv1.Cluster); typed {
+		return true
+	}
+	return obj.GetObjectKind().GroupVersionKind().GroupKind() == clusterv1.GroupVersion.WithKind("Cluster").GroupKind()
 }
 
 // release returns the Ready release of a Kubernetes version on the management cluster.
@@ -291,13 +300,12 @@ type waiter struct {
 	p       *progress.Printer
 }
 
-// poll calls check until it says done; its error carries check's last reason and what to run
-// next.
+// poll calls check until it says done; its error carries check's last reason. What to run next
+// is the flow's to say (WaysOutError).
 func (w waiter) poll(ctx context.Context, what string, check func(*clusterv1.Cluster) (bool, string)) error {
 	err := Wait{Client: w.c, Key: w.key, Timeout: w.timeout, Progress: w.p, Observed: w.observed}.Until(ctx, check)
 	if err != nil {
-		return fmt.Errorf("%s: %w; `slipway cluster get %s -n %s` shows its state, `slipway cluster delete %s -n %s` removes it",
-			what, err, w.key.Name, w.key.Namespace, w.key.Name, w.key.Namespace)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +76,7 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 		}},
 		progress.NamedStep{Name: "scale", Run: func(ctx context.Context) error {
 			if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {
-				return fmt.Errorf("failed to set the replicas of cluster %s: %w", key.Name, err)
+				return fmt.Errorf("failed to set the replicas of cluster %s: %w", klog.KRef(key.Namespace, key.Name), err)
 			}
 			p.Infof("Workload cluster '%s' is being scaled", key.Name)
 			return nil

@@ -85,15 +85,3 @@ func (w Wait) Until(ctx context.Context, check func(*clusterv1.Cluster) (bool, s
 	}
 	return err
 }
-
-// WaysOutError is a flow that stopped after it changed the cluster, which its controllers go on
-// changing: the failed step and its cause, then what the user can do, as management-cluster
-// create says them.
-type WaysOutError struct {
-	Err     error
-	WaysOut string
-}
-
-func (e *WaysOutError) Error() string { return e.Err.Error() + "\n\n" + e.WaysOut }
-
-func (e *WaysOutError) Unwrap() error { return e.Err }

@@ -222,8 +222,11 @@ func Import(ctx context.Context, c *vim25.Client, path string, t Target) (string
 			return "", fmt.Errorf("OVA %s: %w", path, err)
 		}
 		e, err := importer.ReadEnvelope(raw)
-		if err != nil || e.VirtualSystem == nil {
-			return "", fmt.Errorf("OVA %s: its descriptor has no virtual system (%w)", path, err)
+		if err != nil {
+			return "", fmt.Errorf("OVA %s: its descriptor cannot be read: %w", path, err)
+		}
+		if e.VirtualSystem == nil {
+			return "", fmt.Errorf("OVA %s: its descriptor has no virtual system: build it with `slipway vsphere ova build`, or give it one", path)
 		}
 		name = e.VirtualSystem.ID
 		if e.VirtualSystem.Name != nil {

@@ -155,8 +155,11 @@ func ListVMsOf(ctx context.Context, c *vim25.Client, datacenter string) ([]VM, e
 // one, and logs in.
 func Login(ctx context.Context, ep Endpoint) (*govmomi.Client, error) {
 	u, err := soap.ParseURL(strings.TrimSpace(ep.Server))
-	if err != nil || u == nil {
+	if err != nil {
 		return nil, fmt.Errorf("vCenter server %q is not a host or URL: %w", ep.Server, err)
+	}
+	if u == nil {
+		return nil, errors.New("no vCenter server given: set VSPHERE_SERVER to its host or URL")
 	}
 	u.User = nil
 	sc := soap.NewClient(u, ep.Thumbprint == "")

@@ -3,6 +3,7 @@ package clusterbootstrap
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -168,14 +169,14 @@ func (r *Reconciler) cloneProvider(ctx context.Context, cluster *clusterv1.Clust
 	}
 	ref.Name = name
 	made := []client.Object{clone}
-	secrets, err := r.cloneLocalObjRefs(ctx, cluster, src, labels)
+	secrets, err := r.cloneLocalObjRefs(ctx, cluster, src)
 	return append(made, secrets...), err
 }
 
 // cloneLocalObjRefs copies the Secrets a provider names in fields ending in LocalObjRef (such
 // as a VSphereCPIConfig's vSphereCredentialLocalObjRef) into the cluster's namespace, under the
-// same names, with the package's labels.
-func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.Cluster, provider *unstructured.Unstructured, labels map[string]string) ([]client.Object, error) {
+// same names.
+func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.Cluster, provider *unstructured.Unstructured) ([]client.Object, error) {
 	names := localObjRefSecrets(provider)
 	var made []client.Object
 	for _, name := range names {
@@ -186,7 +187,6 @@ func (r *Reconciler) cloneLocalObjRefs(ctx context.Context, cluster *clusterv1.C
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name}}
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, s, func() error {
 			s.Type, s.Data = src.Type, src.Data
-			s.Labels = mergeLabels(s.Labels, labels)
 			s.OwnerReferences = util.EnsureOwnerRef(s.OwnerReferences, clusterOwner(cluster))
 			return nil
 		}); err != nil {
@@ -261,25 +261,18 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 		default:
 			continue
 		}
-		found, err := r.giveOwnersBack(ctx, s, name, o)
+		if err := r.giveOwnersBack(ctx, s, name, o); err != nil {
+			return err
+		}
+		if _, provider := o.(*unstructured.Unstructured); !provider {
+			continue
+		}
+		copies, err := r.copiedSecrets(ctx, s, p)
 		if err != nil {
 			return err
 		}
-		u, provider := o.(*unstructured.Unstructured)
-		if !found || !provider {
-			continue
-		}
-		// The Secrets a cloned provider names were copied with it, labelled for the cluster; a
-		// Secret the user's own provider names is the user's.
-		for _, name := range localObjRefSecrets(u) {
-			secret := &corev1.Secret{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, secret); client.IgnoreNotFound(err) != nil {
-				return err
-			}
-			if secret.Labels[tkg.LabelClusterName] != s.cluster.Name {
-				continue
-			}
-			if _, err := r.giveOwnersBack(ctx, s, name, secret); err != nil {
+		for _, c := range copies {
+			if err := r.ensureOwners(ctx, c, s); err != nil {
 				return err
 			}
 		}
@@ -288,27 +281,89 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 }
 
 // giveOwnersBack reads the object of a name in the cluster's namespace into o and makes the
-// Cluster and the ClusterBootstrap its owners, unless another Cluster owns it or it is a
-// release's template; found says whether it is there.
-func (r *Reconciler) giveOwnersBack(ctx context.Context, s *scope, name string, o client.Object) (found bool, err error) {
+// Cluster and the ClusterBootstrap its owners, unless it is not there, another Cluster owns it or
+// it is a release's template.
+func (r *Reconciler) giveOwnersBack(ctx context.Context, s *scope, name string, o client.Object) error {
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, o); apierrors.IsNotFound(err) {
-		return false, nil
+		return nil
 	} else if err != nil {
-		return false, err
+		return fmt.Errorf("failed to read %s of cluster %s: %w", klog.KRef(s.cluster.Namespace, name), s.cluster.Name, err)
 	}
 	if ownedByOtherCluster(o, s.cluster) != "" || isTemplate(o) {
-		return true, nil
+		return nil
 	}
+	return r.ensureOwners(ctx, o, s)
+}
+
+// ensureOwners makes the Cluster and the ClusterBootstrap owners of o, beside its other owners.
+func (r *Reconciler) ensureOwners(ctx context.Context, o client.Object, s *scope) error {
 	cluster, cb := clusterOwner(s.cluster), clusterBootstrapOwner(s.cb)
 	if util.HasOwnerRef(o.GetOwnerReferences(), cluster) && util.HasOwnerRef(o.GetOwnerReferences(), cb) {
-		return true, nil
+		return nil
 	}
 	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
 	o.SetOwnerReferences(util.EnsureOwnerRef(util.EnsureOwnerRef(o.GetOwnerReferences(), cluster), cb))
 	if err := r.Client.Patch(ctx, o, patch); err != nil {
-		return true, fmt.Errorf("failed to give %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(o), s.cluster.Name, err)
+		return fmt.Errorf("failed to give %s back its owners, Cluster and ClusterBootstrap %s: %w", klog.KObj(o), s.cluster.Name, err)
 	}
-	return true, nil
+	return nil
+}
+
+// copiedSecrets are the Secrets of the cluster's namespace that cloneLocalObjRefs copied for a
+// package when it cloned the release template's provider: named as that provider names them, and
+// holding the template's data still. A Secret of the same name that holds other data is the
+// user's, or was edited, and is left as it is: owning it would delete it with the cluster. Several
+// clusters of a namespace share a copy, each an owner of it.
+func (r *Reconciler) copiedSecrets(ctx context.Context, s *scope, p *runv1alpha3.ClusterBootstrapPackage) ([]*corev1.Secret, error) {
+	if s.cluster.Namespace == r.SystemNamespace {
+		return nil, nil // the template's own Secrets, never copies
+	}
+	cbt := &runv1alpha3.ClusterBootstrapTemplate{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: s.tkrName}, cbt); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to read ClusterBootstrapTemplate %s: %w", klog.KRef(r.SystemNamespace, s.tkrName), err)
+	}
+	var ref *corev1.TypedLocalObjectReference
+	for _, tp := range addons.Packages(cbt.Spec) {
+		if tkg.ShortName(tp.RefName) == tkg.ShortName(p.RefName) && tp.ValuesFrom != nil {
+			ref = tp.ValuesFrom.ProviderRef
+		}
+	}
+	if ref == nil {
+		return nil, nil
+	}
+	provider, err := r.providerObject(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: ref.Name}, provider); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to read %s %s of release %s: %w", ref.Kind, klog.KRef(r.SystemNamespace, ref.Name), s.tkrName, err)
+	}
+	var copies []*corev1.Secret
+	for _, name := range localObjRefSecrets(provider) {
+		src, cp := &corev1.Secret{}, &corev1.Secret{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: name}, src); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("failed to read Secret %s, which %s names: %w", klog.KRef(r.SystemNamespace, name), klog.KObj(provider), err)
+		}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cluster.Namespace, Name: name}, cp); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("failed to read Secret %s, copied for cluster %s: %w", klog.KRef(s.cluster.Namespace, name), s.cluster.Name, err)
+		}
+		if reflect.DeepEqual(src.Data, cp.Data) {
+			copies = append(copies, cp)
+		}
+	}
+	return copies, nil
 }
 
 // clusterBootstrapOwner is the owner reference of the objects cloned for a ClusterBootstrap.

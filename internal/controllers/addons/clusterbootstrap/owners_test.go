@@ -15,38 +15,48 @@ import (
 	cpiv1alpha1 "github.com/slipway-dev/slipway/api/cpi/v1alpha1"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/scheme"
-	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
-// The Secrets a cloned provider names (a VSphereCPIConfig's credentials) were copied with it, and
-// get their owners back once they are removed, as the provider does; a Secret the user's own
-// provider names, which was never copied, is left the user's.
+// The Secrets a cloned provider names (a VSphereCPIConfig's credentials) were copied with it from
+// the release's template, and get their owners back once they are removed, as the provider does;
+// a Secret of such a name that holds other data is the user's (or was edited) and is left alone,
+// since owning it would delete it with the cluster. The fake client stands for the API server:
+// the envtest suite's template names no credentials.
 func TestCopiedCredentialsGetTheirOwnersBack(t *testing.T) {
-	const ns, name = "default", "wl"
+	const sys, ns, name, release = "tkg-system", "default", "wl", "v1.35.4---vmware.1-tkg.1"
+	cpiRef := func(name string) *runv1alpha3.ValuesFrom {
+		return &runv1alpha3.ValuesFrom{ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To(cpiv1alpha1.GroupVersion.Group), Kind: "VSphereCPIConfig", Name: name}}
+	}
+	cpi := func(namespace, name string) *cpiv1alpha1.VSphereCPIConfig {
+		return &cpiv1alpha1.VSphereCPIConfig{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: cpiv1alpha1.VSphereCPIConfigSpec{VSphereCPI: cpiv1alpha1.VSphereCPI{NonParavirtualConfig: &cpiv1alpha1.NonParavirtualConfig{
+				VSphereCredentialLocalObjRef: &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "vc-credentials"},
+				NSXT:                         &cpiv1alpha1.NSXT{CredentialLocalObjRef: &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "nsxt-credentials"}}}}}}
+	}
+	secret := func(namespace, name, password string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: map[string][]byte{"password": []byte(password)}}
+	}
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "cluster-uid"}}
 	cb := &runv1alpha3.ClusterBootstrap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "cb-uid"},
-		Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{CPI: &runv1alpha3.ClusterBootstrapPackage{RefName: "vsphere-cpi.tanzu.vmware.com.1.33.0",
-			ValuesFrom: &runv1alpha3.ValuesFrom{ProviderRef: &corev1.TypedLocalObjectReference{APIGroup: ptr.To(cpiv1alpha1.GroupVersion.Group),
-				Kind: "VSphereCPIConfig", Name: "wl-vsphere-cpi-package"}}}}}
-	cpi := &cpiv1alpha1.VSphereCPIConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-vsphere-cpi-package"},
-		Spec: cpiv1alpha1.VSphereCPIConfigSpec{VSphereCPI: cpiv1alpha1.VSphereCPI{NonParavirtualConfig: &cpiv1alpha1.NonParavirtualConfig{
-			VSphereCredentialLocalObjRef: &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "vc-credentials"},
-			NSXT:                         &cpiv1alpha1.NSXT{CredentialLocalObjRef: &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "nsxt-credentials"}}}}}}
-	// Both lost their owner references, as in a restore; only the first is a copy.
-	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vc-credentials", Labels: map[string]string{tkg.LabelClusterName: name}}}
-	users := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nsxt-credentials"}}
+		Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{CPI: &runv1alpha3.ClusterBootstrapPackage{RefName: "vsphere-cpi.tanzu.vmware.com.1.33.0", ValuesFrom: cpiRef("wl-vsphere-cpi-package")}}}
+	template := &runv1alpha3.ClusterBootstrapTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: release},
+		Spec: &runv1alpha3.ClusterBootstrapTemplateSpec{CPI: &runv1alpha3.ClusterBootstrapPackage{RefName: "vsphere-cpi.tanzu.vmware.com.1.33.0", ValuesFrom: cpiRef("template-cpi")}}}
+	// The clone and the copy lost their owner references, as in a restore; the user's
+	// nsxt-credentials in the cluster's namespace was never a copy: it holds other data.
+	clone, copied, users := cpi(ns, "wl-vsphere-cpi-package"), secret(ns, "vc-credentials", "s3cret"), secret(ns, "nsxt-credentials", "mine")
 	s := scheme.New()
 	mapper := meta.NewDefaultRESTMapper(s.PrioritizedVersionsAllGroups())
 	for gvk := range s.AllKnownTypes() {
 		mapper.Add(gvk, meta.RESTScopeNamespace)
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(mapper).WithObjects(cluster, cb, cpi, copied, users).Build()
+	c := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(mapper).WithObjects(cluster, cb, template, cpi(sys, "template-cpi"),
+		secret(sys, "vc-credentials", "s3cret"), secret(sys, "nsxt-credentials", "template's"), clone, copied, users).Build()
 
-	r := &Reconciler{Client: c}
-	if err := r.reconcileOwners(t.Context(), &scope{cluster: cluster, cb: cb}); err != nil {
+	r := &Reconciler{Client: c, SystemNamespace: sys}
+	if err := r.reconcileOwners(t.Context(), &scope{cluster: cluster, cb: cb, tkrName: release}); err != nil {
 		t.Fatal(err)
 	}
-	owners := func(o client.Object) []string {
+	owners := func(o client.Object) string {
 		if err := c.Get(t.Context(), client.ObjectKeyFromObject(o), o); err != nil {
 			t.Fatal(err)
 		}
@@ -54,16 +64,16 @@ func TestCopiedCredentialsGetTheirOwnersBack(t *testing.T) {
 		for _, ref := range o.GetOwnerReferences() {
 			out = append(out, ref.Kind+"/"+ref.Name)
 		}
-		return out
+		return fmt.Sprint(out)
 	}
-	want := "[Cluster/wl ClusterBootstrap/wl]"
-	if got := owners(cpi); fmt.Sprint(got) != want {
-		t.Errorf("the cloned VSphereCPIConfig's owners: %v, want %s", got, want)
+	const want = "[Cluster/wl ClusterBootstrap/wl]"
+	if got := owners(clone); got != want {
+		t.Errorf("the cloned VSphereCPIConfig's owners: %s, want %s", got, want)
 	}
-	if got := owners(copied); fmt.Sprint(got) != want {
-		t.Errorf("the copied credentials' owners: %v, want %s", got, want)
+	if got := owners(copied); got != want {
+		t.Errorf("the copied credentials' owners: %s, want %s", got, want)
 	}
-	if got := owners(users); len(got) != 0 {
-		t.Errorf("the user's own Secret was given owners %v: it would go with the cluster", got)
+	if got := owners(users); got != "[]" {
+		t.Errorf("the user's own Secret was given owners %s: it would go with the cluster", got)
 	}
 }

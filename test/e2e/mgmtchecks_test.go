@@ -207,21 +207,29 @@ func kindsSample(t *testing.T, what string, c client.Client, namespace string, l
 	}}
 }
 
-// deployedSample is every object of a cluster that kapp deployed (labelled kapp.k14s.io/app),
-// of every kind the API server lists, found by discovery. Its lists include deprecated kinds
-// (v1 Endpoints), so the API server's deprecation warnings are not logged.
-func deployedSample(t *testing.T, what string, cfg *rest.Config, from client.Client) stillSample {
+// quietClients reach a cluster as cfg and from do, for lists of every kind the API server
+// serves: those include deprecated kinds (v1 Endpoints), so the API server's deprecation
+// warnings are not logged.
+func quietClients(t *testing.T, cfg *rest.Config, from client.Client) (*discovery.DiscoveryClient, client.Client) {
+	t.Helper()
 	quiet := rest.CopyConfig(cfg)
 	quiet.WarningHandler = rest.NoWarnings{}
+	dc, err := discovery.NewDiscoveryClientForConfig(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(quiet, client.Options{Scheme: from.Scheme(), Mapper: from.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc, c
+}
+
+// deployedSample is every object of a cluster that kapp deployed (labelled kapp.k14s.io/app),
+// of every kind the API server lists, found by discovery.
+func deployedSample(t *testing.T, what string, cfg *rest.Config, from client.Client) stillSample {
 	return stillSample{what, func() map[string]string {
-		dc, err := discovery.NewDiscoveryClientForConfig(quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := client.New(quiet, client.Options{Scheme: from.Scheme(), Mapper: from.RESTMapper()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dc, c := quietClients(t, cfg, from)
 		// An aggregated API not serving yet (metrics-server's, moments after the cluster is
 		// made) fails only its own group; the rest is listed.
 		resources, err := dc.ServerPreferredResources()

@@ -31,11 +31,7 @@ import (
 func checkOwnersComeBack(t *testing.T, lc *localCluster, namespace, clusterName string) {
 	t.Helper()
 	ctx := t.Context()
-	c := lc.client
-	dc, err := discovery.NewDiscoveryClientForConfig(lc.config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dc, c := quietClients(t, lc.config, lc.client)
 	resources, err := dc.ServerPreferredNamespacedResources()
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		t.Fatalf("discovery: %v", err)

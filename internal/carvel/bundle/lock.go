@@ -17,9 +17,8 @@ const ImagesLockPath = ".imgpkg/images.yml"
 const AnnotationKbldID = "kbld.carvel.dev/id"
 
 // ParseImagesLock reads an images lock (imgpkg's .imgpkg/images.yml, in imgpkg's library's
-// type); ok is false for a document that is not one. Unlike
-// imgpkg's own reader it takes images named by tag, as a bundle's source directory names them
-// until PushLocking locks them by digest.
+// type); ok is false for a document that is not one. Unlike imgpkg's own reader it takes images
+// named by tag, as a bundle's source directory names them until PushLocking locks them by digest.
 func ParseImagesLock(data []byte) (lock lockconfig.ImagesLock, ok bool) {
 	if err := yaml.Unmarshal(data, &lock); err != nil || lock.Kind != lockconfig.ImagesLockKind {
 		return lockconfig.ImagesLock{}, false

@@ -264,7 +264,9 @@ func (r *Reconciler) reconcileOwners(ctx context.Context, s *scope) error {
 		if err := r.giveOwnersBack(ctx, s, name, o); err != nil {
 			return err
 		}
-		if _, provider := o.(*unstructured.Unstructured); !provider {
+		// Only a provider naming Secrets had any copied with it: the release's template is read
+		// for those alone, not on every pass of every cluster.
+		if u, provider := o.(*unstructured.Unstructured); !provider || len(localObjRefSecrets(u)) == 0 {
 			continue
 		}
 		copies, err := r.copiedSecrets(ctx, s, p)

@@ -61,37 +61,34 @@ func TestClusterAPIOnLocalRuntime(t *testing.T) {
 		}
 	})
 
-	// TKG's progress lines, in TKG's order (seeds/000).
-	last := -1
-	for _, line := range []string{
+	// TKG's progress lines (seeds/000), in TKG's order within each of the two installs that go
+	// at once: kapp-controller with the package repository, and clusterctl's providers. tkg-pkg
+	// follows both, once every provider but the IPAM one is available.
+	checkLinesInOrder(t, "local cluster create --bootstrap", lc.created,
 		"Installing kapp-controller on bootstrap cluster...",
 		"waiting for resource kapp-controller of type *v1.Deployment to be up and running",
-		"Installing providers on bootstrapper...",
-		"Waiting for provider cluster-api",
-		"Success waiting on all providers.",
 		"Added package repository 'tanzu-management' in namespace 'tkg-system'",
 		"Added installed package 'tkg-pkg'",
 		"waiting for package: tkg-pkg",
 		"waiting for package: tkg-clusterclass",
 		"successfully reconciled package: tkg-clusterclass",
-		"Waiting for Kubernetes releases v1.34.3+vmware.1-tkg.1, v1.35.4+vmware.1-tkg.1",
-	} {
-		i := strings.Index(lc.created, line)
-		if i < 0 {
-			t.Errorf("the bootstrap output lacks %q", line)
-			continue
-		}
-		if i < last {
-			t.Errorf("%q comes too early in the bootstrap output", line)
-		}
-		last = i
-	}
+		"Waiting for Kubernetes releases v1.34.3+vmware.1-tkg.1, v1.35.4+vmware.1-tkg.1")
+	checkLinesInOrder(t, "local cluster create --bootstrap", lc.created,
+		"Installing kapp-controller on bootstrap cluster...",
+		"Installing providers on bootstrapper...",
+		"Waiting for provider cluster-api")
 	// The providers are waited for at once, as TKG waits: each passes between the first wait and
-	// the end of them all, in whichever order they become ready.
+	// the end of them all, in whichever order they become ready, and all but the IPAM provider
+	// before tkg-pkg is installed.
 	waiting, success := strings.Index(lc.created, "Waiting for provider cluster-api"), strings.Index(lc.created, "Success waiting on all providers.")
+	metaPackage := strings.Index(lc.created, "Added installed package 'tkg-pkg'")
 	for _, provider := range []string{"cluster-api", "bootstrap-kubeadm", "control-plane-kubeadm", "infrastructure-local", "ipam-in-cluster"} {
-		if i := strings.Index(lc.created, "Passed waiting on provider "+provider+" after "); i < waiting || i > success {
+		i := strings.Index(lc.created, "Passed waiting on provider "+provider+" after ")
+		if i < waiting || i > success {
 			t.Errorf("the bootstrap output does not say provider %s passed its wait between the first wait and the last", provider)
+		}
+		if provider != "ipam-in-cluster" && i > metaPackage {
+			t.Errorf("tkg-pkg was installed before provider %s was available", provider)
 		}
 	}
 	for _, child := range []string{"tanzu-framework", "tkr-service", "tkr-source-controller", "tanzu-addons-manager", "tkg-clusterclass",

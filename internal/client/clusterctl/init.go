@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	clusterctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	clusterctllog "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
@@ -272,15 +273,21 @@ type InitOptions struct {
 }
 
 // Init runs clusterctl init with every provider of the repository, then waits for each provider's
-// Deployments as TKG's WaitForProviders does, printing TKG's lines.
-func Init(ctx context.Context, opts InitOptions) error {
+// Deployments as TKG's WaitForProviders does, printing TKG's lines. It returns once the providers
+// that serve Cluster API's own objects (core, bootstrap, control plane, infrastructure) are
+// available. The IPAM providers, which serve only IP pools and the claims of machines that use
+// them, may take longer (upstream's in-cluster provider waits for its webhook's certificate and
+// is first probed 5 s after it starts): their wait goes on in ctx, and the function Init returns
+// ends it, so that the caller can install what needs only the others meanwhile. Call it before
+// anything uses an IP pool.
+func Init(ctx context.Context, opts InitOptions) (func() error, error) {
 	infra := cmp.Or(opts.Infrastructure, "local")
 	if !slices.ContainsFunc(Providers(), func(p Provider) bool { return p.Type == "InfrastructureProvider" && p.ClusterctlName == infra }) {
-		return fmt.Errorf("unknown infrastructure provider %q: slipway installs local or vsphere", infra)
+		return nil, fmt.Errorf("unknown infrastructure provider %q: slipway installs local or vsphere", infra)
 	}
 	c, err := newClient(ctx, opts.WorkDir, opts.Progress, opts.Variables, opts.Images)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	init := clusterctlclient.InitOptions{
 		Kubeconfig: clusterctlclient.Kubeconfig{Path: opts.Kubeconfig, Context: opts.Context},
@@ -310,11 +317,12 @@ func Init(ctx context.Context, opts InitOptions) error {
 	opts.Progress.Infof("Installing providers on %s...", opts.Target)
 	components, err := c.Init(ctx, init)
 	if err != nil {
-		return fmt.Errorf("failed to install providers: %w", err)
+		return nil, fmt.Errorf("failed to install providers: %w", err)
 	}
 	var providers []installed
 	for _, comp := range components {
-		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace()})
+		providers = append(providers, installed{name: comp.ManifestLabel(), namespace: comp.TargetNamespace(),
+			later: comp.Type() == clusterctlv1.IPAMProviderType})
 	}
 	return waitForProviders(ctx, opts.Client, providers, opts.Timeout, opts.Progress)
 }
@@ -345,20 +353,34 @@ func newClient(ctx context.Context, workDir string, p *progress.Printer, variabl
 	return c, nil
 }
 
-// installed is a provider clusterctl installed: its manifest label and namespace.
-type installed struct{ name, namespace string }
+// installed is a provider clusterctl installed: its manifest label and namespace, and whether
+// its wait may go on after Init returns (later).
+type installed struct {
+	name, namespace string
+	later           bool
+}
 
 // waitForProviders waits, in parallel, until every Deployment of each provider (labelled
-// cluster.x-k8s.io/provider=<name>) is available, printing when each one is.
-func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out *progress.Printer) error {
+// cluster.x-k8s.io/provider=<name>) is available, printing when each one is. It returns once
+// every provider but the later ones is available, or one of them failed; the function it returns
+// waits for the later ones too, and says when all are available.
+func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out *progress.Printer) (func() error, error) {
 	for _, p := range providers {
 		out.Infof("Waiting for provider %s", p.name)
 	}
 	start := time.Now()
 	errs := make([]error, len(providers))
-	var wg sync.WaitGroup
+	var now, all sync.WaitGroup
 	for i, p := range providers {
-		wg.Go(func() {
+		all.Add(1)
+		if !p.later {
+			now.Add(1)
+		}
+		go func() {
+			defer all.Done()
+			if !p.later {
+				defer now.Done()
+			}
 			var last string
 			err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 				last = providerNotAvailable(ctx, c, p)
@@ -369,14 +391,34 @@ func waitForProviders(ctx context.Context, c client.Client, providers []installe
 				return
 			}
 			out.Infof("Passed waiting on provider %s after %s", p.name, time.Since(start))
-		})
+		}()
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("failed waiting for providers: %w", err)
+	// TKG's last line of the wait is said when it is true, whenever the caller asks.
+	done := make(chan error, 1)
+	go func() {
+		all.Wait()
+		err := errors.Join(errs...)
+		if err == nil {
+			out.Infof("Success waiting on all providers.")
+		}
+		done <- err
+	}()
+	now.Wait()
+	var failed []error
+	for i, p := range providers {
+		if !p.later {
+			failed = append(failed, errs[i])
+		}
 	}
-	out.Infof("Success waiting on all providers.")
-	return nil
+	if err := errors.Join(failed...); err != nil {
+		return nil, fmt.Errorf("failed waiting for providers: %w", err)
+	}
+	return sync.OnceValue(func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("failed waiting for providers: %w", err)
+		}
+		return nil
+	}), nil
 }
 
 // providerNotAvailable says why a provider is not available yet, or "" when every Deployment of

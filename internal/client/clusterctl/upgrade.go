@@ -98,7 +98,11 @@ func UpgradeProviders(ctx context.Context, o UpgradeOptions) error {
 	if err := c.ApplyUpgrade(ctx, apply); err != nil {
 		return fmt.Errorf("failed to apply providers upgrade: %w", err)
 	}
-	return waitForProviders(ctx, o.Client, waits, o.Timeout, o.Progress)
+	wait, err := waitForProviders(ctx, o.Client, waits, o.Timeout, o.Progress)
+	if err != nil {
+		return err
+	}
+	return wait()
 }
 
 // upgrade is an installed provider and the newer version of it to install.

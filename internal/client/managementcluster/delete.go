@@ -252,11 +252,17 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		return err
 	}
 	// clusterctl installs what the cluster lacks and skips the providers it has.
-	return clusterctl.Init(ctx, clusterctl.InitOptions{
+	// The move brings the IP pools and their claims, which the IPAM provider's webhooks admit:
+	// every provider is waited for first.
+	ipam, err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: d.cleanupKubeconfig, Context: d.cleanupContext, Client: d.cleanup,
 		WorkDir: d.workDir, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
 		Infrastructure: d.infrastructure, Variables: d.variables, Images: d.images,
 	})
+	if err != nil {
+		return err
+	}
+	return ipam()
 }
 
 // moveBack moves the Cluster API objects from the management cluster to the cleanup cluster and

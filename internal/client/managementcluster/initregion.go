@@ -2,6 +2,7 @@ package managementcluster
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
@@ -56,29 +57,55 @@ func (o Options) target() string {
 }
 
 // Run installs the whole payload: kapp-controller, the providers, the management packages. It
-// returns the TKG version of the tkg-pkg it installed.
+// returns the TKG version of the tkg-pkg it installed. kapp-controller with the management
+// package repository, and clusterctl's providers, need nothing of each other, so they are
+// installed at once (TKG installs them one after the other); tkg-pkg, whose packages make Cluster
+// API objects, waits for both, and the IPAM providers' wait goes on beside it.
 func Run(ctx context.Context, o Options) (string, error) {
 	c, err := slipwayclient.New(o.Kubeconfig, o.Context)
 	if err != nil {
 		return "", err
 	}
+	// A failure of either install ends the other's work.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	packaging := make(chan error, 1)
 	o.Progress.Infof("Installing kapp-controller on %s...", o.target())
-	// TKG's management kapp-controller takes tkg-system as its packaging global namespace: the
-	// Packages of the TKRs there serve the clusters of every namespace.
-	if err := InstallKappController(ctx, c, o.Repository, tkg.SystemNamespace, o.Timeout, o.Progress); err != nil {
-		return "", err
-	}
+	go func() {
+		// TKG's management kapp-controller takes tkg-system as its packaging global namespace:
+		// the Packages of the TKRs there serve the clusters of every namespace.
+		err := InstallKappController(ctx, c, o.Repository, tkg.SystemNamespace, o.Timeout, o.Progress)
+		if err == nil {
+			err = addManagementRepository(ctx, c, o)
+		}
+		if err != nil {
+			cancel()
+		}
+		packaging <- err
+	}()
 	target := "bootstrapper"
 	if o.Management {
 		target = o.target()
 	}
-	if err := clusterctl.Init(ctx, clusterctl.InitOptions{
+	ipam, err := clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: o.Kubeconfig, Context: o.Context, Client: c, WorkDir: o.WorkDir, Timeout: o.Timeout,
 		Progress: o.Progress, Target: target, Infrastructure: o.InfrastructureProvider, Variables: o.ProviderVariables,
 		// The provider images run from beside the repository, as `make packages` locks them.
 		Images: o.Repository.locked,
-	}); err != nil {
+	})
+	if err != nil {
+		cancel()
+	}
+	// The first failure is the cause; the other install's is then only its cancellation.
+	if perr := <-packaging; perr != nil && (err == nil || !errors.Is(perr, context.Canceled)) {
+		return "", perr
+	}
+	if err != nil {
 		return "", err
 	}
-	return InstallManagementPackages(ctx, c, o)
+	version, err := installMetaPackage(ctx, c, o)
+	if err != nil {
+		return "", err
+	}
+	return version, ipam()
 }

@@ -62,11 +62,25 @@ func metaPackageValues(o Options, tkgVersion string) ([]byte, []string, error) {
 // for it, for every PackageInstall it made and for the releases it makes compatible. It returns
 // tkg-pkg's TKG version.
 func InstallManagementPackages(ctx context.Context, c client.Client, o Options) (string, error) {
-	pc := &packaging.Client{C: c, Progress: o.Progress}
-	if err := pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: tkg.SystemNamespace, URL: o.Repository.Ref,
-		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout}); err != nil {
+	if err := addManagementRepository(ctx, c, o); err != nil {
 		return "", err
 	}
+	return installMetaPackage(ctx, c, o)
+}
+
+// addManagementRepository adds (or updates) the management package repository and waits until
+// kapp-controller has fetched it.
+func addManagementRepository(ctx context.Context, c client.Client, o Options) error {
+	pc := &packaging.Client{C: c, Progress: o.Progress}
+	return pc.RepositoryAdd(ctx, packaging.RepositoryOptions{Name: ManagementRepository, Namespace: tkg.SystemNamespace, URL: o.Repository.Ref,
+		CreateNamespace: true, Wait: true, WaitTimeout: o.Timeout})
+}
+
+// installMetaPackage installs tkg-pkg from the management package repository and waits for it,
+// for every PackageInstall it made and for the releases it makes compatible. It returns tkg-pkg's
+// TKG version.
+func installMetaPackage(ctx context.Context, c client.Client, o Options) (string, error) {
+	pc := &packaging.Client{C: c, Progress: o.Progress}
 	versions, err := pc.AvailableVersions(ctx, MetaPackageRefName, tkg.SystemNamespace)
 	if err != nil {
 		return "", err

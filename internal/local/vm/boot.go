@@ -244,7 +244,10 @@ const kubeletConfigDir = "/etc/kubernetes/kubelet.conf.d"
 // says nothing of one node: with 24 GiB of 252 GiB free, the kubelet's default
 // imagefs.available<15% put every node under DiskPressure), the memory threshold kept; then the
 // providerID its machine was given, as a cloud provider gives a VM's. The kubelet merges a
-// drop-in's maps key by key, so each default disk threshold is named to turn it off.
+// drop-in's maps key by key, so each default disk threshold is named to turn it off. Images are
+// pulled in parallel (serializeImagePulls: false, as containerd allows): with the kubelet's
+// default of one pull at a time, a node starting a management cluster's providers and packages
+// kept pods waiting up to 3.5 s for other pods' pulls from the local registry.
 func hostKubeletConfig(dir string, spec Spec) ([]byte, error) {
 	config := map[string]any{
 		"apiVersion":   "kubelet.config.k8s.io/v1beta1",
@@ -260,6 +263,7 @@ func hostKubeletConfig(dir string, spec Spec) ([]byte, error) {
 			"imagefs.inodesFree": "0%",
 		},
 		"imageGCHighThresholdPercent": 100,
+		"serializeImagePulls":         false,
 	}
 	if spec.ProviderID != "" {
 		config["providerID"] = spec.ProviderID

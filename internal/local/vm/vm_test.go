@@ -424,8 +424,8 @@ func containerCgroups(t *testing.T, dir string) []string {
 }
 
 // checkNoDiskEviction checks that each node's kubelet runs without disk eviction thresholds or
-// image garbage collection, as its configz reports them, and is not under DiskPressure however
-// full the host's disk is.
+// image garbage collection and pulls images in parallel, as its configz reports them, and is not
+// under DiskPressure however full the host's disk is.
 func checkNoDiskEviction(t *testing.T, client kubernetes.Interface, nodes ...testNode) {
 	t.Helper()
 	for _, n := range nodes {
@@ -437,6 +437,7 @@ func checkNoDiskEviction(t *testing.T, client kubernetes.Interface, nodes ...tes
 			KubeletConfig struct {
 				EvictionHard                map[string]string `json:"evictionHard"`
 				ImageGCHighThresholdPercent int               `json:"imageGCHighThresholdPercent"`
+				SerializeImagePulls         *bool             `json:"serializeImagePulls"`
 				CgroupDriver                string            `json:"cgroupDriver"`
 				CgroupRoot                  string            `json:"cgroupRoot"`
 			} `json:"kubeletconfig"`
@@ -456,6 +457,9 @@ func checkNoDiskEviction(t *testing.T, client kubernetes.Interface, nodes ...tes
 		}
 		if c.ImageGCHighThresholdPercent != 100 {
 			t.Errorf("kubelet of %s collects images above %d%% of the disk, want 100", n.name, c.ImageGCHighThresholdPercent)
+		}
+		if c.SerializeImagePulls == nil || *c.SerializeImagePulls {
+			t.Errorf("kubelet of %s pulls one image at a time, want them in parallel (serializeImagePulls: false)", n.name)
 		}
 		node, err := client.CoreV1().Nodes().Get(t.Context(), n.name, metav1.GetOptions{})
 		if err != nil {

@@ -277,9 +277,9 @@ type InitOptions struct {
 // that serve Cluster API's own objects (core, bootstrap, control plane, infrastructure) are
 // available. The IPAM providers, which serve only IP pools and the claims of machines that use
 // them, may take longer (upstream's in-cluster provider waits for its webhook's certificate and
-// is first probed 5 s after it starts): their wait goes on in ctx, and the function Init returns
-// ends it, so that the caller can install what needs only the others meanwhile. Call it before
-// anything uses an IP pool.
+// is first probed 5 s after it starts): their wait goes on in ctx, so that the caller can install
+// what needs only the others meanwhile, and the function Init returns waits for its end. Call it
+// before anything uses an IP pool, and before returning (cancel ctx first to end the wait).
 func Init(ctx context.Context, opts InitOptions) (func() error, error) {
 	infra := cmp.Or(opts.Infrastructure, "local")
 	if !slices.ContainsFunc(Providers(), func(p Provider) bool { return p.Type == "InfrastructureProvider" && p.ClusterctlName == infra }) {
@@ -362,12 +362,14 @@ type installed struct {
 
 // waitForProviders waits, in parallel, until every Deployment of each provider (labelled
 // cluster.x-k8s.io/provider=<name>) is available, printing when each one is. It returns once
-// every provider but the later ones is available, or one of them failed; the function it returns
-// waits for the later ones too, and says when all are available.
+// every provider but the later ones is available; the function it returns waits for the later
+// ones too, and TKG's last line is printed when all are available. When one of the others fails,
+// it stops the later ones' wait and returns the failure once every wait has ended.
 func waitForProviders(ctx context.Context, c client.Client, providers []installed, timeout time.Duration, out *progress.Printer) (func() error, error) {
 	for _, p := range providers {
 		out.Infof("Waiting for provider %s", p.name)
 	}
+	ctx, stop := context.WithCancel(ctx)
 	start := time.Now()
 	errs := make([]error, len(providers))
 	var now, all sync.WaitGroup
@@ -381,28 +383,27 @@ func waitForProviders(ctx context.Context, c client.Client, providers []installe
 			if !p.later {
 				defer now.Done()
 			}
-			var last string
-			err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-				last = providerNotAvailable(ctx, c, p)
-				return last == "", nil
-			})
-			if err != nil {
-				errs[i] = fmt.Errorf("provider %s is not available after %s: %s", p.name, timeout, last)
-				return
+			if errs[i] = waitForProvider(ctx, c, p, timeout); errs[i] == nil {
+				out.Infof("Passed waiting on provider %s after %s", p.name, time.Since(start))
 			}
-			out.Infof("Passed waiting on provider %s after %s", p.name, time.Since(start))
 		}()
 	}
-	// TKG's last line of the wait is said when it is true, whenever the caller asks.
 	done := make(chan error, 1)
 	go func() {
 		all.Wait()
+		stop()
 		err := errors.Join(errs...)
 		if err == nil {
 			out.Infof("Success waiting on all providers.")
 		}
 		done <- err
 	}()
+	rest := sync.OnceValue(func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("failed waiting for providers: %w", err)
+		}
+		return nil
+	})
 	now.Wait()
 	var failed []error
 	for i, p := range providers {
@@ -411,14 +412,29 @@ func waitForProviders(ctx context.Context, c client.Client, providers []installe
 		}
 	}
 	if err := errors.Join(failed...); err != nil {
+		stop()
+		_ = rest()
 		return nil, fmt.Errorf("failed waiting for providers: %w", err)
 	}
-	return sync.OnceValue(func() error {
-		if err := <-done; err != nil {
-			return fmt.Errorf("failed waiting for providers: %w", err)
-		}
+	return rest, nil
+}
+
+// waitForProvider waits until every Deployment of the provider is available, saying why not when
+// it gives up.
+func waitForProvider(ctx context.Context, c client.Client, p installed, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = providerNotAvailable(ctx, c, p)
+		return last == "", nil
+	})
+	switch {
+	case err == nil:
 		return nil
-	}), nil
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("the wait for provider %s was stopped: %s", p.name, last)
+	default:
+		return fmt.Errorf("provider %s is not available after %s: %s", p.name, timeout, last)
+	}
 }
 
 // providerNotAvailable says why a provider is not available yet, or "" when every Deployment of

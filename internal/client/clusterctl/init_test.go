@@ -1,7 +1,6 @@
 package clusterctl
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -33,8 +32,7 @@ func TestTheIPAMProvidersWaitGoesOnBeside(t *testing.T) {
 		{name: "cluster-api", namespace: "cluster-api-system"},
 		{name: "ipam-in-cluster", namespace: "ipam-in-cluster-system", later: true},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 
 	start := time.Now()
 	rest, err := waitForProviders(ctx, c, providers, time.Minute, progress.ForWriter(io.Discard))
@@ -66,15 +64,26 @@ func TestTheIPAMProvidersWaitGoesOnBeside(t *testing.T) {
 }
 
 // TestAFailedProviderEndsTheWait checks that a provider of Cluster API's objects that never
-// becomes available fails waitForProviders itself, naming it.
+// becomes available fails waitForProviders itself, naming it and not the IPAM provider, and that
+// TKG's line of success is not said.
 func TestAFailedProviderEndsTheWait(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
-	providers := []installed{{name: "cluster-api", namespace: "cluster-api-system"}}
-	_, err := waitForProviders(context.Background(), c, providers, time.Second, progress.ForWriter(io.Discard))
+	var out strings.Builder
+	providers := []installed{
+		{name: "cluster-api", namespace: "cluster-api-system"},
+		{name: "ipam-in-cluster", namespace: "ipam-in-cluster-system", later: true},
+	}
+	_, err := waitForProviders(t.Context(), c, providers, time.Second, progress.ForWriter(&out))
 	if err == nil {
 		t.Fatal("waitForProviders passed with no Deployment of cluster-api")
 	}
-	if want := "provider cluster-api is not available"; !strings.Contains(err.Error(), want) {
+	if want := "provider cluster-api is not available after 1s"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
+	}
+	if strings.Contains(err.Error(), "ipam-in-cluster") {
+		t.Fatalf("error %q names the IPAM provider, whose wait goes on beside", err)
+	}
+	if strings.Contains(out.String(), "Success waiting on all providers.") {
+		t.Fatalf("a failed wait said it succeeded:\n%s", out.String())
 	}
 }

@@ -101,6 +101,9 @@ type flow struct {
 	// hostRegistries are the registries on this host's loopback the bootstrap cluster's nodes
 	// pull from too: TKG_CUSTOM_IMAGE_REPOSITORY's.
 	hostRegistries []string
+	// resumed says the Cluster was on the bootstrap cluster before this run (-e): its control
+	// plane is waited for by its conditions only.
+	resumed bool
 }
 
 // Error is a failed create: which step, why, and the ways out.
@@ -325,18 +328,30 @@ func (f *flow) createCluster(ctx context.Context) error {
 	err := f.boot.Create(ctx, c)
 	if apierrors.IsAlreadyExists(err) && f.o.UseExistingBootstrap != "" {
 		f.p.Infof("Cluster %s/%s exists on the bootstrap cluster: resuming", c.Namespace, c.Name)
+		f.resumed = true
 		return nil
 	}
 	return err
 }
 
-// waitControlPlane waits for the Cluster's control plane to be available, or kubeadm's init to
-// have finished behind its endpoint (kubeadmInitialized), saying why not.
+// waitControlPlane waits for the Cluster's control plane to be available, or, for a Cluster this
+// run made, for kubeadm's init to have initialized it behind its endpoint (kubeadmInitialized),
+// saying why not.
 func (f *flow) waitControlPlane(ctx context.Context) error {
-	last := ""
+	last, lastProbe := "", ""
 	err := f.waitCluster(ctx, f.boot, f.bootstrapName(), func(c *clusterv1.Cluster) (bool, string) {
-		if conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) || f.kubeadmInitialized(ctx) {
+		if conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
 			return true, ""
+		}
+		if !f.resumed {
+			probe := f.kubeadmInitialized(ctx)
+			if probe == "" {
+				return true, ""
+			}
+			if probe != lastProbe {
+				f.p.V(1).Infof("the control plane's endpoint: %s", probe)
+				lastProbe = probe
+			}
 		}
 		why := conditions.GetMessage(c, clusterv1.ClusterControlPlaneAvailableCondition)
 		if why != last {
@@ -352,29 +367,42 @@ func (f *flow) waitControlPlane(ctx context.Context) error {
 	return nil
 }
 
-// kubeadmInitialized reports whether the management cluster's API server answers through its
-// admin kubeconfig with kubeadm's kubeadm-config ConfigMap written: what Cluster API's kubeadm
-// control plane provider reads as an initialized control plane, seen directly. Cluster API sees
-// it only through its cluster cache, which tried the cluster's endpoint as soon as its load
-// balancer was up, before any node, and tries again 30 s after that failure: measured
-// 2026-12-05, the control plane became available 13 s after kubeadm init had finished.
-func (f *flow) kubeadmInitialized(ctx context.Context) bool {
+// kubeadmInitialized says why kubeadm has not initialized the management cluster's control plane
+// yet, as its API server answers through the admin kubeconfig, or "" once it has: kubeadm's
+// kubeadm-config ConfigMap written (what Cluster API's kubeadm control plane provider reads as
+// initialized) and a Node labelled as a control plane (kubeadm's next phase). Cluster API sees it
+// only through its cluster cache, which tried the cluster's endpoint as soon as its load balancer
+// was up, before any node, and tries again 30 s after that failure: measured 2026-12-05, the
+// control plane became available 13 s after kubeadm init had finished.
+func (f *flow) kubeadmInitialized(ctx context.Context) string {
 	admin, err := cluster.AdminKubeconfig(ctx, f.boot, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name})
 	if err != nil {
-		return false
+		return err.Error()
 	}
 	rc, err := clientcmd.NewDefaultClientConfig(*admin, nil).ClientConfig()
 	if err != nil {
-		return false
+		return err.Error()
 	}
 	rc.Timeout = 2 * time.Second
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return false
+		return err.Error()
 	}
-	_, err = cs.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "kubeadm-config", metav1.GetOptions{})
-	return err == nil
+	if _, err := cs.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "kubeadm-config", metav1.GetOptions{}); err != nil {
+		return err.Error()
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: controlPlaneNodeLabel})
+	if err != nil {
+		return err.Error()
+	}
+	if len(nodes.Items) == 0 {
+		return "no Node is labelled " + controlPlaneNodeLabel + " yet"
+	}
+	return ""
 }
+
+// controlPlaneNodeLabel is the label kubeadm gives a control-plane node.
+const controlPlaneNodeLabel = "node-role.kubernetes.io/control-plane"
 
 // bootstrapName names the bootstrap cluster in messages: the one this run made, or the one -e
 // gave.

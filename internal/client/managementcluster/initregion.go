@@ -2,7 +2,6 @@ package managementcluster
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
@@ -66,11 +65,11 @@ func Run(ctx context.Context, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A failure of either install ends the other's work.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	packaging := make(chan error, 1)
+	// The first failure of either install ends the other's work and is the one returned.
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	o.Progress.Infof("Installing kapp-controller on %s...", o.target())
+	packaging := make(chan error, 1)
 	go func() {
 		// TKG's management kapp-controller takes tkg-system as its packaging global namespace:
 		// the Packages of the TKRs there serve the clusters of every namespace.
@@ -79,7 +78,7 @@ func Run(ctx context.Context, o Options) (string, error) {
 			err = addManagementRepository(ctx, c, o)
 		}
 		if err != nil {
-			cancel()
+			fail(err)
 		}
 		packaging <- err
 	}()
@@ -94,17 +93,19 @@ func Run(ctx context.Context, o Options) (string, error) {
 		Images: o.Repository.locked,
 	})
 	if err != nil {
-		cancel()
+		fail(err)
 	}
-	// The first failure is the cause; the other install's is then only its cancellation.
-	if perr := <-packaging; perr != nil && (err == nil || !errors.Is(perr, context.Canceled)) {
-		return "", perr
-	}
-	if err != nil {
-		return "", err
+	if perr := <-packaging; err != nil || perr != nil {
+		if ipam != nil {
+			_ = ipam()
+		}
+		return "", context.Cause(ctx)
 	}
 	version, err := installMetaPackage(ctx, c, o)
 	if err != nil {
+		// The IPAM providers' wait ends before Run does.
+		fail(err)
+		_ = ipam()
 		return "", err
 	}
 	return version, ipam()

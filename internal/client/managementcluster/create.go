@@ -339,12 +339,14 @@ func (f *flow) createCluster(ctx context.Context) error {
 // saying why not.
 func (f *flow) waitControlPlane(ctx context.Context) error {
 	last, lastProbe := "", ""
+	// The endpoint's client is made once, when the admin kubeconfig is there.
+	var endpoint kubernetes.Interface
 	err := f.waitCluster(ctx, f.boot, f.bootstrapName(), func(c *clusterv1.Cluster) (bool, string) {
 		if conditions.IsTrue(c, clusterv1.ClusterControlPlaneAvailableCondition) {
 			return true, ""
 		}
 		if !f.resumed {
-			probe := f.kubeadmInitialized(ctx)
+			probe := f.kubeadmInitialized(ctx, &endpoint)
 			if probe == "" {
 				return true, ""
 			}
@@ -373,21 +375,24 @@ func (f *flow) waitControlPlane(ctx context.Context) error {
 // initialized) and a Node labelled as a control plane (kubeadm's next phase). Cluster API sees it
 // only through its cluster cache, which tried the cluster's endpoint as soon as its load balancer
 // was up, before any node, and tries again 30 s after that failure: measured 2026-12-05, the
-// control plane became available 13 s after kubeadm init had finished.
-func (f *flow) kubeadmInitialized(ctx context.Context) string {
-	admin, err := cluster.AdminKubeconfig(ctx, f.boot, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name})
-	if err != nil {
-		return err.Error()
+// control plane became available 13 s after kubeadm init had finished. *endpoint is the client
+// of the cluster's endpoint, made at the first call that finds the admin kubeconfig.
+func (f *flow) kubeadmInitialized(ctx context.Context, endpoint *kubernetes.Interface) string {
+	if *endpoint == nil {
+		admin, err := cluster.AdminKubeconfig(ctx, f.boot, client.ObjectKey{Namespace: f.cfg.Namespace, Name: f.cfg.Name})
+		if err != nil {
+			return err.Error()
+		}
+		rc, err := clientcmd.NewDefaultClientConfig(*admin, nil).ClientConfig()
+		if err != nil {
+			return err.Error()
+		}
+		rc.Timeout = 2 * time.Second
+		if *endpoint, err = kubernetes.NewForConfig(rc); err != nil {
+			return err.Error()
+		}
 	}
-	rc, err := clientcmd.NewDefaultClientConfig(*admin, nil).ClientConfig()
-	if err != nil {
-		return err.Error()
-	}
-	rc.Timeout = 2 * time.Second
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return err.Error()
-	}
+	cs := *endpoint
 	if _, err := cs.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "kubeadm-config", metav1.GetOptions{}); err != nil {
 		return err.Error()
 	}

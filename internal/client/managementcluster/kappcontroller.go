@@ -31,8 +31,9 @@ import (
 const appConcurrency = 10
 
 // InstallKappController renders the newest kapp-controller package of the repository with its
-// default values, but for the concurrency (appConcurrency), and deploys it, waiting for its Deployment and its aggregated API, as the tanzu
-// CLI installs kapp-controller from its package before anything else. globalNamespace is its
+// default values, but for the concurrency (appConcurrency), and deploys it, waiting for its
+// Deployment and its aggregated API, as the tanzu CLI installs kapp-controller from its package
+// before anything else. globalNamespace is its
 // packaging global namespace: the Packages there serve every namespace.
 func InstallKappController(ctx context.Context, c client.Client, repo *Repository, globalNamespace string, timeout time.Duration, out *progress.Printer) error {
 	pkg, err := newestPackage(repo.files, repo.Ref, KappControllerRefName)

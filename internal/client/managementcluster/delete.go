@@ -12,6 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -159,6 +162,10 @@ type deletion struct {
 	// nodes pull from besides the local registry (providerSource).
 	images         map[string]string
 	hostRegistries []string
+	// ipamWait waits for the cleanup cluster's IPAM providers, and stopIPAM ends that wait: it
+	// goes on beside the move when the management cluster has no IP pools (cleanupCluster).
+	ipamWait func() error
+	stopIPAM context.CancelFunc
 }
 
 // providerSource finds where the cleanup cluster's providers run from: the provider images the
@@ -252,22 +259,69 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		return err
 	}
 	// clusterctl installs what the cluster lacks and skips the providers it has.
-	// The move brings the IP pools and their claims, which the IPAM provider's webhooks admit:
-	// every provider is waited for first.
-	ipam, err := clusterctl.Init(ctx, clusterctl.InitOptions{
+	ctx, d.stopIPAM = context.WithCancel(ctx)
+	d.ipamWait, err = clusterctl.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig: d.cleanupKubeconfig, Context: d.cleanupContext, Client: d.cleanup,
 		WorkDir: d.workDir, Timeout: d.o.Timeout, Progress: d.p, Target: "cleanup cluster",
 		Infrastructure: d.infrastructure, Variables: d.variables, Images: d.images,
 	})
 	if err != nil {
+		d.stopIPAM()
 		return err
 	}
-	return ipam()
+	// The move brings the IP pools, which the IPAM provider's webhooks admit: with pools to
+	// move (or when the management cluster cannot say), that provider is waited for first;
+	// without, its wait goes on beside the move.
+	pools, err := holdsIPPools(ctx, d.mgmt)
+	if err != nil || pools {
+		return d.ipamWait()
+	}
+	return nil
+}
+
+// ipamGroup and ipPoolKinds are the in-cluster IPAM provider's pools: the kinds its webhooks
+// admit.
+const ipamGroup = "ipam.cluster.x-k8s.io"
+
+var ipPoolKinds = []string{"InClusterIPPool", "GlobalInClusterIPPool", "InClusterPrefixPool", "GlobalInClusterPrefixPool"}
+
+// holdsIPPools says whether a cluster has IP pools of the in-cluster IPAM provider; a cluster
+// without the provider's kinds has none.
+func holdsIPPools(ctx context.Context, c client.Client) (bool, error) {
+	for _, kind := range ipPoolKinds {
+		m, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: ipamGroup, Kind: kind})
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(kind + "List"))
+		if err := c.List(ctx, list, client.Limit(1)); err != nil {
+			return false, fmt.Errorf("listing the management cluster's %s: %w", kind, err)
+		}
+		if len(list.Items) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // moveBack moves the Cluster API objects from the management cluster to the cleanup cluster and
 // waits until the cleanup cluster's providers have taken them over.
-func (d *deletion) moveBack(ctx context.Context) error {
+func (d *deletion) moveBack(ctx context.Context) (err error) {
+	// The IPAM providers' wait ends with this step; a failed move stops it.
+	defer func() {
+		if err != nil {
+			d.stopIPAM()
+		}
+		werr := d.ipamWait()
+		d.stopIPAM()
+		if err == nil {
+			err = werr
+		}
+	}()
 	d.p.Infof("Moving TKR and Cluster API objects from management cluster to cleanup cluster...")
 	if _, err := clusterctl.Move(ctx, clusterctl.MoveOptions{
 		FromKubeconfig: d.kubeconfig, FromContext: ContextName(d.o.Name),

@@ -1,0 +1,57 @@
+package managementcluster
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/slipway-dev/slipway/internal/scheme"
+)
+
+// TestHoldsIPPools: the cleanup cluster's IPAM provider is waited for before the move only when
+// the move brings pools its webhooks admit.
+func TestHoldsIPPools(t *testing.T) {
+	v1alpha2 := schema.GroupVersion{Group: ipamGroup, Version: "v1alpha2"}
+	served := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha2})
+	for _, kind := range ipPoolKinds {
+		scope := meta.RESTScopeNamespace
+		if strings.HasPrefix(kind, "Global") {
+			scope = meta.RESTScopeRoot
+		}
+		served.Add(v1alpha2.WithKind(kind), scope)
+	}
+	pool := func(kind, namespace string) client.Object {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha2.WithKind(kind))
+		u.SetName("nodes")
+		u.SetNamespace(namespace)
+		return u
+	}
+	for _, tc := range []struct {
+		name   string
+		mapper meta.RESTMapper
+		objs   []client.Object
+		want   bool
+	}{
+		{name: "without the provider's kinds", mapper: meta.NewDefaultRESTMapper(nil)},
+		{name: "no pools", mapper: served},
+		{name: "a namespaced pool", mapper: served, objs: []client.Object{pool("InClusterIPPool", "tkg-system")}, want: true},
+		{name: "a global prefix pool", mapper: served, objs: []client.Object{pool("GlobalInClusterPrefixPool", "")}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithRESTMapper(tc.mapper).WithObjects(tc.objs...).Build()
+			got, err := holdsIPPools(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("holdsIPPools = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -273,8 +273,13 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 	// move (or when the management cluster cannot say), that provider is waited for first;
 	// without, its wait goes on beside the move.
 	pools, err := holdsIPPools(ctx, d.mgmt)
+	if err != nil {
+		d.p.V(1).Infof("Waiting for the IPAM provider before the move: %v", err)
+	}
 	if err != nil || pools {
-		return d.ipamWait()
+		werr := d.ipamWait()
+		d.stopIPAM()
+		return werr
 	}
 	return nil
 }
@@ -294,12 +299,12 @@ func holdsIPPools(ctx context.Context, c client.Client) (bool, error) {
 			continue
 		}
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("failed to find the management cluster's %s: %w", kind, err)
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(kind + "List"))
 		if err := c.List(ctx, list, client.Limit(1)); err != nil {
-			return false, fmt.Errorf("listing the management cluster's %s: %w", kind, err)
+			return false, fmt.Errorf("failed to list the management cluster's %s: %w", kind, err)
 		}
 		if len(list.Items) > 0 {
 			return true, nil
@@ -311,15 +316,18 @@ func holdsIPPools(ctx context.Context, c client.Client) (bool, error) {
 // moveBack moves the Cluster API objects from the management cluster to the cleanup cluster and
 // waits until the cleanup cluster's providers have taken them over.
 func (d *deletion) moveBack(ctx context.Context) (err error) {
-	// The IPAM providers' wait ends with this step; a failed move stops it.
+	// The IPAM providers' wait, when it went on beside the move, is joined at the end of this
+	// step; a failure of the step stops it. Without IP pools nothing of the deletion needs the
+	// IPAM provider, so its own failure, once the objects have moved, is a warning: returning it
+	// would leave the management cluster's objects on the cleanup cluster, half-deleted.
 	defer func() {
 		if err != nil {
 			d.stopIPAM()
 		}
 		werr := d.ipamWait()
 		d.stopIPAM()
-		if err == nil {
-			err = werr
+		if err == nil && werr != nil {
+			d.p.Infof("Warning: %v (the management cluster holds no IP pools: its deletion goes on)", werr)
 		}
 	}()
 	d.p.Infof("Moving TKR and Cluster API objects from management cluster to cleanup cluster...")

@@ -13,18 +13,22 @@ import (
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
-// TestHoldsIPPools: the cleanup cluster's IPAM provider is waited for before the move only when
-// the move brings pools its webhooks admit.
+// TestHoldsIPPools: holdsIPPools finds the in-cluster IPAM provider's pools of every kind, on a
+// cluster that serves only some of the kinds too.
 func TestHoldsIPPools(t *testing.T) {
 	v1alpha2 := schema.GroupVersion{Group: ipamGroup, Version: "v1alpha2"}
-	served := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha2})
-	for _, kind := range ipPoolKinds {
-		scope := meta.RESTScopeNamespace
-		if strings.HasPrefix(kind, "Global") {
-			scope = meta.RESTScopeRoot
+	serving := func(kinds ...string) meta.RESTMapper {
+		m := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha2})
+		for _, kind := range kinds {
+			scope := meta.RESTScopeNamespace
+			if strings.HasPrefix(kind, "Global") {
+				scope = meta.RESTScopeRoot
+			}
+			m.Add(v1alpha2.WithKind(kind), scope)
 		}
-		served.Add(v1alpha2.WithKind(kind), scope)
+		return m
 	}
+	served := serving(ipPoolKinds...)
 	pool := func(kind, namespace string) client.Object {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(v1alpha2.WithKind(kind))
@@ -42,6 +46,8 @@ func TestHoldsIPPools(t *testing.T) {
 		{name: "no pools", mapper: served},
 		{name: "a namespaced pool", mapper: served, objs: []client.Object{pool("InClusterIPPool", "tkg-system")}, want: true},
 		{name: "a global prefix pool", mapper: served, objs: []client.Object{pool("GlobalInClusterPrefixPool", "")}, want: true},
+		{name: "a pool of the one kind served", mapper: serving("GlobalInClusterPrefixPool"),
+			objs: []client.Object{pool("GlobalInClusterPrefixPool", "")}, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithRESTMapper(tc.mapper).WithObjects(tc.objs...).Build()

@@ -30,6 +30,7 @@ type bootstrap struct {
 }
 
 // newBootstrap makes a bootstrap token ([a-z0-9]{6}.[a-z0-9]{16}, as kubeadm's) and the CA pin.
+// kubeadm's configurations quote the token: one of digits alone would read as a YAML number.
 func newBootstrap(cas *pki.CAs) (bootstrap, error) {
 	id, err := randomToken(6)
 	if err != nil {
@@ -88,7 +89,7 @@ func userData(spec *Spec, n NodeSpec, b bootstrap) (string, error) {
 		config = fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
 bootstrapTokens:
-- token: %[1]s
+- token: "%[1]s"
   description: joins the nodes of slipway local cluster %[2]s
 localAPIEndpoint:
   advertiseAddress: %[3]s
@@ -124,7 +125,7 @@ kind: JoinConfiguration
 discovery:
   bootstrapToken:
     apiServerEndpoint: %s:%d
-    token: %s
+    token: "%s"
     caCertHashes: [%s]
 %s%s`, spec.EndpointHost(), APIServerPort, b.token, b.caHash, controlPlane, nodeRegistration(taints))
 		command = "kubeadm join --config /run/kubeadm/kubeadm.yaml"

@@ -42,6 +42,8 @@ func TestUserData(t *testing.T) {
 	if len(b.token) != 23 || b.token[6] != '.' || !strings.HasPrefix(b.caHash, "sha256:") || len(b.caHash) != 71 {
 		t.Fatalf("token %q, hash %q", b.token, b.caHash)
 	}
+	// A token of digits alone reads as a YAML number unless it is quoted, and kubeadm refuses it.
+	b.token = "123456.0123456789012345"
 	s := NewSpec("ha", "v1.34.3", 4, 2, 1)
 	type file struct{ Path, Content string }
 	type cloudConfig struct {
@@ -54,13 +56,13 @@ func TestUserData(t *testing.T) {
 		want    []string
 		absent  []string
 	}{
-		{0, "kubeadm init", []string{"kind: InitConfiguration", "token: " + b.token, "advertiseAddress: 198.18.4.2",
+		{0, "kubeadm init", []string{"kind: InitConfiguration", `token: "` + b.token + `"`, "advertiseAddress: 198.18.4.2",
 			"kubernetesVersion: v1.34.3+vmware.1", "imageRepository: projects.registry.vmware.com/tkg", "controlPlaneEndpoint: 198.18.4.1:6443",
 			"imageTag: v3.6.5_vmware.1", "imageTag: v1.12.1_vmware.1", "podSubnet: 100.96.0.0/11", "serviceSubnet: 100.64.0.0/13",
 		}, []string{"taints: []", "ignorePreflightErrors", "KubeProxyConfiguration"}},
 		{1, "kubeadm join", []string{"kind: JoinConfiguration", "apiServerEndpoint: 198.18.4.1:6443", "caCertHashes: [" + b.caHash + "]",
 			"controlPlane:", "advertiseAddress: 198.18.4.3"}, []string{"unsafeSkipCAVerification"}},
-		{2, "kubeadm join", []string{"kind: JoinConfiguration", "token: " + b.token}, []string{"controlPlane:"}},
+		{2, "kubeadm join", []string{"kind: JoinConfiguration", `token: "` + b.token + `"`}, []string{"controlPlane:"}},
 	} {
 		n := s.Nodes[tc.node]
 		data, err := userData(s, n, b)
@@ -76,6 +78,23 @@ func TestUserData(t *testing.T) {
 		}
 		if len(cfg.WriteFiles) != 1 || cfg.WriteFiles[0].Path != "/run/kubeadm/kubeadm.yaml" || len(cfg.RunCmd) != 1 || !strings.HasPrefix(cfg.RunCmd[0], tc.command+" --config /run/kubeadm/kubeadm.yaml") {
 			t.Fatalf("%s: %+v", n.Name, cfg)
+		}
+		var kubeadm struct {
+			BootstrapTokens []struct{ Token string } `json:"bootstrapTokens"`
+			Discovery       struct {
+				BootstrapToken struct{ Token string } `json:"bootstrapToken"`
+			} `json:"discovery"`
+		}
+		first, _, _ := strings.Cut(cfg.WriteFiles[0].Content, "\n---\n")
+		if err := yaml.Unmarshal([]byte(first), &kubeadm); err != nil {
+			t.Fatalf("%s: kubeadm's configuration: %v", n.Name, err)
+		}
+		token := kubeadm.Discovery.BootstrapToken.Token
+		if len(kubeadm.BootstrapTokens) > 0 {
+			token = kubeadm.BootstrapTokens[0].Token
+		}
+		if token != b.token {
+			t.Errorf("%s: bootstrap token %q, want %q", n.Name, token, b.token)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(cfg.WriteFiles[0].Content, w) {

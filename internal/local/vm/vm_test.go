@@ -52,7 +52,7 @@ write_files:
       apiVersion: kubeadm.k8s.io/v1beta4
       kind: InitConfiguration
       bootstrapTokens:
-      - token: %[3]s
+      - token: "%[3]s"
       localAPIEndpoint:
         advertiseAddress: %[1]s
       nodeRegistration:
@@ -96,7 +96,7 @@ write_files:
       discovery:
         bootstrapToken:
           apiServerEndpoint: %[1]s:6443
-          token: %[2]s
+          token: "%[2]s"
           unsafeSkipCAVerification: true
       nodeRegistration:
         name: '{{ ds.meta_data.local_hostname }}'

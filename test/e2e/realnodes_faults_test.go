@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,7 +60,7 @@ func checkRealNodeFaults(t *testing.T, c client.Client, name string, store clust
 		eventually(t, time.Minute, "the lease of "+worker+" renewed after "+service+" was killed", func() error { return leaseRenewedSince(t, c, worker, killed) })
 		// The kubelet renews its lease without containerd: a pod started on the node afterwards
 		// shows that both work again.
-		checkPodStartsOn(t, c, worker)
+		checkPodStartsOn(t, c, worker, dirs.NodeLogs(worker))
 		table = append(table, repair{service, worker, restarted, time.Since(killed)})
 	}
 
@@ -182,8 +184,11 @@ func kill9(t *testing.T, pid int) time.Time {
 }
 
 // checkPodStartsOn deletes the kube-proxy pod of node, which its DaemonSet makes again there,
-// and waits until the new one is Ready: the kubelet had containerd start its containers.
-func checkPodStartsOn(t *testing.T, c client.Client, node string) {
+// and waits until the new pod is Ready: the node's kubelet and containerd stop and start pods.
+// The DaemonSet makes the new pod only once the old one is gone, which takes the kubelet's
+// stopping it through containerd; a failure says where the old pod stands and what the node's
+// kubelet (its log in logDir) said of it.
+func checkPodStartsOn(t *testing.T, c client.Client, node, logDir string) {
 	t.Helper()
 	find := func() (*corev1.Pod, error) {
 		pods := &corev1.PodList{}
@@ -201,10 +206,11 @@ func checkPodStartsOn(t *testing.T, c client.Client, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	deleted := time.Now()
 	if err := c.Delete(t.Context(), old); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "a new kube-proxy pod Ready on "+node, func() error {
+	eventuallyExplained(t, 3*time.Minute, "a new kube-proxy pod Ready on "+node, func() error {
 		p, err := find()
 		if err != nil {
 			return err
@@ -213,6 +219,23 @@ func checkPodStartsOn(t *testing.T, c client.Client, node string) {
 			return fmt.Errorf("pod %s (the deleted one: %v) ready %v", p.Name, p.UID == old.UID, podReady(p))
 		}
 		return nil
+	}, func() {
+		left := &corev1.Pod{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(old), left); err != nil {
+			t.Logf("the deleted pod %s: %v", old.Name, err)
+		} else {
+			t.Logf("the deleted pod %s, deleted at %v: phase %s, containers %+v", old.Name, left.DeletionTimestamp, left.Status.Phase, left.Status.ContainerStatuses)
+		}
+		data, _ := os.ReadFile(filepath.Join(logDir, "kubelet.log"))
+		var lines []string
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, old.Name) || strings.Contains(line, string(old.UID)) ||
+				strings.HasPrefix(line, "E") && strings.Contains(line, "containerd.sock") {
+				lines = append(lines, line)
+			}
+		}
+		t.Logf("the last lines of the kubelet of %s on the pod and containerd (the pod deleted at %s):\n%s", node, deleted.Format("15:04:05"),
+			strings.Join(lines[max(0, len(lines)-60):], ""))
 	})
 }
 

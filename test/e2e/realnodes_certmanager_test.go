@@ -154,9 +154,7 @@ func runUpstreamCertManager(t *testing.T, registryAddr string, kubectl func(args
 	// removes them with the rest, and its leader-election Leases in kube-system.
 	mustKubectl(certManagerIssuers, "delete", "-f", "-", "--timeout=2m")
 	mustKubectl("", "delete", "secret", "-n", "default", "e2e-ca", "e2e-serving")
-	mustKubectl(release, "delete", "-f", "-", "--wait=false")
-	waitForDefinitionsDeleted(t, kubectl, "cert-manager.io")
-	mustKubectl(release, "delete", "-f", "-", "--ignore-not-found", "--timeout=2m")
+	deleteRelease(t, kubectl, release, "cert-manager.io")
 	mustKubectl("", "delete", "lease", "-n", "kube-system", "cert-manager-controller", "cert-manager-cainjector-leader-election",
 		"cert-manager-cainjector-leader-election-core", "--ignore-not-found")
 	for _, obj := range [][]string{{"namespace", "cert-manager"}, {"crd", "certificates.cert-manager.io"}, {"secret", "-n", "default", "e2e-ca"},

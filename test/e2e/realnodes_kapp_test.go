@@ -151,18 +151,20 @@ spec:
 	}
 	logProcessMemory(t, "kapp-controller's processes", "/kapp-controller\x00")
 	// Uninstalled, its aggregated API goes with it, and discovery is whole again.
-	mustKubectl(release, "delete", "-f", "-", "--wait=false")
-	waitForDefinitionsDeleted(t, kubectl, "carvel.dev", "k14s.io")
-	mustKubectl(release, "delete", "-f", "-", "--ignore-not-found", "--timeout=2m")
-	eventually(t, time.Minute, "kapp-controller's APIService deleted", func() error {
-		if out, err := kubectl("get", "apiservice", "v1alpha1.data.packaging.carvel.dev"); err == nil || !strings.Contains(out, "NotFound") {
-			return fmt.Errorf("still there: %v\n%s", err, out)
-		}
-		return nil
-	})
+	deleteRelease(t, kubectl, release, "carvel.dev", "k14s.io")
 	if out, err := kubectl("api-resources"); err != nil {
 		t.Errorf("discovery after kapp-controller's removal: %v\n%s", err, out)
 	}
+}
+
+// deleteRelease deletes an engine's release manifest and waits until all of it is gone: first its
+// CustomResourceDefinitions, those of groups ending in one of suffixes (waitForDefinitionsDeleted),
+// then the rest, with kubectl's own wait.
+func deleteRelease(t *testing.T, kubectl func(args ...string) (string, error), release string, suffixes ...string) {
+	t.Helper()
+	mustKubectlStdin(t, kubectl, release, "delete", "-f", "-", "--wait=false")
+	waitForDefinitionsDeleted(t, kubectl, suffixes...)
+	mustKubectlStdin(t, kubectl, release, "delete", "-f", "-", "--ignore-not-found", "--timeout=2m")
 }
 
 // waitForDefinitionsDeleted waits until no CustomResourceDefinition of a group ending in one of

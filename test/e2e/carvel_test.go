@@ -24,14 +24,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
-	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/test/testregistry"
 )
@@ -348,19 +345,26 @@ func relocate(t *testing.T, repo, registry string) string {
 	return copied
 }
 
-// TestManagementClusterFromACopy relocates everything `make packages` pushes (the management
+// siteCopy is a copy of everything `make packages` pushes, in another registry on this host,
+// as a site without internet keeps one.
+type siteCopy struct {
+	// repository is TKG_CUSTOM_IMAGE_REPOSITORY: the registry and the path under it.
+	repository string
+	// registry is the copy's registry, host:port.
+	registry string
+}
+
+// copyForASite relocates everything `make packages` pushed to registryAddr (the management
 // package repository, the TKR compatibility metadata and every TKR repository) with imgpkg into
-// another registry on this host, as a site without internet does, empties slipway's registry of
-// all but the Kubernetes images a real node boots from (its node image, as kind's), and makes a
-// management cluster from the copy through TKG's TKG_CUSTOM_IMAGE_REPOSITORY: the bootstrap
-// cluster's nodes and the management cluster's, which the local provider makes from its
-// LocalCluster's hostRegistries (the ClusterClass's imageRepository variable), pull every
-// package, provider image and both TKRs from it on the bridge.
-func TestManagementClusterFromACopy(t *testing.T) {
-	needRoot(t)
-	registryAddr, repo := pushPackages(t)
-	custom := testregistry.StartOnEveryAddress(t) + "/tkg"
-	customRegistry, _, _ := strings.Cut(custom, "/")
+// another registry on this host, puts the Kubernetes images of versions beside them at the paths
+// kubeadm asks for (as TKG's isolated-cluster upload-bundle does: TKR_DATA names the copy as the
+// image repository), empties slipway's registry of all but what a real node boots from (its node
+// image, as kind's), and sets TKG_CUSTOM_IMAGE_REPOSITORY to the copy for the rest of the test:
+// every package, provider image and release must come from the copy.
+func copyForASite(t *testing.T, registryAddr string, versions ...string) siteCopy {
+	t.Helper()
+	c := siteCopy{repository: testregistry.StartOnEveryAddress(t) + "/tkg"}
+	c.registry, _, _ = strings.Cut(c.repository, "/")
 	start := time.Now()
 	bundles := []string{registryAddr + "/packages/slipway-repo:v0.1.0", registryAddr + "/packages/tkr-compatibility:v1"}
 	for _, line := range strings.Fields(runImgpkg(t, "tag", "list", "-i", registryAddr+"/packages/tkr-repository", "--registry-insecure")) {
@@ -373,87 +377,74 @@ func TestManagementClusterFromACopy(t *testing.T) {
 	}
 	for _, b := range bundles {
 		repository, _, _ := strings.Cut(strings.TrimPrefix(b, registryAddr+"/packages/"), ":")
-		runImgpkg(t, "copy", "-b", b, "--to-repo", custom+"/"+repository, "--registry-insecure")
+		runImgpkg(t, "copy", "-b", b, "--to-repo", c.repository+"/"+repository, "--registry-insecure")
 	}
-	// The release's Kubernetes images go beside them, at the paths kubeadm asks for, as TKG's
-	// isolated-cluster upload-bundle puts them: TKR_DATA names the copy as the image repository.
-	pushNodeImages(t, customRegistry)
-	t.Logf("copied %d bundles (%s and every bundle and image they lock) and the Kubernetes images in %s", len(bundles), repo, time.Since(start).Round(time.Millisecond))
-	keepOnlyNodeImages(t)
-	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", custom)
-	store := cluster.Store{Root: filepath.Join(home, "local")}
-	before, err := store.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteAddedClusters(t, store, before) })
+	pushNodeImages(t, c.registry, versions...)
+	t.Logf("copied %d bundles (every bundle and image they lock) and the Kubernetes images to %s in %s", len(bundles), c.repository, time.Since(start).Round(time.Millisecond))
+	keepOnlyNodeImages(t, versions...)
+	t.Setenv("TKG_CUSTOM_IMAGE_REPOSITORY", c.repository)
+	return c
+}
 
-	// No --package-repository: the repository is the copy's slipway-repo:v0.1.0.
-	start = time.Now()
-	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "--name", "e2e-copy", "-t", "10m")
-	t.Logf("management-cluster create from the copy took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil || !strings.Contains(out, "Management cluster created!") {
-		t.Fatalf("management-cluster create from the copy: %v", err)
-	}
-	mc := managementClusterOf(t, "e2e-copy")
+// checkFromTheCopy checks that the management cluster name, made with TKG_CUSTOM_IMAGE_REPOSITORY
+// naming the copy, runs from it: its nodes pull from the copy (its LocalCluster says so, and so
+// does the local cluster its provider made), its PackageRepositories and both TKRs are the copy's,
+// kubeadm pulled the control plane and kube-proxy from it (the resolver gave TKR_DATA the
+// imageRepository variable's host, as TKG's does), and kapp-controller and every provider run
+// from the copy's images, clusterctl's image override naming it.
+func checkFromTheCopy(t *testing.T, mc client.Client, store cluster.Store, name string, c siteCopy) {
+	t.Helper()
 	ctx := t.Context()
-
-	// The management cluster's nodes pull from the copy: its LocalCluster says so, and so does
-	// the local cluster its provider made.
 	lcs := &infrav1.LocalClusterList{}
-	if err := mc.client.List(ctx, lcs, client.InNamespace("tkg-system")); err != nil {
+	if err := mc.List(ctx, lcs, client.InNamespace("tkg-system")); err != nil {
 		t.Fatal(err)
 	}
-	if len(lcs.Items) != 1 || !slices.Equal(lcs.Items[0].Spec.HostRegistries, []string{customRegistry}) {
-		t.Errorf("the management cluster's LocalClusters: %+v; want one with hostRegistries [%s]", lcs.Items, customRegistry)
+	if len(lcs.Items) != 1 || !slices.Equal(lcs.Items[0].Spec.HostRegistries, []string{c.registry}) {
+		t.Errorf("the management cluster's LocalClusters: %+v; want one with hostRegistries [%s]", lcs.Items, c.registry)
 	}
-	if spec, err := store.Get("e2e-copy"); err != nil || !slices.Equal(spec.HostRegistries, []string{customRegistry}) {
-		t.Errorf("the management cluster's local cluster: %v, registries %v; want [%s]", err, spec, customRegistry)
+	if spec, err := store.Get(name); err != nil || !slices.Equal(spec.HostRegistries, []string{c.registry}) {
+		t.Errorf("the management cluster's local cluster: %v, registries %v; want [%s]", err, spec, c.registry)
 	}
 	repos := &pkgingv1alpha1.PackageRepositoryList{}
-	if err := mc.client.List(ctx, repos); err != nil {
+	if err := mc.List(ctx, repos); err != nil {
 		t.Fatal(err)
 	}
 	if len(repos.Items) == 0 {
 		t.Error("the management cluster has no PackageRepository")
 	}
 	for _, r := range repos.Items {
-		if r.Spec.Fetch == nil || r.Spec.Fetch.ImgpkgBundle == nil || !strings.HasPrefix(r.Spec.Fetch.ImgpkgBundle.Image, custom+"/") {
+		if r.Spec.Fetch == nil || r.Spec.Fetch.ImgpkgBundle == nil || !strings.HasPrefix(r.Spec.Fetch.ImgpkgBundle.Image, c.repository+"/") {
 			t.Errorf("PackageRepository %s/%s does not read the copy: %+v", r.Namespace, r.Name, r.Spec.Fetch)
 		}
 	}
 	for _, tkr := range []string{"v1.34.3---vmware.1-tkg.1", "v1.35.4---vmware.1-tkg.1"} {
-		if err := mc.client.Get(ctx, client.ObjectKey{Name: tkr}, &runv1alpha3.TanzuKubernetesRelease{}); err != nil {
+		if err := mc.Get(ctx, client.ObjectKey{Name: tkr}, &runv1alpha3.TanzuKubernetesRelease{}); err != nil {
 			t.Errorf("TKR %s from the copy: %v", tkr, err)
 		}
 	}
-	// kubeadm pulled the control plane and kube-proxy from the copy: the resolver gave TKR_DATA
-	// the imageRepository variable's host, as TKG's does.
 	kubeadmConfig := &corev1.ConfigMap{}
-	if err := mc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, kubeadmConfig); err != nil {
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, kubeadmConfig); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(kubeadmConfig.Data["ClusterConfiguration"], "imageRepository: "+custom+"\n") {
-		t.Errorf("kubeadm's ClusterConfiguration does not name the copy %s:\n%s", custom, kubeadmConfig.Data["ClusterConfiguration"])
+	if !strings.Contains(kubeadmConfig.Data["ClusterConfiguration"], "imageRepository: "+c.repository+"\n") {
+		t.Errorf("kubeadm's ClusterConfiguration does not name the copy %s:\n%s", c.repository, kubeadmConfig.Data["ClusterConfiguration"])
 	}
 	kubeProxy := &appsv1.DaemonSet{}
-	if err := mc.client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-proxy"}, kubeProxy); err != nil {
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-proxy"}, kubeProxy); err != nil {
 		t.Fatal(err)
 	}
-	if image := kubeProxy.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(image, custom+"/kube-proxy:") {
+	if image := kubeProxy.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(image, c.repository+"/kube-proxy:") {
 		t.Errorf("kube-proxy runs %s, not the copy's", image)
 	}
-	// kapp-controller runs from its relocated image; so does every provider, clusterctl's
-	// image override naming the copy.
 	pods := &corev1.PodList{}
-	if err := mc.client.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
+	if err := mc.List(ctx, pods, client.InNamespace("tkg-system"), client.MatchingLabels{"app": "kapp-controller"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, custom+"/slipway-repo@sha256:") {
+	if len(pods.Items) != 1 || !strings.HasPrefix(pods.Items[0].Spec.Containers[0].Image, c.repository+"/slipway-repo@sha256:") {
 		t.Errorf("kapp-controller's pod: %+v", pods.Items)
 	}
 	deployments := &appsv1.DeploymentList{}
-	if err := mc.client.List(ctx, deployments, client.HasLabels{"cluster.x-k8s.io/provider"}); err != nil {
+	if err := mc.List(ctx, deployments, client.HasLabels{"cluster.x-k8s.io/provider"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(deployments.Items) < 5 {
@@ -461,37 +452,31 @@ func TestManagementClusterFromACopy(t *testing.T) {
 	}
 	for _, d := range deployments.Items {
 		image := d.Spec.Template.Spec.Containers[0].Image
-		if !strings.HasPrefix(image, custom+"/slipway-repo:") || !strings.Contains(image, "@sha256:") || d.Status.AvailableReplicas == 0 {
+		if !strings.HasPrefix(image, c.repository+"/slipway-repo:") || !strings.Contains(image, "@sha256:") || d.Status.AvailableReplicas == 0 {
 			t.Errorf("Deployment %s/%s runs %s (%d available), not the copy's image", d.Namespace, d.Name, image, d.Status.AvailableReplicas)
 		}
 	}
+}
 
-	// After the pivot the management cluster's own provider makes its nodes, which pull from
-	// the copy too: a worker added by a scale runs the copy's images.
-	nodesBefore := &corev1.NodeList{}
-	if err := mc.client.List(ctx, nodesBefore); err != nil {
-		t.Fatal(err)
-	}
-	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tkg-system", Name: "e2e-copy"}}
-	scaled := time.Now()
-	patchTopology(t, mc, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
-	eventually(t, 4*time.Minute, "two workers", func() error {
-		return clusterAvailable(ctx, mc, c, assets.DefaultKubernetesVersion()+"+vmware.1", 3)
-	})
+// checkPodsFromTheCopy checks that the pods on the nodes not in before run, and that one at
+// least runs an image of the copy: a node the management cluster's own provider made pulls from
+// it too.
+func checkPodsFromTheCopy(t *testing.T, mc client.Client, before *corev1.NodeList, c siteCopy) {
+	t.Helper()
 	eventually(t, 3*time.Minute, "the new worker's pods running from the copy", func() error {
 		pods := &corev1.PodList{}
-		if err := mc.client.List(ctx, pods); err != nil {
+		if err := mc.List(t.Context(), pods); err != nil {
 			return err
 		}
 		fromCopy := 0
 		for _, p := range pods.Items {
-			if p.Spec.NodeName == "" || slices.ContainsFunc(nodesBefore.Items, func(n corev1.Node) bool { return n.Name == p.Spec.NodeName }) {
+			if p.Spec.NodeName == "" || slices.ContainsFunc(before.Items, func(n corev1.Node) bool { return n.Name == p.Spec.NodeName }) {
 				continue
 			}
 			if p.Status.Phase != corev1.PodRunning {
 				return fmt.Errorf("pod %s/%s on the new worker %s is %s", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
 			}
-			if strings.HasPrefix(p.Spec.Containers[0].Image, custom+"/") {
+			if strings.HasPrefix(p.Spec.Containers[0].Image, c.repository+"/") {
 				fromCopy++
 			}
 		}
@@ -500,19 +485,4 @@ func TestManagementClusterFromACopy(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("the management cluster scaled itself to two workers from the copy in %s", time.Since(scaled).Round(100*time.Millisecond))
-
-	// delete's cleanup cluster runs its providers from the copy too, its nodes pulling from it.
-	start = time.Now()
-	out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "e2e-copy", "-y", "-t", "10m")
-	t.Logf("management-cluster delete from the copy took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil || !strings.Contains(out, "Management cluster deleted!") {
-		t.Fatalf("management-cluster delete: %v", err)
-	}
-	if strings.Contains(out, "Warning") {
-		t.Errorf("management-cluster delete warns: the cleanup cluster's providers do not run from the copy")
-	}
-	for _, s := range addedClusters(t, store, before) {
-		t.Errorf("local cluster %s is left after delete", s.Name)
-	}
 }

@@ -47,9 +47,11 @@ import (
 // Cluster, the payload on it, clusterctl move, the bootstrap cluster deleted. The management
 // cluster then manages itself: its own provider, in a container on one of its nodes, makes and
 // deletes this host's nodes through the store's node service, scales its workers and starts a
-// killed load balancer again. It is made at v1.34.3 with an OIDC identity provider, which its
-// pinniped gets, runs a workload cluster's whole life, and is upgraded to v1.35 by
-// `management-cluster upgrade` before its delete. Every node of it, of its bootstrap, workload
+// killed load balancer again. It is made as a site without internet makes it, from an imgpkg
+// copy of the packages and images in another registry on this host (TKG_CUSTOM_IMAGE_REPOSITORY;
+// slipway's registry keeps only what a node boots from), at v1.34.3 with an OIDC identity
+// provider, which its pinniped gets, runs a workload cluster's whole life, and is upgraded to
+// v1.35 by `management-cluster upgrade` before its delete. Every node of it, of its bootstrap, workload
 // and cleanup clusters, is real (the default, nothing said of the nodes): the fault suite of
 // real nodes runs on it and on its workload cluster (checkRealNodeFaults), and the upgrades roll
 // real nodes, whose kubeadm joins each new one at the new version. It is the package's one
@@ -183,9 +185,15 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	})
 
+	// The management cluster is made as a site without internet makes it: from a copy of
+	// everything in another registry on this host, which TKG_CUSTOM_IMAGE_REPOSITORY names, with
+	// no --package-repository (the repository is the copy's slipway-repo:v0.1.0). The workload
+	// clusters below pull from the copy too.
+	site := copyForASite(t, addr, "v1.34.3", "v1.35.4")
+
 	// Create, checked in the test itself, so that any phase can run alone with it.
 	start := time.Now()
-	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "--package-repository", repo, "-t", "10m")
+	out, err := runSlipwayTimeout(t, 20*time.Minute, "management-cluster", "create", "-f", file, "-t", "10m")
 	t.Logf("management-cluster create took %s:\n%s", time.Since(start).Round(time.Second), out)
 	if err != nil {
 		t.Fatalf("management-cluster create failed: %v", err)
@@ -263,7 +271,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		t.Errorf("local cluster delete of the management cluster: want a refusal naming management-cluster delete, got %v:\n%s", err, out)
 	}
 	// A second create of the same name refuses before it starts anything.
-	if out, err := runSlipway(t, "management-cluster", "create", "-f", file, "--package-repository", repo); err == nil ||
+	if out, err := runSlipway(t, "management-cluster", "create", "-f", file); err == nil ||
 		!strings.Contains(out, "configuration validation failed") || !strings.Contains(out, "cluster name e2e-mgmt matches") {
 		t.Errorf("a second create of e2e-mgmt: want a refusal naming the name, got %v:\n%s", err, out)
 	}
@@ -353,6 +361,7 @@ func TestManagementClusterCreate(t *testing.T) {
 		checkManagementPods(t, mc)
 		checkReleaseConversion(t, mc)
 		checkCapability(t, mc)
+		checkFromTheCopy(t, mc, store, "e2e-mgmt", site)
 
 	})
 
@@ -480,6 +489,10 @@ func TestManagementClusterCreate(t *testing.T) {
 
 	phase(t, "the management cluster scales itself", func(t *testing.T) {
 		// The management cluster's own controllers scale its workers 1→2→1.
+		nodesBefore := &corev1.NodeList{}
+		if err := mc.List(ctx, nodesBefore); err != nil {
+			t.Fatal(err)
+		}
 		scaled := time.Now()
 		patchTopology(t, mgmt, c, func(c *clusterv1.Cluster) { c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr.To[int32](2) })
 		eventually(t, 4*time.Minute, "two workers", func() error { return clusterAvailable(ctx, mgmt, c, "v1.34.3+vmware.1", 3) })
@@ -490,6 +503,8 @@ func TestManagementClusterCreate(t *testing.T) {
 			t.Fatalf("the store holds %v nodes of e2e-mgmt (%v), want 3", spec, err)
 		}
 		checkContainerdNodes(t, mc, 3)
+		// It pulls from the copy, as the LocalCluster's hostRegistries tell the node service.
+		checkPodsFromTheCopy(t, mc, nodesBefore, site)
 
 		// And back to one: a worker it drains and deletes, whose node leaves this host. The
 		// upgrade below then rolls two machines.
@@ -726,24 +741,21 @@ func TestManagementClusterCreate(t *testing.T) {
 	})
 
 	phase(t, "management-cluster delete", func(t *testing.T) {
-		// delete moves the objects back to a cleanup cluster, which deletes the machines: no process,
-		// state or context is left. The cleanup cluster is one the user made (-e, TKG's
-		// --use-existing-cleanup-cluster), which the providers are installed on and which is kept;
-		// the vSphere flows test the one delete makes.
-		cleanupKubeconfig := filepath.Join(dir, "cleanup.kubeconfig")
-		if out, err := runSlipway(t, "local", "cluster", "create", "e2e-cleanup", "--kubeconfig", cleanupKubeconfig); err != nil {
-			t.Fatalf("local cluster create e2e-cleanup: %v\n%s", err, out)
-		}
+		// delete moves the objects back to a cleanup cluster it makes, which deletes the machines:
+		// no process, state or context is left. The cleanup cluster pulls from the copy too: its
+		// nodes from the management cluster's LocalCluster's registries, its providers the images
+		// the management cluster's package repository locks, so nothing warns that they do not.
+		// The vSphere flows test a cleanup cluster the user made (-e).
 		deleted := time.Now()
-		out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m", "-e", cleanupKubeconfig)
+		out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
 		t.Logf("management-cluster delete took %s:\n%s", time.Since(deleted).Round(time.Second), out)
 		if err != nil || !strings.Contains(out, "Management cluster deleted!") {
 			t.Fatalf("management-cluster delete: %v", err)
 		}
-		checkLinesInOrder(t, "management-cluster delete -e", out, "Using the cleanup cluster of "+cleanupKubeconfig, "Installing providers on cleanup cluster...",
-			"Moving TKR and Cluster API objects from management cluster to cleanup cluster...", "Keeping the cleanup cluster of "+cleanupKubeconfig)
-		if out, err := runSlipway(t, "local", "cluster", "delete", "e2e-cleanup"); err != nil {
-			t.Errorf("the kept cleanup cluster: local cluster delete: %v\n%s", err, out)
+		checkLinesInOrder(t, "management-cluster delete", out, "Setting up cleanup cluster...", "Installing providers on cleanup cluster...",
+			"Moving TKR and Cluster API objects from management cluster to cleanup cluster...", "Deleting management cluster...")
+		if strings.Contains(out, "Warning") {
+			t.Errorf("management-cluster delete warns: the cleanup cluster's providers do not run from the copy")
 		}
 		if after, _ := store.List(); len(after) != len(before) {
 			t.Errorf("local clusters left after delete: %d, before create: %d", len(after), len(before))

@@ -155,10 +155,9 @@ func checkMetricsAPI(t *testing.T, c client.Client, kubectl func(args ...string)
 }
 
 // keepOnlyNodeImages empties slipway's registry of everything but the images a real node boots
-// from (pushNodeImages) and those matching more (pushImages), as a site whose packages come from
-// a copy elsewhere: what else a cluster runs must come from that copy. The registry is started
-// again, on a new port.
-func keepOnlyNodeImages(t *testing.T, more ...string) {
+// from (pushNodeImages, at versions), as a site whose packages come from a copy elsewhere: what
+// else a cluster runs must come from that copy. The registry is started again, on a new port.
+func keepOnlyNodeImages(t *testing.T, versions ...string) {
 	t.Helper()
 	if out, err := runSlipway(t, "local", "registry", "stop"); err != nil {
 		t.Fatalf("registry stop: %v\n%s", err, out)
@@ -166,11 +165,7 @@ func keepOnlyNodeImages(t *testing.T, more ...string) {
 	if err := os.RemoveAll(filepath.Join(home, "registry", "data")); err != nil {
 		t.Fatal(err)
 	}
-	addr := startRegistry(t)
-	pushNodeImages(t, addr)
-	if len(more) > 0 {
-		pushImages(t, addr, more...)
-	}
+	pushNodeImages(t, startRegistry(t), versions...)
 }
 
 // startRegistry starts the local registry of the test's slipway home on a free loopback port,

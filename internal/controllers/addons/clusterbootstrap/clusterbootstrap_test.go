@@ -347,6 +347,96 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("a deploy its kapp-controller abandoned is kicked", func(t *testing.T) {
+		// The App of wl-antrea is mid-deploy, its deploy started a minute before the only
+		// kapp-controller running on the cluster: the one that started it is gone.
+		deployStarted := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+		app := &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "wl-antrea"}}
+		if err := workload.Client.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = workload.Client.Delete(context.Background(), app) })
+		app.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
+		app.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: deployStarted}
+		app.Status.ObservedGeneration = app.Generation
+		if err := workload.Client.Status().Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "kapp-controller-0", Labels: map[string]string{"app": "kapp-controller"}},
+			Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{
+				{Name: "kapp-controller", Image: "kapp-controller"}, {Name: "kapp-controller-sidecarexec", Image: "kapp-controller"}}},
+		}
+		if err := workload.Client.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = workload.Client.Delete(context.Background(), pod) })
+		running := func(name string, at time.Time) corev1.ContainerStatus {
+			return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}}}
+		}
+		// Its sidecar, older than the deploy, is not kapp-controller.
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{running("kapp-controller", time.Now()), running("kapp-controller-sidecarexec", time.Now().Add(-time.Hour))}
+		if err := workload.Client.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		setState(t, "wl-antrea", kappctrlv1alpha1.Reconciling, "")
+
+		// The PackageInstall is paused, as kctrl's kick pauses it, naming the abandoned deploy.
+		pi := &pkgingv1alpha1.PackageInstall{}
+		eventually(t, workload.Client, key(sys, "wl-antrea"), pi, func(pi *pkgingv1alpha1.PackageInstall) error {
+			if !pi.Spec.Paused || pi.Annotations[clusterbootstrap.AnnotationKick] != deployStarted.UTC().Format(time.RFC3339) {
+				return fmt.Errorf("paused %t, annotations %v", pi.Spec.Paused, pi.Annotations)
+			}
+			return nil
+		})
+		// It stays paused until kapp-controller has paused the App.
+		envtest.Consistently(t, time.Second, "wl-antrea paused while its App is not", func() error {
+			if err := workload.Client.Get(ctx, key(sys, "wl-antrea"), pi); err != nil || !pi.Spec.Paused {
+				return fmt.Errorf("paused %t (%v)", pi.Spec.Paused, err)
+			}
+			return nil
+		})
+		app.Spec.Paused = true
+		if err := workload.Client.Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		app.Status.ObservedGeneration = app.Generation
+		if err := workload.Client.Status().Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, workload.Client, key(sys, "wl-antrea"), pi, func(pi *pkgingv1alpha1.PackageInstall) error {
+			if _, kicking := pi.Annotations[clusterbootstrap.AnnotationKick]; pi.Spec.Paused || kicking {
+				return fmt.Errorf("paused %t, annotations %v", pi.Spec.Paused, pi.Annotations)
+			}
+			return nil
+		})
+		if n := countEvents(t, "ClusterBootstrap", "wl", clusterbootstrap.ReasonPackageKicked); n != 1 {
+			t.Errorf("%d %s Events, want 1", n, clusterbootstrap.ReasonPackageKicked)
+		}
+
+		// A deploy the running kapp-controller started is its own: it is left alone.
+		app.Spec.Paused = false
+		if err := workload.Client.Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		app.Status.Deploy.StartedAt = metav1.NewTime(time.Now().Add(time.Second))
+		app.Status.ObservedGeneration = app.Generation
+		if err := workload.Client.Status().Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		setState(t, "wl-antrea", kappctrlv1alpha1.Reconciling, "")
+		condition(t, "wl", "Antrea-Reconciling", "")
+		envtest.Consistently(t, 2*time.Second, "wl-antrea not kicked", func() error {
+			if err := workload.Client.Get(ctx, key(sys, "wl-antrea"), pi); err != nil || pi.Spec.Paused {
+				return fmt.Errorf("paused %t (%v)", pi.Spec.Paused, err)
+			}
+			return nil
+		})
+		setState(t, "wl-antrea", kappctrlv1alpha1.ReconcileSucceeded, "")
+		condition(t, "wl", "Antrea-ReconcileSucceeded", "")
+	})
+
 	t.Run("a day-2 values change reaches the workload cluster", func(t *testing.T) {
 		antrea := &cniv1alpha1.AntreaConfig{}
 		if err := mgmt.Client.Get(ctx, key(ns, "wl-antrea-package"), antrea); err != nil {

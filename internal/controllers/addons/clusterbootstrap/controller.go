@@ -288,6 +288,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		r.reconcileRemote,
 		r.reconcileFinalizers,
 		r.reconcileStatus,
+		r.reconcileAbandoned,
 	} {
 		if err := phase(ctx, s); err != nil {
 			return r.retry(ctx, s.cb, err)

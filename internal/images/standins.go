@@ -1,7 +1,11 @@
 package images
 
 import (
+	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 )
@@ -50,10 +54,14 @@ var StandIns = []StandIn{
 // relocated by TKG_CUSTOM_IMAGE_REPOSITORY, which keeps the path below the repository. An image
 // named by tag matches a stand-in's path and tag; one locked by digest alone, as packages name
 // their images (or named by neither), matches a stand-in's path: every version of a stand-in's
-// image is one. An image copied into one repository (imgpkg copy --to-repo) keeps no path, and
-// is not told.
-func IsStandIn(image string) bool {
-	image, _, _ = strings.Cut(image, "@")
+// image is one. An image copied into one repository (imgpkg copy --to-repo) keeps no path but
+// its digest: it is one when digests, the stand-ins' of the layout `make images` built
+// (StandInDigests), holds that digest.
+func IsStandIn(image string, digests map[string]bool) bool {
+	image, digest, _ := strings.Cut(image, "@")
+	if digests[digest] {
+		return true
+	}
 	tagged := strings.LastIndex(image, ":") > strings.LastIndex(image, "/")
 	for _, s := range StandIns {
 		path := strings.TrimPrefix(s.Ref, assets.ImageRepository)
@@ -65,4 +73,29 @@ func IsStandIn(image string) bool {
 		}
 	}
 	return false
+}
+
+// StandInDigests returns the manifest digests of the stand-in images of the OCI layout in dir
+// (`make images`' LayoutDir under the assets directory), read from its index.
+func StandInDigests(dir string) (map[string]bool, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("no images in %s: run `make images`: %w", dir, err)
+	}
+	index, err := p.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := index.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	digests := map[string]bool{}
+	for _, desc := range manifest.Manifests {
+		ref := desc.Annotations[AnnotationRefName]
+		if slices.ContainsFunc(StandIns, func(s StandIn) bool { return s.Ref == ref }) {
+			digests[desc.Digest.String()] = true
+		}
+	}
+	return digests, nil
 }

@@ -67,7 +67,7 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 					l.Packages = append(l.Packages, packageState{Name: p.RefName, State: packageStateOf(cb, p.RefName)})
 				}
 			}
-			if simulated, err := simulatedWorkloads(r.Context(), c, key); err == nil {
+			if simulated, err := simulatedWorkloads(r.Context(), c, key, s.o.Workload.StandIns); err == nil {
 				l.Simulated, l.Reached = simulated, true
 			}
 			out[i] = l
@@ -80,7 +80,7 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 // simulatedWorkloads lists, through the cluster's kubeconfig Secret (Cluster API's
 // remote.RESTConfig), the workloads whose pods are simulated (see simulated), sorted and each
 // once.
-func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
+func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey, standIns map[string]bool) ([]string, error) {
 	cfg, err := remote.RESTConfig(ctx, "slipway-ui", c, key)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectK
 	}
 	out := []string{}
 	for i := range pods.Items {
-		if p := &pods.Items[i]; simulated(p) {
+		if p := &pods.Items[i]; simulated(p, standIns) {
 			out = append(out, workloadOf(p))
 		}
 	}
@@ -104,9 +104,10 @@ func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectK
 	return slices.Compact(out), nil
 }
 
-// simulated says whether a pod is simulated: a container of it runs a stand-in image.
-func simulated(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image) })
+// simulated says whether a pod is simulated: a container of it runs a stand-in image, by its
+// name or by one of the stand-ins' digests.
+func simulated(p *corev1.Pod, standIns map[string]bool) bool {
+	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image, standIns) })
 }
 
 // workloadOf names the workload a pod belongs to: its DaemonSet, StatefulSet or Job, the

@@ -82,6 +82,9 @@ type Workload struct {
 	CheckHost cluster.HostCheck
 	// Timeout bounds each wait of a deploy.
 	Timeout time.Duration
+	// StandIns are the digests of the stand-in images (images.StandInDigests), by which the
+	// list tells a stand-in copied into one repository, which keeps no path.
+	StandIns map[string]bool
 }
 
 // Server serves the installer.

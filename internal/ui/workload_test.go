@@ -130,8 +130,10 @@ func TestSimulated(t *testing.T) {
 		{"a built image locked by digest", pod(nil, "projects.registry.vmware.com/tkg/metrics-server@sha256:0123"), false},
 		{"a stand-in's name at another tag", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.99.0"), false},
 		{"a name that only ends like one", pod(nil, "example.com/my-calico-all/calico-node:v3.26.3_vmware.2"), false},
+		{"a stand-in copied into one repository, told by its digest", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:abcd"), true},
+		{"a built image copied into one repository", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:0123"), false},
 	} {
-		if got := simulated(tc.pod); got != tc.want {
+		if got := simulated(tc.pod, map[string]bool{"sha256:abcd": true}); got != tc.want {
 			t.Errorf("%s: simulated %v, want %v", tc.name, got, tc.want)
 		}
 	}

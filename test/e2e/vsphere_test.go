@@ -357,7 +357,7 @@ func TestVSphereFlows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range pods.Items {
-			if p.Status.Phase != corev1.PodRunning || !strings.Contains(p.Spec.Containers[0].Image, "/cluster-api-vsphere-controller") || images.IsStandIn(p.Spec.Containers[0].Image) {
+			if p.Status.Phase != corev1.PodRunning || !strings.Contains(p.Spec.Containers[0].Image, "/cluster-api-vsphere-controller") || images.IsStandIn(p.Spec.Containers[0].Image, nil) {
 				t.Errorf("CAPV's pod %s is %s with image %s: it must run CAPV's image", p.Name, p.Status.Phase, p.Spec.Containers[0].Image)
 			}
 		}

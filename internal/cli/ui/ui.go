@@ -2,12 +2,16 @@
 package ui
 
 import (
+	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
+	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	slipwayui "github.com/slipway-dev/slipway/internal/ui"
 )
@@ -37,8 +41,18 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A stand-in copied into one repository (a site's imgpkg copy) keeps only its
+			// digest, which the layout `make images` built tells.
+			var standIns map[string]bool
+			set, err := assets.Find()
+			if err == nil {
+				standIns, err = images.StandInDigests(filepath.Join(set.Dir, images.LayoutDir))
+			}
+			if err != nil {
+				fmt.Fprintf(streams.ErrOut, "Warning: %v: a stand-in image copied into one repository is not shown as simulated\n", err)
+			}
 			return slipwayui.Run(cmd.Context(), bind, bindRemote, slipwayui.Options{Home: home, Log: streams.ErrOut,
-				Workload: &slipwayui.Workload{Client: c, CheckHost: cliutil.CheckHost, Timeout: timeout}},
+				Workload: &slipwayui.Workload{Client: c, CheckHost: cliutil.CheckHost, Timeout: timeout, StandIns: standIns}},
 				cliutil.AnnounceInstaller(streams.ErrOut, "the installer UI", browser))
 		},
 	}

@@ -50,18 +50,7 @@ type Built struct {
 
 // ReadLayout returns the images of the layout in dir, sorted by reference.
 func ReadLayout(dir string) ([]Built, error) {
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		return nil, fmt.Errorf("no images in %s: run `make images`", dir)
-	}
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	index, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	manifest, err := index.IndexManifest()
+	index, manifest, err := layoutIndex(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +68,26 @@ func ReadLayout(dir string) ([]Built, error) {
 	}
 	sort.Slice(built, func(i, j int) bool { return built[i].Ref < built[j].Ref })
 	return built, nil
+}
+
+// layoutIndex opens the OCI layout in dir and reads its index.
+func layoutIndex(dir string) (v1.ImageIndex, *v1.IndexManifest, error) {
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+		return nil, nil, fmt.Errorf("no images in %s: run `make images`", dir)
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	index, err := p.ImageIndex()
+	if err != nil {
+		return nil, nil, err
+	}
+	manifest, err := index.IndexManifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	return index, manifest, nil
 }
 
 // Digests maps each reference of the layout in dir to its image's digest.

@@ -1,11 +1,8 @@
 package images
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/slipway-dev/slipway/internal/assets"
 )
@@ -78,15 +75,7 @@ func IsStandIn(image string, digests map[string]bool) bool {
 // StandInDigests returns the manifest digests of the stand-in images of the OCI layout in dir
 // (`make images`' LayoutDir under the assets directory), read from its index.
 func StandInDigests(dir string) (map[string]bool, error) {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, fmt.Errorf("no images in %s: run `make images`: %w", dir, err)
-	}
-	index, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	manifest, err := index.IndexManifest()
+	_, manifest, err := layoutIndex(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -237,7 +237,7 @@ func (s *Server) start(file string, data []byte, resumed *failure) (*deployment,
 // `slipway ui`, the workload cluster's. It returns the commands to run next.
 func (s *Server) runFlow(file, useExisting string, p *progress.Printer) ([]string, error) {
 	if w := s.o.Workload; w != nil {
-		err := w.Create(s.ctx, cluster.CreateOptions{File: file, Client: w.Client, Home: s.o.Home, Timeout: w.Timeout, Progress: p, CheckHost: w.CheckHost})
+		err := w.Create(s.ctx, cluster.CreateOptions{File: file, Environ: w.Environ, Client: w.Client, Home: s.o.Home, Timeout: w.Timeout, Progress: p, CheckHost: w.CheckHost})
 		if err != nil {
 			return nil, err
 		}

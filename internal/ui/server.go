@@ -82,6 +82,9 @@ type Workload struct {
 	CheckHost cluster.HostCheck
 	// Timeout bounds each wait of a deploy.
 	Timeout time.Duration
+	// Environ overrides the wizard's file, as `cluster create` reads the environment
+	// (TKG_CUSTOM_IMAGE_REPOSITORY among it).
+	Environ []string
 	// StandIns are the digests of the stand-in images (images.StandInDigests), by which the
 	// list tells a stand-in copied into one repository, which keeps no path.
 	StandIns map[string]bool

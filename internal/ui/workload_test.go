@@ -53,7 +53,9 @@ func TestWorkloadInstaller(t *testing.T) {
 		return nil
 	}
 	home := t.TempDir()
-	in := newInstallerWith(t, Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create, CheckHost: checkHost}})
+	// The environment overrides the wizard's file, as for `cluster create`: a site's copy.
+	environ := []string{"TKG_CUSTOM_IMAGE_REPOSITORY=127.0.0.1:5001/tkg"}
+	in := newInstallerWith(t, Options{Home: home, Now: time.Now, Workload: &Workload{Client: c, Create: create, CheckHost: checkHost, Environ: environ}})
 
 	var clusters []listed
 	in.call(t, http.MethodGet, "/api/clusters", nil, &clusters)
@@ -83,8 +85,8 @@ func TestWorkloadInstaller(t *testing.T) {
 		!slices.Contains(lines, warning) {
 		t.Errorf("the deploy: %+v\n%v", last, lines)
 	}
-	if ran.File != want || ran.Client != client.Client(c) {
-		t.Errorf("the flow ran on %s with client %v", ran.File, ran.Client)
+	if ran.File != want || ran.Client != client.Client(c) || !slices.Equal(ran.Environ, environ) {
+		t.Errorf("the flow ran on %s with client %v and environment %v", ran.File, ran.Client, ran.Environ)
 	}
 }
 

@@ -2,6 +2,7 @@ package managementcluster
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -26,6 +27,6 @@ func serveInstaller(cmd *cobra.Command, streams genericiooptions.IOStreams, f *c
 		repository = f.packageRepository
 	}
 	return ui.Run(cmd.Context(), f.bind, f.bindRemote, ui.Options{Home: home, Store: store, Log: streams.ErrOut,
-		Base: managementcluster.CreateOptions{Kubeconfig: f.kubeconfig, Timeout: f.timeout, PackageRepository: repository}},
+		Base: managementcluster.CreateOptions{Environ: os.Environ(), Kubeconfig: f.kubeconfig, Timeout: f.timeout, PackageRepository: repository}},
 		cliutil.AnnounceInstaller(streams.ErrOut, "kickstart UI", f.browser))
 }

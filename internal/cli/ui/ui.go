@@ -3,6 +3,7 @@ package ui
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -52,7 +53,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				fmt.Fprintf(streams.ErrOut, "Warning: %v: a stand-in image copied into one repository is not shown as simulated\n", err)
 			}
 			return slipwayui.Run(cmd.Context(), bind, bindRemote, slipwayui.Options{Home: home, Log: streams.ErrOut,
-				Workload: &slipwayui.Workload{Client: c, CheckHost: cliutil.CheckHost, Timeout: timeout, StandIns: standIns}},
+				Workload: &slipwayui.Workload{Client: c, CheckHost: cliutil.CheckHost, Timeout: timeout, Environ: os.Environ(), StandIns: standIns}},
 				cliutil.AnnounceInstaller(streams.ErrOut, "the installer UI", browser))
 		},
 	}

@@ -745,7 +745,6 @@ func TestManagementClusterCreate(t *testing.T) {
 		// no process, state or context is left. The cleanup cluster pulls from the copy too: its
 		// nodes from the management cluster's LocalCluster's registries, its providers the images
 		// the management cluster's package repository locks, so nothing warns that they do not.
-		// The vSphere flows test a cleanup cluster the user made (-e).
 		deleted := time.Now()
 		out, err = runSlipwayTimeout(t, 15*time.Minute, "management-cluster", "delete", "-y", "-t", "10m")
 		t.Logf("management-cluster delete took %s:\n%s", time.Since(deleted).Round(time.Second), out)

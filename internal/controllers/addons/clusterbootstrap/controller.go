@@ -94,6 +94,8 @@ type scope struct {
 	remote client.Client
 	// settled says every package's PackageInstall reports ReconcileSucceeded.
 	settled bool
+	// remoteInstalls are the PackageInstalls on the workload cluster that reconcileStatus read.
+	remoteInstalls []*pkgingv1alpha1.PackageInstall
 	// foreign are the refNames of the CPI and CSI of another infrastructure than the
 	// cluster's, which a ClusterBootstrap written before its Cluster existed (a management
 	// cluster's, as TKG's CLI writes it) may name: they are neither cloned nor installed.

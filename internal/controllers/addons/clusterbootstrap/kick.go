@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
-	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
 // AnnotationKick is set on a PackageInstall of the workload cluster while the controller kicks
@@ -38,14 +37,8 @@ const ReasonPackageKicked = "PackageKicked"
 func (r *Reconciler) reconcileAbandoned(ctx context.Context, s *scope) error {
 	var reader client.Client
 	var controllerStart time.Time
-	for _, p := range s.packagesOnRemote() {
-		pi := &pkgingv1alpha1.PackageInstall{}
-		if err := s.remote.Get(ctx, client.ObjectKey{Namespace: r.SystemNamespace, Name: tkg.PackageInstallName(s.cluster.Name, p.RefName)}, pi); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return err
-		}
+	// The PackageInstalls are those reconcileStatus read, before this phase.
+	for _, pi := range s.remoteInstalls {
 		_, kicking := pi.Annotations[AnnotationKick]
 		if !kicking && (pi.Spec.Paused || !isReconciling(pi)) {
 			continue

@@ -76,6 +76,9 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) error {
 		var c *kappctrlv1alpha1.Condition
 		if err == nil {
 			c = summary(pi.Status.Conditions)
+			if src.c == s.remote {
+				s.remoteInstalls = append(s.remoteInstalls, pi)
+			}
 		}
 		if c == nil || c.Type != kappctrlv1alpha1.ReconcileSucceeded {
 			settled = false

@@ -2,10 +2,12 @@ package managementcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
@@ -70,6 +72,37 @@ func BootstrapEgress(infrastructure, server, endpoint string, apiServerPort int)
 		}
 	}
 	return out
+}
+
+// CheckReach refuses a cluster given with -e (flag names it with the kubeconfig at path, in its
+// current context) that is a local cluster of this host whose nodes cannot reach every
+// destination in need (BootstrapEgress): its providers would wait for them until the timeout,
+// since a local cluster's nodes reach off the bridge only the egress it was made with. A cluster
+// of elsewhere is taken as given.
+func CheckReach(store localcluster.Store, flag, path, context string, need []string) error {
+	name, ok := strings.CutPrefix(context, localcluster.ContextName(""))
+	if len(need) == 0 || !ok {
+		return nil
+	}
+	spec, err := store.Get(name)
+	if errors.Is(err, localcluster.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	unreached, err := spec.Unreached(need)
+	if err != nil || len(unreached) == 0 {
+		return err
+	}
+	had := "none"
+	if len(spec.Egress) > 0 {
+		had = strings.Join(spec.Egress, ", ")
+	}
+	return fmt.Errorf("%s %s: the nodes of local cluster %s cannot reach %s, which its Cluster API providers need (vCenter, the "+
+		"management cluster's endpoint): a local cluster's nodes reach off the bridge only what it was made with (%s). "+
+		"Make one with `slipway local cluster create NAME --bootstrap --infrastructure-provider vsphere` and the VSPHERE_* "+
+		"variables set, or leave out -e and one is made", flag, path, name, strings.Join(unreached, " and "), had)
 }
 
 // Bootstrap creates a local cluster and installs TKG's bootstrap payload on it: what TKG does

@@ -105,3 +105,47 @@ func TestWaysOutNameOnlyAKeptBootstrapCluster(t *testing.T) {
 		t.Errorf("the error of a create without a kept bootstrap cluster offers ways out through one:\n%s", msg)
 	}
 }
+
+// TestCheckReach checks the refusal of a cluster given with -e whose nodes cannot reach what its
+// providers need: a local cluster of this host made without that egress is refused with what it
+// cannot reach, what it has and how to make one that can; one made with it, a cluster of
+// elsewhere and a provider that needs nothing pass.
+func TestCheckReach(t *testing.T) {
+	store := localcluster.Store{Root: t.TempDir()}
+	for name, egress := range map[string][]string{"plain": nil, "cleanup": {"203.0.113.7:443"}} {
+		dirs, err := store.Dirs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dirs.Root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec := localcluster.NewSpec(name, "v1.35.4", 1, 0, 0)
+		spec.Egress = egress
+		if err := localcluster.WriteSpec(dirs, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	need := BootstrapEgress("vsphere", "https://203.0.113.7/sdk", "198.18.5.10", 0)
+	flag := "-e (--use-existing-cleanup-cluster)"
+	err := CheckReach(store, flag, "/tmp/plain.kubeconfig", localcluster.ContextName("plain"), need)
+	for _, want := range []string{"-e (--use-existing-cleanup-cluster) /tmp/plain.kubeconfig: the nodes of local cluster plain cannot reach 203.0.113.7:443",
+		"only what it was made with (none)", "--bootstrap --infrastructure-provider vsphere", "leave out -e"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a local cluster without egress: CheckReach = %v, want it to say %q", err, want)
+		}
+	}
+	for _, tc := range []struct {
+		context string
+		need    []string
+	}{
+		{localcluster.ContextName("cleanup"), need},
+		{"kind-elsewhere", need},
+		{localcluster.ContextName("gone"), need},
+		{localcluster.ContextName("plain"), BootstrapEgress("local", "", "", 0)},
+	} {
+		if err := CheckReach(store, flag, "/tmp/k", tc.context, tc.need); err != nil {
+			t.Errorf("CheckReach(%s, %v) = %v, want it to pass", tc.context, tc.need, err)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/slipway-dev/slipway/api/infrastructure/v1beta2"
@@ -231,6 +232,9 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		if cfg.CurrentContext == "" {
 			return fmt.Errorf("-e (--use-existing-cleanup-cluster) %s has no current context: set the cleanup cluster's with `kubectl config use-context`", path)
 		}
+		if err := CheckReach(d.o.Store, "-e (--use-existing-cleanup-cluster)", path, cfg.CurrentContext, d.egress); err != nil {
+			return err
+		}
 		d.cleanupKubeconfig, d.cleanupContext = path, cfg.CurrentContext
 		d.workDir = filepath.Join(d.o.Home, "tmp", "existing-cleanup")
 	} else {
@@ -341,7 +345,16 @@ func (d *deletion) moveBack(ctx context.Context) (err error) {
 	d.p.Infof("Waiting for the Cluster API objects to get ready after move...")
 	return cluster.Wait{Client: d.cleanup, Key: client.ObjectKey{Namespace: tkg.SystemNamespace, Name: d.o.Name}, Timeout: d.o.Timeout,
 		Progress: d.p, Interval: 2 * time.Second}.Until(ctx, func(c *clusterv1.Cluster) (bool, string) {
-		return ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false), "the cleanup cluster's infrastructure provider has not taken the Cluster over"
+		if ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) {
+			return true, ""
+		}
+		// The provider's own word on why (CAPV's on the vCenter it cannot reach), mirrored on the
+		// Cluster, says more than the wait does.
+		why := "the cleanup cluster's infrastructure provider has not taken the Cluster over"
+		if msg := conditions.GetMessage(c, clusterv1.ClusterInfrastructureReadyCondition); msg != "" {
+			why += ": " + msg
+		}
+		return false, why
 	})
 }
 

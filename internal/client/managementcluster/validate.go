@@ -69,6 +69,15 @@ func (f *flow) validate(ctx context.Context) error {
 				err, config.VSphereServer, config.VSphereControlPlaneEndpoint)
 		}
 	}
+	if path := f.o.UseExistingBootstrap; path != "" && !f.o.DryRun {
+		cfg, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			return fmt.Errorf("-e (--use-existing-bootstrap-cluster) with --kubeconfig %s: %w", path, err)
+		}
+		if err := CheckReach(f.o.Store, "-e (--use-existing-bootstrap-cluster) with --kubeconfig", path, cfg.CurrentContext, f.bootstrapEgress()); err != nil {
+			return err
+		}
+	}
 	if f.cfg.InfrastructureProvider == "local" {
 		if !f.o.DryRun {
 			if _, err := f.o.Store.EnsureNodeImage(ctx, version); err != nil {

@@ -477,3 +477,27 @@ func (b *boot) nodeSteps() []progress.NamedStep {
 
 // podNetworkName is the runtime's pod network DaemonSet (internal/local/podnet/pod-network.yaml).
 const podNetworkName = "local-pod-network"
+
+// Unreached returns the destinations (HOST:PORT, as ResolveEgress takes them) that the
+// cluster's nodes cannot reach: those not among its egress. A name counts as reached when each
+// of its addresses off the bridge is.
+func (s *Spec) Unreached(destinations []string) ([]string, error) {
+	have, _, err := ResolveEgress(s.Egress)
+	if err != nil {
+		return nil, fmt.Errorf("local cluster %s: %w", s.Name, err)
+	}
+	var out []string
+	for _, d := range destinations {
+		want, _, err := ResolveEgress([]string{d})
+		if err != nil {
+			return nil, err
+		}
+		for _, ap := range want {
+			if !slices.Contains(have, ap) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out, nil
+}

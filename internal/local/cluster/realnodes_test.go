@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,22 @@ func TestResolveEgress(t *testing.T) {
 		if _, _, err := ResolveEgress([]string{d}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ResolveEgress(%s) = %v, want an error saying %q", d, err, want)
 		}
+	}
+}
+
+// TestUnreached checks what a cluster's nodes cannot reach: a destination off the bridge that is
+// not among its egress, and not one that is; an ill-formed destination is an error.
+func TestUnreached(t *testing.T) {
+	spec := &Spec{Name: "cleanup", Egress: []string{"203.0.113.7:443"}}
+	got, err := spec.Unreached([]string{"203.0.113.7:443", "203.0.113.8:443", "203.0.113.7:8443"})
+	if err != nil || !slices.Equal(got, []string{"203.0.113.8:443", "203.0.113.7:8443"}) {
+		t.Errorf("Unreached = %v, %v; want the two destinations not in its egress", got, err)
+	}
+	if got, err := (&Spec{Name: "plain"}).Unreached([]string{"203.0.113.7:443"}); err != nil || !slices.Equal(got, []string{"203.0.113.7:443"}) {
+		t.Errorf("a cluster without egress: Unreached = %v, %v", got, err)
+	}
+	if _, err := spec.Unreached([]string{"203.0.113.7"}); err == nil || !strings.Contains(err.Error(), "is not HOST:PORT") {
+		t.Errorf("an ill-formed destination: Unreached = %v", err)
 	}
 }
 

@@ -424,26 +424,28 @@ func TestVSphereFlows(t *testing.T) {
 			restartedByHypervisor(t, wc, "tkg-vc-antrea"))
 	})
 
-	phase(t, "the workload cluster scaled", func(t *testing.T) {
-		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
-		// Scale: one more worker VM.
-		if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
-			t.Fatalf("cluster scale: %v\n%s", err, out)
-		}
-		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.34.3"], 3)
-	})
-
 	phase(t, "the workload cluster upgraded", func(t *testing.T) {
 		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
-		// Upgrade: every machine is replaced by a VM cloned from the new release's template.
+		// Upgrade: every machine is replaced by a VM cloned from the new release's template. It
+		// comes before the scale, so it rolls two machines, not three: TestManagementClusterCreate
+		// upgrades a cluster of two workers.
 		start := time.Now()
 		out, err := runSlipwayTimeout(t, 15*time.Minute, "cluster", "upgrade", "tkg-vc-antrea", "--tkr", "v1.35", "-y", "-t", "10m")
 		t.Logf("cluster upgrade on vSphere took %s:\n%s", time.Since(start).Round(time.Second), out)
 		if err != nil || !strings.Contains(out, "Cluster 'tkg-vc-antrea' successfully upgraded to kubernetes version 'v1.35.4+vmware.1'") {
 			t.Fatalf("cluster upgrade: %v", err)
 		}
-		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
+		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 2)
 		checkPullsFromTheCopy(t, wc, store, "tkg-vc-antrea", copyRepository)
+	})
+
+	phase(t, "the workload cluster scaled", func(t *testing.T) {
+		needPhase(t, wc != nil, "a workload cluster with seeds/001's variables")
+		// Scale: one more worker VM, cloned from the upgraded release's template.
+		if out, err := runSlipway(t, "cluster", "scale", "tkg-vc-antrea", "-w", "2"); err != nil {
+			t.Fatalf("cluster scale: %v\n%s", err, out)
+		}
+		checkClusterVMs(t, mc, finder, "tkg-vc-antrea", ovaVersions["v1.35.4"], 3)
 	})
 
 	phase(t, "the workload cluster deleted", func(t *testing.T) {

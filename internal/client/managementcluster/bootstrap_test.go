@@ -111,21 +111,7 @@ func TestWaysOutNameOnlyAKeptBootstrapCluster(t *testing.T) {
 // cannot reach, what it has and how to make one that can; one made with it, a cluster of
 // elsewhere and a provider that needs nothing pass.
 func TestCheckReach(t *testing.T) {
-	store := localcluster.Store{Root: t.TempDir()}
-	for name, egress := range map[string][]string{"plain": nil, "cleanup": {"203.0.113.7:443"}} {
-		dirs, err := store.Dirs(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(dirs.Root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		spec := localcluster.NewSpec(name, "v1.35.4", 1, 0, 0)
-		spec.Egress = egress
-		if err := localcluster.WriteSpec(dirs, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := storeOfReach(t)
 	need := BootstrapEgress("vsphere", "https://203.0.113.7/sdk", "198.18.5.10", 0)
 	flag := "-e (--use-existing-cleanup-cluster)"
 	err := CheckReach(store, flag, "/tmp/plain.kubeconfig", localcluster.ContextName("plain"), need)
@@ -148,4 +134,26 @@ func TestCheckReach(t *testing.T) {
 			t.Errorf("CheckReach(%s, %v) = %v, want it to pass", tc.context, tc.need, err)
 		}
 	}
+}
+
+// storeOfReach is a store of two local clusters: plain, made without egress, and cleanup, made
+// to reach 203.0.113.7:443.
+func storeOfReach(t *testing.T) localcluster.Store {
+	t.Helper()
+	store := localcluster.Store{Root: t.TempDir()}
+	for name, egress := range map[string][]string{"plain": nil, "cleanup": {"203.0.113.7:443"}} {
+		dirs, err := store.Dirs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dirs.Root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec := localcluster.NewSpec(name, "v1.35.4", 1, 0, 0)
+		spec.Egress = egress
+		if err := localcluster.WriteSpec(dirs, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }

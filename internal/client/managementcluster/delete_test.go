@@ -1,6 +1,9 @@
 package managementcluster
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/scheme"
 )
 
@@ -59,5 +63,29 @@ func TestHoldsIPPools(t *testing.T) {
 				t.Errorf("holdsIPPools = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCleanupClusterRefusesOneThatCannotReach: delete's -e with a local cluster whose nodes
+// cannot reach the vCenter is refused before anything is installed on it or moved.
+func TestCleanupClusterRefusesOneThatCannotReach(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cleanup.kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: slipway-plain\nclusters:\n- name: slipway-plain\n  cluster: {server: 'https://198.18.9.2:6443'}\n" +
+		"contexts:\n- name: slipway-plain\n  context: {cluster: slipway-plain, user: slipway-plain}\nusers:\n- name: slipway-plain\n  user: {}\n"
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := progress.New(io.Discard, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &deletion{o: DeleteOptions{UseExistingCleanup: path, Store: storeOfReach(t)}, p: p,
+		egress: BootstrapEgress("vsphere", "203.0.113.7", "", 0)}
+	err = d.cleanupCluster(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "the nodes of local cluster plain cannot reach 203.0.113.7:443") {
+		t.Errorf("cleanupCluster = %v, want the refusal of a cluster that cannot reach the vCenter", err)
+	}
+	if d.cleanup != nil {
+		t.Error("the refused cleanup cluster was connected to")
 	}
 }

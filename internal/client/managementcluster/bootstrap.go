@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/config"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/local/hostnet"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -49,6 +50,24 @@ const DefaultTimeout = 5 * time.Minute
 // simulator serving there, the endpoints of its VMs) is reached directly and left out; the local
 // provider has none.
 func BootstrapEgress(infrastructure, server, endpoint string, apiServerPort int) []string {
+	return addresses(bootstrapDestinations(infrastructure, server, endpoint, apiServerPort))
+}
+
+// addresses are the destinations' HOST:PORTs.
+func addresses(ds []destination) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.address)
+	}
+	return out
+}
+
+// destination is a place a bootstrap or cleanup cluster's nodes reach through this host: its
+// HOST:PORT, what it is and the configuration variable that names it.
+type destination struct{ address, what, variable string }
+
+// bootstrapDestinations are BootstrapEgress's destinations, each with what it is.
+func bootstrapDestinations(infrastructure, server, endpoint string, apiServerPort int) []destination {
 	if infrastructure != "vsphere" {
 		return nil
 	}
@@ -58,30 +77,33 @@ func BootstrapEgress(infrastructure, server, endpoint string, apiServerPort int)
 	if apiServerPort == 0 {
 		apiServerPort = 6443
 	}
-	var out []string
-	for _, d := range [][2]string{{server, "443"}, {endpoint, strconv.Itoa(apiServerPort)}} {
-		if d[0] == "" {
+	var out []destination
+	for _, d := range []struct{ host, port, what, variable string }{
+		{server, "443", "vCenter", config.VSphereServer},
+		{endpoint, strconv.Itoa(apiServerPort), "the management cluster's endpoint", config.VSphereControlPlaneEndpoint},
+	} {
+		if d.host == "" {
 			continue
 		}
-		address := d[0]
+		address := d.host
 		if _, _, err := net.SplitHostPort(address); err != nil {
-			address = net.JoinHostPort(address, d[1])
+			address = net.JoinHostPort(address, d.port)
 		}
 		if !hostnet.Reaches(address) {
-			out = append(out, address)
+			out = append(out, destination{address: address, what: d.what, variable: d.variable})
 		}
 	}
 	return out
 }
 
-// CheckReach refuses a cluster given with -e (flag names it with the kubeconfig at path, in its
+// checkReach refuses a cluster given with -e (flag names it with the kubeconfig at path, in its
 // current context) that is a local cluster of this host whose nodes cannot reach every
-// destination in need (BootstrapEgress): its providers would wait for them until the timeout,
-// since a local cluster's nodes reach off the bridge only the egress it was made with. A cluster
-// of elsewhere is taken as given.
-func CheckReach(store localcluster.Store, flag, path, context string, need []string) error {
-	name, ok := strings.CutPrefix(context, localcluster.ContextName(""))
-	if len(need) == 0 || !ok {
+// destination in need: its providers would wait for them until the timeout, since a local
+// cluster's nodes reach off the bridge only the egress it was made with. A cluster of elsewhere
+// is taken as given.
+func checkReach(store localcluster.Store, flag, path, current string, need []destination) error {
+	name, ok := strings.CutPrefix(current, localcluster.ContextName(""))
+	if len(need) == 0 || !ok || localcluster.ValidateName(name) != nil {
 		return nil
 	}
 	spec, err := store.Get(name)
@@ -91,18 +113,28 @@ func CheckReach(store localcluster.Store, flag, path, context string, need []str
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	unreached, err := spec.Unreached(need)
-	if err != nil || len(unreached) == 0 {
-		return err
+	var unreached, variables []string
+	for _, d := range need {
+		missing, err := spec.Unreached([]string{d.address})
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+		if len(missing) > 0 {
+			unreached = append(unreached, fmt.Sprintf("%s %s (%s)", d.what, d.address, d.variable))
+			variables = append(variables, d.variable)
+		}
+	}
+	if len(unreached) == 0 {
+		return nil
 	}
 	had := "none"
 	if len(spec.Egress) > 0 {
 		had = strings.Join(spec.Egress, ", ")
 	}
-	return fmt.Errorf("%s %s: the nodes of local cluster %s cannot reach %s, which its Cluster API providers need (vCenter, the "+
-		"management cluster's endpoint): a local cluster's nodes reach off the bridge only what it was made with (%s). "+
-		"Make one with `slipway local cluster create NAME --bootstrap --infrastructure-provider vsphere` and the VSPHERE_* "+
-		"variables set, or leave out -e and one is made", flag, path, name, strings.Join(unreached, " and "), had)
+	return fmt.Errorf("%s %s: the nodes of local cluster %s cannot reach %s, which its Cluster API providers need: a local "+
+		"cluster's nodes reach off the bridge only the destinations it was made with (%s). Make one that reaches them with "+
+		"`slipway local cluster create NAME --bootstrap --infrastructure-provider vsphere` and %s set to them (with VSPHERE_USERNAME "+
+		"and VSPHERE_PASSWORD), or leave out -e and one is made", flag, path, name, strings.Join(unreached, " and "), had, strings.Join(variables, " and "))
 }
 
 // Bootstrap creates a local cluster and installs TKG's bootstrap payload on it: what TKG does

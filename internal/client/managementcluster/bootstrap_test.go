@@ -107,41 +107,54 @@ func TestWaysOutNameOnlyAKeptBootstrapCluster(t *testing.T) {
 }
 
 // TestCheckReach checks the refusal of a cluster given with -e whose nodes cannot reach what its
-// providers need: a local cluster of this host made without that egress is refused with what it
-// cannot reach, what it has and how to make one that can; one made with it, a cluster of
-// elsewhere and a provider that needs nothing pass.
+// providers need: a local cluster of this host made without that egress is refused with each
+// destination it cannot reach and its variable, what it has and how to make one that can; one
+// made with it all, a cluster of elsewhere and a provider that needs nothing pass.
 func TestCheckReach(t *testing.T) {
 	store := storeOfReach(t)
-	need := BootstrapEgress("vsphere", "https://203.0.113.7/sdk", "198.18.5.10", 0)
+	need := bootstrapDestinations("vsphere", "https://203.0.113.7/sdk", "203.0.113.9", 0)
 	flag := "-e (--use-existing-cleanup-cluster)"
-	err := CheckReach(store, flag, "/tmp/plain.kubeconfig", localcluster.ContextName("plain"), need)
-	for _, want := range []string{"-e (--use-existing-cleanup-cluster) /tmp/plain.kubeconfig: the nodes of local cluster plain cannot reach 203.0.113.7:443",
-		"only what it was made with (none)", "--bootstrap --infrastructure-provider vsphere", "leave out -e"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("a local cluster without egress: CheckReach = %v, want it to say %q", err, want)
+	for _, tc := range []struct {
+		cluster string
+		want    []string
+	}{
+		{"plain", []string{"-e (--use-existing-cleanup-cluster) /tmp/k: the nodes of local cluster plain cannot reach " +
+			"vCenter 203.0.113.7:443 (VSPHERE_SERVER) and the management cluster's endpoint 203.0.113.9:6443 (VSPHERE_CONTROL_PLANE_ENDPOINT)",
+			"the destinations it was made with (none)", "--bootstrap --infrastructure-provider vsphere` and VSPHERE_SERVER and VSPHERE_CONTROL_PLANE_ENDPOINT set", "leave out -e"}},
+		{"cleanup", []string{"the nodes of local cluster cleanup cannot reach the management cluster's endpoint 203.0.113.9:6443 (VSPHERE_CONTROL_PLANE_ENDPOINT), which",
+			"made with (203.0.113.7:443)", "and VSPHERE_CONTROL_PLANE_ENDPOINT set"}},
+	} {
+		err := checkReach(store, flag, "/tmp/k", localcluster.ContextName(tc.cluster), need)
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("local cluster %s: checkReach = %v, want it to say %q", tc.cluster, err, want)
+			}
 		}
 	}
 	for _, tc := range []struct {
-		context string
-		need    []string
+		current string
+		need    []destination
 	}{
-		{localcluster.ContextName("cleanup"), need},
+		{localcluster.ContextName("full"), need},
 		{"kind-elsewhere", need},
 		{localcluster.ContextName("gone"), need},
-		{localcluster.ContextName("plain"), BootstrapEgress("local", "", "", 0)},
+		{localcluster.ContextName("not.a.local.name"), need},
+		{localcluster.ContextName("plain"), bootstrapDestinations("local", "", "", 0)},
+		// On the bridge, the simulator and its VMs' endpoints are reached without egress.
+		{localcluster.ContextName("plain"), bootstrapDestinations("vsphere", "198.18.0.9", "198.18.7.2", 0)},
 	} {
-		if err := CheckReach(store, flag, "/tmp/k", tc.context, tc.need); err != nil {
-			t.Errorf("CheckReach(%s, %v) = %v, want it to pass", tc.context, tc.need, err)
+		if err := checkReach(store, flag, "/tmp/k", tc.current, tc.need); err != nil {
+			t.Errorf("checkReach(%s, %v) = %v, want it to pass", tc.current, tc.need, err)
 		}
 	}
 }
 
-// storeOfReach is a store of two local clusters: plain, made without egress, and cleanup, made
-// to reach 203.0.113.7:443.
+// storeOfReach is a store of three local clusters: plain, made without egress, cleanup, made to
+// reach 203.0.113.7:443, and full, made to reach 203.0.113.9:6443 too.
 func storeOfReach(t *testing.T) localcluster.Store {
 	t.Helper()
 	store := localcluster.Store{Root: t.TempDir()}
-	for name, egress := range map[string][]string{"plain": nil, "cleanup": {"203.0.113.7:443"}} {
+	for name, egress := range map[string][]string{"plain": nil, "cleanup": {"203.0.113.7:443"}, "full": {"203.0.113.7:443", "203.0.113.9:6443"}} {
 		dirs, err := store.Dirs(name)
 		if err != nil {
 			t.Fatal(err)

@@ -277,11 +277,14 @@ func (f *flow) bootstrap(ctx context.Context) error {
 }
 
 // bootstrapEgress is what the bootstrap cluster's nodes reach through this host (BootstrapEgress).
-func (f *flow) bootstrapEgress() []string {
+func (f *flow) bootstrapEgress() []string { return addresses(f.bootstrapDestinations()) }
+
+// bootstrapDestinations are bootstrapEgress's destinations, each with what it is.
+func (f *flow) bootstrapDestinations() []destination {
 	if f.cfg.VSphere == nil {
 		return nil
 	}
-	return BootstrapEgress(f.cfg.InfrastructureProvider, f.cfg.VSphere.Server, f.cfg.VSphere.ControlPlaneEndpoint, f.cfg.APIServerPort)
+	return bootstrapDestinations(f.cfg.InfrastructureProvider, f.cfg.VSphere.Server, f.cfg.VSphere.ControlPlaneEndpoint, f.cfg.APIServerPort)
 }
 
 // saveConfig saves the completed configuration, as TKG saves it under clusterconfigs/.

@@ -109,7 +109,7 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 
 	d := &deletion{o: o, p: p, mgmt: mgmt, kubeconfig: kubeconfigPath, infrastructure: infra, variables: variables,
 		// The cleanup cluster's nodes reach what a bootstrap cluster's would.
-		egress: BootstrapEgress(infra, server, endpointOf(mc), 0)}
+		reach: bootstrapDestinations(infra, server, endpointOf(mc), 0)}
 	if err := d.providerSource(ctx, mc); err != nil {
 		return err
 	}
@@ -157,8 +157,8 @@ type deletion struct {
 	// its variables, installed on the cleanup cluster.
 	infrastructure string
 	variables      map[string]string
-	// egress is what the cleanup cluster's nodes reach through this host.
-	egress []string
+	// reach is what the cleanup cluster's nodes reach through this host.
+	reach []destination
 	// images are where the cleanup cluster's providers run from, and hostRegistries what its
 	// nodes pull from besides the local registry (providerSource).
 	images         map[string]string
@@ -232,7 +232,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		if cfg.CurrentContext == "" {
 			return fmt.Errorf("-e (--use-existing-cleanup-cluster) %s has no current context: set the cleanup cluster's with `kubectl config use-context`", path)
 		}
-		if err := CheckReach(d.o.Store, "-e (--use-existing-cleanup-cluster)", path, cfg.CurrentContext, d.egress); err != nil {
+		if err := checkReach(d.o.Store, "-e (--use-existing-cleanup-cluster)", path, cfg.CurrentContext, d.reach); err != nil {
 			return err
 		}
 		d.cleanupKubeconfig, d.cleanupContext = path, cfg.CurrentContext
@@ -246,7 +246,7 @@ func (d *deletion) cleanupCluster(ctx context.Context) error {
 		// step's failure, and named in its message.
 		if err := d.o.Store.Create(ctx, localcluster.CreateOptions{
 			Name: name, KubernetesVersion: assets.DefaultKubernetesVersion(), ControlPlaneNodes: 1,
-			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), Egress: d.egress,
+			Kubeconfig: d.cleanupKubeconfig, Wait: 2 * time.Minute, Progress: d.p.Detail(), Egress: addresses(d.reach),
 			HostRegistries: d.hostRegistries,
 		}); err != nil {
 			return err

@@ -80,9 +80,9 @@ func TestCleanupClusterRefusesOneThatCannotReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &deletion{o: DeleteOptions{UseExistingCleanup: path, Store: storeOfReach(t)}, p: p,
-		egress: BootstrapEgress("vsphere", "203.0.113.7", "", 0)}
+		reach: bootstrapDestinations("vsphere", "203.0.113.7", "", 0)}
 	err = d.cleanupCluster(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "the nodes of local cluster plain cannot reach 203.0.113.7:443") {
+	if err == nil || !strings.Contains(err.Error(), "the nodes of local cluster plain cannot reach vCenter 203.0.113.7:443 (VSPHERE_SERVER)") {
 		t.Errorf("cleanupCluster = %v, want the refusal of a cluster that cannot reach the vCenter", err)
 	}
 	if d.cleanup != nil {

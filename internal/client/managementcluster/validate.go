@@ -74,7 +74,7 @@ func (f *flow) validate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("-e (--use-existing-bootstrap-cluster) with --kubeconfig %s: %w", path, err)
 		}
-		if err := CheckReach(f.o.Store, "-e (--use-existing-bootstrap-cluster) with --kubeconfig", path, cfg.CurrentContext, f.bootstrapEgress()); err != nil {
+		if err := checkReach(f.o.Store, "-e (--use-existing-bootstrap-cluster) with --kubeconfig", path, cfg.CurrentContext, f.bootstrapDestinations()); err != nil {
 			return err
 		}
 	}

@@ -275,6 +275,11 @@ func PrepareNodeState(dirs Dirs, spec *Spec, node NodeSpec, providerID string, u
 	return nil
 }
 
+// lookupIPv4 resolves a name of an egress destination on this host; tests replace it.
+var lookupIPv4 = func(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+}
+
 // ResolveEgress resolves egress destinations (HOST:PORT) on this host, into every IPv4 address
 // of a name, and checks each (vm.CheckEgress). It returns the addresses and ports, and the names
 // with their addresses (lower case), which the nodes answer to their pods. A name's address on
@@ -298,7 +303,7 @@ func ResolveEgress(destinations []string) ([]netip.AddrPort, map[string][]netip.
 			addrs = []netip.Addr{a.Unmap()}
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+			ips, err := lookupIPv4(ctx, host)
 			cancel()
 			if err != nil {
 				return nil, nil, fmt.Errorf("egress destination %q: %w (the nodes reach IPv4 addresses only)", d, err)
@@ -479,25 +484,39 @@ func (b *boot) nodeSteps() []progress.NamedStep {
 const podNetworkName = "local-pod-network"
 
 // Unreached returns the destinations (HOST:PORT, as ResolveEgress takes them) that the
-// cluster's nodes cannot reach: those not among its egress. A name counts as reached when each
-// of its addresses off the bridge is.
+// cluster's nodes cannot reach: those not among its egress. One given as it is in the egress is
+// reached. A name is reached only when it is one of the egress's names, which the nodes answer
+// (they have no other resolver), and each of its addresses off the bridge is among the egress's.
 func (s *Spec) Unreached(destinations []string) ([]string, error) {
-	have, _, err := ResolveEgress(s.Egress)
+	have, names, err := ResolveEgress(s.Egress)
 	if err != nil {
 		return nil, fmt.Errorf("local cluster %s: %w", s.Name, err)
 	}
 	var out []string
 	for _, d := range destinations {
+		if slices.Contains(s.Egress, d) {
+			continue
+		}
 		want, _, err := ResolveEgress([]string{d})
 		if err != nil {
 			return nil, err
 		}
+		reached := true
+		if host, _, _ := net.SplitHostPort(d); !isAddress(host) {
+			_, reached = names[strings.ToLower(strings.TrimSuffix(host, "."))]
+		}
 		for _, ap := range want {
-			if !slices.Contains(have, ap) {
-				out = append(out, d)
-				break
-			}
+			reached = reached && slices.Contains(have, ap)
+		}
+		if !reached {
+			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// isAddress says whether a destination's host is an IP address rather than a name.
+func isAddress(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }

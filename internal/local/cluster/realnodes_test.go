@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +93,46 @@ func TestUnreached(t *testing.T) {
 	}
 	if _, err := spec.Unreached([]string{"203.0.113.7"}); err == nil || !strings.Contains(err.Error(), "is not HOST:PORT") {
 		t.Errorf("an ill-formed destination: Unreached = %v", err)
+	}
+
+	// Names: the nodes answer only the names they were made with.
+	hosts := map[string][]netip.Addr{
+		"vc.example":     {netip.MustParseAddr("203.0.113.7")},
+		"vcsim.example":  {netip.MustParseAddr("198.18.0.9")},
+		"multi.example":  {netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("203.0.113.8")},
+		"single.example": {netip.MustParseAddr("203.0.113.8")},
+	}
+	lookup := lookupIPv4
+	t.Cleanup(func() { lookupIPv4 = lookup })
+	lookupIPv4 = func(_ context.Context, host string) ([]netip.Addr, error) {
+		if a, ok := hosts[strings.ToLower(strings.TrimSuffix(host, "."))]; ok {
+			return a, nil
+		}
+		return nil, fmt.Errorf("no such host %s", host)
+	}
+	named := &Spec{Name: "named", Egress: []string{"vc.example:443", "vcsim.example:443", "single.example:443"}}
+	for _, tc := range []struct {
+		spec        *Spec
+		destination string
+		reached     bool
+	}{
+		{named, "vc.example:443", true},
+		{named, "VC.example.:443", true},
+		// The name's address is in the egress, but the nodes cannot resolve a name they lack.
+		{spec, "vc.example:443", false},
+		// A name on the bridge is no egress address, yet the nodes must answer it.
+		{named, "vcsim.example:443", true},
+		{spec, "vcsim.example:443", false},
+		// Every address of a name of several.
+		{&Spec{Name: "multi", Egress: []string{"multi.example:443", "single.example:443"}}, "multi.example:443", true},
+		{&Spec{Name: "multi", Egress: []string{"multi.example:443"}}, "multi.example:8443", false},
+		// An address reached by a name in the egress.
+		{named, "203.0.113.7:443", true},
+	} {
+		got, err := tc.spec.Unreached([]string{tc.destination})
+		if err != nil || (len(got) == 0) != tc.reached {
+			t.Errorf("%s (egress %v): Unreached(%s) = %v, %v; reached: want %v", tc.spec.Name, tc.spec.Egress, tc.destination, got, err, tc.reached)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -135,9 +136,9 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
 					}
 					bo.ProviderVariables = vs.ProviderVariables()
-					// Its nodes reach the vCenter, and the endpoint when it is set, through this
-					// host.
-					bo.Cluster.Egress = managementcluster.BootstrapEgress(f.infrastructure, vs.Server, vs.ControlPlaneEndpoint, 0)
+					if bo.Cluster.Egress, err = vsphereEgress(env, vs.Server); err != nil {
+						return err
+					}
 				default:
 					return fmt.Errorf("invalid --infrastructure-provider %q: use local or vsphere", f.infrastructure)
 				}
@@ -161,4 +162,20 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "sign the cluster's certificates with the CAs in this kubeadm pki directory instead of new ones")
 	f.progress.Add(cmd)
 	return cmd
+}
+
+// vsphereEgress is what a vSphere bootstrap cluster's nodes reach through this host
+// (managementcluster.BootstrapEgress): the vCenter at server and, when
+// VSPHERE_CONTROL_PLANE_ENDPOINT is set, the management cluster's endpoint, at
+// CLUSTER_API_SERVER_PORT (6443 when unset).
+func vsphereEgress(env *config.Variables, server string) ([]string, error) {
+	endpoint, _ := env.Get(config.VSphereControlPlaneEndpoint)
+	port := 0
+	if value, _ := env.Get(config.ClusterAPIServerPort); value != "" {
+		var err error
+		if port, err = strconv.Atoi(value); err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("invalid %s %q: use a port number (6443 when unset)", config.ClusterAPIServerPort, value)
+		}
+	}
+	return managementcluster.BootstrapEgress("vsphere", server, endpoint, port), nil
 }

@@ -173,15 +173,25 @@ func OSImageSelector(name, version, arch string) (string, error) {
 
 // apiServerPort reads the API server endpoint's port.
 func (k *completer) apiServerPort() {
-	value, ok := k.v.Get(ClusterAPIServerPort)
+	n, err := ReadAPIServerPort(k.v)
+	if err != nil {
+		k.bad("%v", err)
+	}
+	k.c.APIServerPort = n
+}
+
+// ReadAPIServerPort reads CLUSTER_API_SERVER_PORT, the API server endpoint's port: 0 when it is
+// not set.
+func ReadAPIServerPort(v *Variables) (int, error) {
+	value, ok := v.Get(ClusterAPIServerPort)
 	if !ok {
-		return
+		return 0, nil
 	}
 	n, err := strconv.Atoi(value)
 	if err != nil || n < 1 || n > 65535 {
-		k.bad("invalid %s %q: use a port number from 1 to 65535", ClusterAPIServerPort, value)
+		return n, fmt.Errorf("invalid %s %q: use a port number from 1 to 65535", ClusterAPIServerPort, value)
 	}
-	k.c.APIServerPort = n
+	return n, nil
 }
 
 // local notes what the local provider does not use: its nodes are made of this host's namespaces. What
@@ -239,9 +249,10 @@ func (k *completer) localNodeRuntime() {
 	}
 }
 
-// ReadVSphere reads where and as whom to reach vCenter, and its inventory names, for commands
-// that act on vCenter without a cluster (OVA import): VSPHERE_SERVER, VSPHERE_USERNAME and
-// VSPHERE_PASSWORD are required.
+// ReadVSphere reads where and as whom to reach vCenter, its inventory names and, when set, the
+// control-plane endpoint, for commands that act on vCenter without a cluster (OVA import, a
+// vSphere bootstrap cluster): VSPHERE_SERVER, VSPHERE_USERNAME and VSPHERE_PASSWORD are
+// required.
 func ReadVSphere(v *Variables) (*VSphere, error) {
 	get := func(name string) string { value, _ := v.Get(name); return value }
 	var missing []string
@@ -264,5 +275,5 @@ func ReadVSphere(v *Variables) (*VSphere, error) {
 	return &VSphere{Server: get(VSphereServer), Username: get(VSphereUsername), Password: password,
 		TLSThumbprint: get(VSphereTLSThumbprint), Insecure: insecure == "true",
 		Datacenter: get(VSphereDatacenter), Datastore: get(VSphereDatastore), Network: get(VSphereNetwork),
-		ResourcePool: get(VSphereResourcePool), Folder: get(VSphereFolder)}, nil
+		ResourcePool: get(VSphereResourcePool), Folder: get(VSphereFolder), ControlPlaneEndpoint: get(VSphereControlPlaneEndpoint)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,13 +114,13 @@ func checkReach(store localcluster.Store, flag, path, current string, need []des
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
+	missing, err := spec.Unreached(addresses(need))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
 	var unreached, variables []string
 	for _, d := range need {
-		missing, err := spec.Unreached([]string{d.address})
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", flag, path, err)
-		}
-		if len(missing) > 0 {
+		if slices.Contains(missing, d.address) {
 			unreached = append(unreached, fmt.Sprintf("%s %s (%s)", d.what, d.address, d.variable))
 			variables = append(variables, d.variable)
 		}

@@ -79,7 +79,8 @@ func TestCleanupClusterRefusesOneThatCannotReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &deletion{o: DeleteOptions{UseExistingCleanup: path, Store: storeOfReach(t)}, p: p,
+	// Home is where a cleanup cluster's work would go, should the check let it through.
+	d := &deletion{o: DeleteOptions{UseExistingCleanup: path, Store: storeOfReach(t), Home: t.TempDir()}, p: p,
 		reach: bootstrapDestinations("vsphere", "203.0.113.7", "", 0)}
 	err = d.cleanupCluster(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "the nodes of local cluster plain cannot reach vCenter 203.0.113.7:443 (VSPHERE_SERVER)") {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -136,7 +135,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 						return fmt.Errorf("--infrastructure-provider vsphere: %w", err)
 					}
 					bo.ProviderVariables = vs.ProviderVariables()
-					if bo.Cluster.Egress, err = vsphereEgress(env, vs.Server); err != nil {
+					if bo.Cluster.Egress, err = vsphereEgress(env, vs); err != nil {
 						return err
 					}
 				default:
@@ -165,17 +164,12 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 }
 
 // vsphereEgress is what a vSphere bootstrap cluster's nodes reach through this host
-// (managementcluster.BootstrapEgress): the vCenter at server and, when
-// VSPHERE_CONTROL_PLANE_ENDPOINT is set, the management cluster's endpoint, at
-// CLUSTER_API_SERVER_PORT (6443 when unset).
-func vsphereEgress(env *config.Variables, server string) ([]string, error) {
-	endpoint, _ := env.Get(config.VSphereControlPlaneEndpoint)
-	port := 0
-	if value, _ := env.Get(config.ClusterAPIServerPort); value != "" {
-		var err error
-		if port, err = strconv.Atoi(value); err != nil || port < 1 || port > 65535 {
-			return nil, fmt.Errorf("invalid %s %q: use a port number (6443 when unset)", config.ClusterAPIServerPort, value)
-		}
+// (managementcluster.BootstrapEgress): the vCenter of vs and, when VSPHERE_CONTROL_PLANE_ENDPOINT
+// is set, the management cluster's endpoint, at CLUSTER_API_SERVER_PORT (6443 when unset).
+func vsphereEgress(env *config.Variables, vs *config.VSphere) ([]string, error) {
+	port, err := config.ReadAPIServerPort(env)
+	if err != nil {
+		return nil, err
 	}
-	return managementcluster.BootstrapEgress("vsphere", server, endpoint, port), nil
+	return managementcluster.BootstrapEgress("vsphere", vs.Server, vs.ControlPlaneEndpoint, port), nil
 }

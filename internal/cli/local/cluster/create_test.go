@@ -22,11 +22,15 @@ func TestVSphereEgress(t *testing.T) {
 		{[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT=203.0.113.9", "CLUSTER_API_SERVER_PORT=8443"}, []string{"203.0.113.7:443", "203.0.113.9:8443"}, ""},
 		{[]string{"VSPHERE_CONTROL_PLANE_ENDPOINT=203.0.113.9", "CLUSTER_API_SERVER_PORT=http"}, nil, `invalid CLUSTER_API_SERVER_PORT "http": use a port number`},
 	} {
-		env, err := config.Read("", tc.env)
+		env, err := config.Read("", append([]string{"VSPHERE_SERVER=https://203.0.113.7/sdk", "VSPHERE_USERNAME=u", "VSPHERE_PASSWORD=p"}, tc.env...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := vsphereEgress(env, "https://203.0.113.7/sdk")
+		vs, err := config.ReadVSphere(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := vsphereEgress(env, vs)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%v: vsphereEgress = %v, want an error saying %q", tc.env, err, tc.err)

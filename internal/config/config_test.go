@@ -230,3 +230,18 @@ func TestOSImageSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestNotKnown checks the warning of a variable slipway does not read: the nearest known name
+// is offered for a misspelling within two letters, none for a name far from every one.
+func TestNotKnown(t *testing.T) {
+	for name, want := range map[string]string{
+		"WORKER_MACHINE_CONUT": "WORKER_MACHINE_CONUT is not a configuration variable slipway knows (did you mean WORKER_MACHINE_COUNT?)",
+		"cluster_plan":         "cluster_plan is not a configuration variable slipway knows (did you mean CLUSTER_PLAN?)",
+		"VSPHERE_SEVER":        "VSPHERE_SEVER is not a configuration variable slipway knows (did you mean VSPHERE_SERVER?)",
+		"MY_OWN_SETTING":       "MY_OWN_SETTING is not a configuration variable slipway knows",
+	} {
+		if got := NotKnown(name); got != want {
+			t.Errorf("NotKnown(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

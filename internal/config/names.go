@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The variables slipway reads, by TKG's names.
 const (
@@ -120,3 +123,41 @@ func known(name string) bool { return slices.Contains(knownVariables, name) }
 
 // Known returns the names of every variable slipway reads.
 func Known() []string { return slices.Clone(knownVariables) }
+
+// NotKnown says that name is no variable slipway reads and, when one it reads is spelt within
+// two letters of it (a letter wrong, missing, extra or two swapped, or the case), names that one.
+func NotKnown(name string) string {
+	msg := name + " is not a configuration variable slipway knows"
+	best, bestDistance := "", 3
+	for _, k := range knownVariables {
+		if d := distance(strings.ToUpper(name), k); d < bestDistance {
+			best, bestDistance = k, d
+		}
+	}
+	if best != "" {
+		msg += " (did you mean " + best + "?)"
+	}
+	return msg
+}
+
+// distance is the Levenshtein distance of a and b: the fewest letters inserted, deleted or
+// replaced that turn one into the other.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			replace := prev[j-1]
+			if a[i-1] != b[j-1] {
+				replace++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, replace)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -49,7 +49,7 @@ func (s *Server) check(vars map[string]string) *checked {
 	}
 	out := &checked{Errors: map[string][]string{}, vars: v}
 	for _, n := range v.Unknown() {
-		out.General = append(out.General, fmt.Sprintf("%s is not a configuration variable slipway knows: check its spelling, or remove it", n))
+		out.General = append(out.General, config.NotKnown(n)+": check its spelling, or remove it")
 	}
 	role := config.Management
 	if s.o.Workload != nil {

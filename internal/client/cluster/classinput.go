@@ -38,7 +38,7 @@ const (
 func readObjects(path string) (objs []*unstructured.Unstructured, ok bool, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("--file (-f): %w", err)
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	// Until a document is an object, the file may be a flat one, whose reader says what is wrong

@@ -172,3 +172,11 @@ func TestCreateFromAClusterClassFile(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingFileNamesTheFlag: a -f file that is not there is refused naming the flag.
+func TestMissingFileNamesTheFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	if _, _, err := readObjects(path); err == nil || err.Error() != "--file (-f): open "+path+": no such file or directory" {
+		t.Errorf("readObjects of a missing file: %v", err)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -33,6 +35,18 @@ type Summary struct {
 	Roles        []string          `json:"roles"`
 	TKR          string            `json:"tkr"`
 	Labels       map[string]string `json:"labels"`
+}
+
+// getCluster reads a workload cluster, saying how to find the clusters when it is not there.
+func getCluster(ctx context.Context, c client.Client, key client.ObjectKey) (*clusterv1.Cluster, error) {
+	cl := &clusterv1.Cluster{}
+	if err := c.Get(ctx, key, cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("cluster %s not found in namespace %s: `slipway cluster list -A` lists the clusters", key.Name, key.Namespace)
+		}
+		return nil, fmt.Errorf("failed to get cluster %s: %w", klog.KRef(key.Namespace, key.Name), err)
+	}
+	return cl, nil
 }
 
 // pollInterval is how often the CLI's waits look at the cluster: the management cluster is

@@ -408,3 +408,32 @@ func TestRecordOutlastsAWebhookOfTheMoment(t *testing.T) {
 		t.Errorf("a lasting refusal: %v", err)
 	}
 }
+
+// TestMissingClusterSaysHowToFindIt: each flow that reads a workload cluster says, when there is
+// none of that name in the namespace, how to list the clusters, rather than the API's "not found".
+func TestMissingClusterSaysHowToFindIt(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(topologyCluster(1)).Build()
+	key := client.ObjectKey{Namespace: "default", Name: "nosuch"}
+	p := progress.ForWriter(&strings.Builder{})
+	const want = "cluster nosuch not found in namespace default: `slipway cluster list -A` lists the clusters"
+	for name, run := range map[string]func() error{
+		"get":     func() error { _, _, _, err := Get(t.Context(), c, key, TreeOptions{}); return err },
+		"delete":  func() error { return Delete(t.Context(), c, key, time.Second, p) },
+		"scale":   func() error { return Scale(t.Context(), c, key, ScaleOptions{Workers: 2}, p) },
+		"upgrade": func() error { _, err := availableVersions(t.Context(), c, key); return err },
+		"node pools": func() error {
+			_, err := topologyOf(t.Context(), c, key)
+			return err
+		},
+		"kubeconfig": func() error { _, err := AdminKubeconfig(t.Context(), c, key); return err },
+	} {
+		if err := run(); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %q", name, err, want)
+		}
+	}
+	// A cluster that is there but whose kubeconfig Secret is not written yet is told apart.
+	_, err := AdminKubeconfig(t.Context(), c, client.ObjectKey{Namespace: "default", Name: "wc"})
+	if err == nil || !strings.Contains(err.Error(), "cluster wc has no kubeconfig yet") || !strings.Contains(err.Error(), "Secret wc-kubeconfig") {
+		t.Errorf("a cluster without its kubeconfig Secret: %v", err)
+	}
+}

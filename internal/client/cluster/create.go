@@ -102,7 +102,7 @@ func Create(ctx context.Context, o CreateOptions) error {
 		v.Set(config.KubernetesVersion, chosen.Spec.Version)
 	}
 	for _, n := range v.Unknown() {
-		p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
+		p.Infof("Warning: %s: it is ignored", config.NotKnown(n))
 	}
 	cfg, err := config.Complete(v, config.Workload, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: o.Now()}, p.V(1).Infof)
 	if err != nil {

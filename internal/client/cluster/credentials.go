@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -37,9 +36,9 @@ func UpdateVSphereCredentials(ctx context.Context, c client.Client, key client.O
 	if creds.Username == "" || creds.Password == "" {
 		return fmt.Errorf("--vsphere-user and --vsphere-password: both are needed, and neither may be empty")
 	}
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
-		return fmt.Errorf("failed to get cluster %s: %w", key, err)
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
+		return err
 	}
 	if kind := cl.Spec.InfrastructureRef.Kind; kind != "VSphereCluster" {
 		return fmt.Errorf("cluster %s runs on %s, which has no credentials to update: only vSphere clusters have", key.Name, kind)

@@ -17,11 +17,8 @@ import (
 // Delete deletes a workload cluster and waits until it is gone, in two steps (delete, cluster
 // gone), saying what holds it when the timeout passes. A management cluster is refused: `management-cluster delete` deletes it.
 func Delete(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, p *progress.Printer) error {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("cluster %s not found in namespace %s: `slipway cluster list -A` lists the clusters", key.Name, key.Namespace)
-		}
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return err
 	}
 	if _, management := cl.Labels[tkg.LabelManagementCluster]; management {

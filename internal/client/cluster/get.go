@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,11 +36,8 @@ type TreeOptions struct {
 // (clusterctl's discovery, as clusterctl describe) and its ClusterBootstrap (nil when it has
 // none).
 func Get(ctx context.Context, c client.Client, key client.ObjectKey, opts TreeOptions) (*Summary, *tree.ObjectTree, *runv1alpha3.ClusterBootstrap, error) {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil, nil, fmt.Errorf("cluster %s not found in namespace %s: `slipway cluster list -A` lists the clusters", key.Name, key.Namespace)
-		}
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	s := Summarize(cl, time.Now())

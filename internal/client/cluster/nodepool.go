@@ -223,8 +223,8 @@ func NodePools(ctx context.Context, c client.Client, key client.ObjectKey) ([]Po
 }
 
 func topologyOf(ctx context.Context, c client.Client, key client.ObjectKey) (*clusterv1.Cluster, error) {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return nil, err
 	}
 	if !cl.Spec.Topology.IsDefined() || len(cl.Spec.Topology.Workers.MachineDeployments) == 0 {

@@ -37,8 +37,8 @@ func Scale(ctx context.Context, c client.Client, key client.ObjectKey, o ScaleOp
 	if o.ControlPlane > 0 && o.ControlPlane%2 == 0 {
 		return fmt.Errorf("the number of control plane machines should be an odd number but provided %d", o.ControlPlane)
 	}
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return err
 	}
 	before := cl.DeepCopy()

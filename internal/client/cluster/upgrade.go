@@ -63,8 +63,8 @@ func PlanUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, ask
 // availableVersions reads the release versions the TKR service offers a cluster, oldest first,
 // from its UpdatesAvailable condition ("[v1.35.4+vmware.1-tkg.1 …]"); none is TKG's error.
 func availableVersions(ctx context.Context, c client.Client, key client.ObjectKey) ([]string, error) {
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return nil, err
 	}
 	var versions []string
@@ -120,8 +120,8 @@ func AvailableUpgrades(ctx context.Context, c client.Client, key client.ObjectKe
 // workload or a management cluster.
 func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *Upgrade, timeout time.Duration, p *progress.Printer) error {
 	p.Infof("Upgrading kubernetes cluster to `%s` version, tkr version: `%s`", u.Kubernetes, u.Version)
-	cl := &clusterv1.Cluster{}
-	if err := c.Get(ctx, key, cl); err != nil {
+	cl, err := getCluster(ctx, c, key)
+	if err != nil {
 		return err
 	}
 	before := cl.DeepCopy()
@@ -142,7 +142,7 @@ func RunUpgrade(ctx context.Context, c client.Client, key client.ObjectKey, u *U
 		return fmt.Errorf("the upgrade was refused: %w", err)
 	}
 	w := waiter{c: c, key: key, timeout: timeout, p: p}
-	err := p.Run(ctx,
+	err = p.Run(ctx,
 		progress.NamedStep{Name: "control plane", Run: func(ctx context.Context) error {
 			p.Infof("Waiting for kubernetes version to be updated for control plane nodes...")
 			return w.machinesAt(ctx, u.Kubernetes, true)

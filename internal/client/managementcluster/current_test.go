@@ -55,3 +55,34 @@ func TestCurrent(t *testing.T) {
 		t.Fatalf("two, another current context: want the last created, got %q, %v, %v", name, guessed, err)
 	}
 }
+
+// TestKnownContext checks what delete says of a management cluster whose admin context the
+// kubeconfig lacks: a name this host never made is refused with the names it made, one it made
+// with the command that writes the context back; one whose context is there passes.
+func TestKnownContext(t *testing.T) {
+	home := t.TempDir()
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	config := "apiVersion: v1\nkind: Config\ncontexts:\n- name: other-admin@other\n  context: {cluster: other, user: other}\n"
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := knownContext(home, kubeconfig, "nosuch")
+	if err == nil || err.Error() != "no management cluster nosuch: the kubeconfig "+kubeconfig+" has no context nosuch-admin@nosuch, and none was created from this host" {
+		t.Errorf("no management cluster made here: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "management"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(SavedKubeconfig(home, "mgmt"), []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := knownContext(home, kubeconfig, "nosuch"); err == nil || !strings.HasSuffix(err.Error(), "and those created from this host: mgmt") {
+		t.Errorf("a misspelt name: %v", err)
+	}
+	if err := knownContext(home, kubeconfig, "mgmt"); err == nil || !strings.Contains(err.Error(), "`slipway management-cluster kubeconfig get mgmt --admin` writes it") {
+		t.Errorf("a management cluster made here, its context removed: %v", err)
+	}
+	if err := knownContext(home, kubeconfig, "other"); err != nil {
+		t.Errorf("a management cluster whose context is there: %v", err)
+	}
+}

@@ -77,6 +77,9 @@ func Delete(ctx context.Context, o DeleteOptions) error {
 		kubeconfigPath = kubeconfig.DefaultPath()
 	}
 	p.Infof("Verifying management cluster...")
+	if err := knownContext(o.Home, kubeconfigPath, o.Name); err != nil {
+		return err
+	}
 	mgmt, err := slipwayclient.New(kubeconfigPath, ContextName(o.Name))
 	if err != nil {
 		return fmt.Errorf("management cluster %s is not reachable through context %s: %w", o.Name, ContextName(o.Name), err)

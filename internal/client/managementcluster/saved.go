@@ -70,6 +70,33 @@ func Current(home, kubeconfigPath string) (name string, guessed bool, err error)
 	return last, true, nil
 }
 
+// knownContext refuses a management cluster whose admin context the kubeconfig at path lacks,
+// naming those this home created (a misspelt name) or the command that writes the context (one
+// this home created, its context since removed). A kubeconfig that cannot be read is left to
+// the client that reads it next.
+func knownContext(home, path, name string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil
+	}
+	if _, ok := cfg.Contexts[ContextName(name)]; ok {
+		return nil
+	}
+	names, err := Names(home)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(names, name) {
+		return fmt.Errorf("management cluster %s has no context %s in the kubeconfig %s: `slipway management-cluster kubeconfig get %s --admin` writes it",
+			name, ContextName(name), path, name)
+	}
+	made := "none was created from this host"
+	if len(names) > 0 {
+		made = "those created from this host: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("no management cluster %s: the kubeconfig %s has no context %s, and %s", name, path, ContextName(name), made)
+}
+
 // GuessedError refuses to act on a guessed management cluster where acting cannot be undone.
 func GuessedError(home, verb string) error {
 	names, _ := Names(home)

@@ -31,7 +31,7 @@ func (f *flow) validate(ctx context.Context) error {
 		v.Set(name, value)
 	}
 	for _, n := range v.Unknown() {
-		f.p.Infof("Warning: %s is not a configuration variable slipway knows: it is ignored", n)
+		f.p.Infof("Warning: %s: it is ignored", config.NotKnown(n))
 	}
 	f.cfg, err = config.Complete(v, config.Management, config.Defaults{KubernetesVersion: assets.DefaultKubernetesVersion(), Now: f.o.Now()}, f.p.Infof)
 	if err != nil {

@@ -19,7 +19,7 @@ GO_TEST_FLAGS ?= -timeout 75m
 
 # The assets `make test` needs; hack/tools/build.sh skips what exists with the flags it gives, so
 # a change to it (a version stamped in) reaches binaries built before.
-ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd \
+ASSET_STAMPS := $(BIN)/etcd/v3.6.5/etcd $(BIN)/etcd/v3.6.5/etcdctl \
 	$(foreach v,v1.35.4 v1.34.3,$(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy,$(BIN)/k8s/$(v)/$(c))) \
 	$(BIN)/k8s/v1.35.4/kubectl
 

@@ -65,6 +65,10 @@ var (
 	// etcdBinary is the etcd `make assets` built, where upstream's etcd image has it.
 	etcdBinary = binary{name: "etcd-" + etcdVersion, file: "usr/local/bin/etcd", prebuilt: "bin/etcd/" + etcdVersion + "/etcd",
 		source: etcdModule, version: etcdVersion}
+	// etcdctlBinary is the etcdctl `make assets` built, which upstream's etcd image carries
+	// beside etcd: `kubectl exec` into an etcd pod runs it, as on TKG's nodes.
+	etcdctlBinary = binary{name: "etcdctl-" + etcdVersion, file: "usr/local/bin/etcdctl", prebuilt: "bin/etcd/" + etcdVersion + "/etcdctl",
+		source: "go.etcd.io/etcd/etcdctl/v3", version: etcdVersion}
 	// ipamBinary is Cluster API's in-cluster IPAM provider (TKG's caip-in-cluster), built from
 	// its own module at its own dependency versions (Cluster API v1.11).
 	ipamBinary = binary{name: "cluster-api-ipam-in-cluster-controller-" + ipamVersion, dir: "hack/images/ipam-in-cluster", pkg: ipamModule,
@@ -308,7 +312,7 @@ func kubernetesImages() []spec {
 			title: "CoreDNS " + corednsVersion(r) + " (as root, where upstream's image gives its binary the capability to bind port 53)",
 			help:  "-conf"})
 		images = append(images, spec{ref: tkgRepository + "etcd:" + r.EtcdTag, root: true,
-			bin: etcdBinary, title: "etcd " + etcdVersion, help: "--help"})
+			bin: etcdBinary, tools: []binary{etcdctlBinary}, title: "etcd " + etcdVersion + " with etcdctl", help: "--help"})
 		images = append(images, spec{ref: tkgRepository + "pause:" + r.PauseTag, root: true,
 			bin:   binary{name: "pause", file: "pause", dir: ".", pkg: "./hack/images/pause", source: slipwayModule},
 			title: "pause, the pod sandbox (slipway's, as Kubernetes' build/pause)", help: "holds a pod's namespaces"})

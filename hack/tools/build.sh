@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the upstream binaries slipway runs (kube-apiserver, kube-controller-manager,
-# kube-scheduler for each supported Kubernetes version, and etcd) from the Go module proxy into
-# bin/, skipping what is already built. Usage: hack/tools/build.sh [--only apiserver-etcd]
+# kube-scheduler for each supported Kubernetes version, and etcd with etcdctl) from the Go module
+# proxy into bin/, skipping what is already built. Usage: hack/tools/build.sh [--only apiserver-etcd]
 #
 #   bin/k8s/<kubernetes version>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kubeadm,kube-proxy}
 #   bin/k8s/<default version>/kubectl
-#   bin/etcd/<etcd version>/etcd
+#   bin/etcd/<etcd version>/{etcd,etcdctl}
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,6 +53,11 @@ version_ldflags() { # v1.35.4 -> -X flags that make the binary report TKG's vers
 
 build "$tools/etcd" "$root/bin/etcd/$etcd_version/etcd" . \
 	"-X go.etcd.io/etcd/api/v3/version.GitSHA=slipway"
+# etcdctl, which the etcd image carries beside etcd as upstream's does.
+if [ -z "$only" ]; then
+	build "$tools/etcd" "$root/bin/etcd/$etcd_version/etcdctl" go.etcd.io/etcd/etcdctl/v3 \
+		"-X go.etcd.io/etcd/api/v3/version.GitSHA=slipway"
+fi
 
 for v in "${k8s_versions[@]}"; do
 	if [ "$only" = apiserver-etcd ] && [ "$v" != "${k8s_versions[0]}" ]; then

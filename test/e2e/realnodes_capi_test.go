@@ -148,4 +148,13 @@ func checkRealNodesOf(t *testing.T, lc *localCluster, wc *clusterv1.Cluster, ver
 	if err != nil || !strings.Contains(string(out), "etcd Version: "+etcd) {
 		t.Errorf("kubectl exec into etcd-%s: %v\n%s", controlPlane, err, out)
 	}
+	// etcdctl is in the image, as in upstream's, and reaches etcd with kubeadm's certificates,
+	// as a user troubleshooting a control plane runs it.
+	pki := "/etc/kubernetes/pki/etcd/"
+	out, err = exec.CommandContext(ctx, kubectlBin, "--kubeconfig", kubeconfig, "exec", "-n", "kube-system", "etcd-"+controlPlane, "--",
+		"etcdctl", "--endpoints", "https://127.0.0.1:2379", "--cacert", pki+"ca.crt", "--cert", pki+"server.crt", "--key", pki+"server.key",
+		"endpoint", "health").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "https://127.0.0.1:2379 is healthy") {
+		t.Errorf("etcdctl endpoint health in etcd-%s: %v\n%s", controlPlane, err, out)
+	}
 }

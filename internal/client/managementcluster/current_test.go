@@ -67,7 +67,7 @@ func TestKnownContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := knownContext(home, kubeconfig, "nosuch")
-	if err == nil || err.Error() != "no management cluster nosuch: the kubeconfig "+kubeconfig+" has no context nosuch-admin@nosuch, and none was created from this host" {
+	if err == nil || err.Error() != "no management cluster nosuch: the kubeconfig "+kubeconfig+" has no context nosuch-admin@nosuch; this host created none" {
 		t.Errorf("no management cluster made here: %v", err)
 	}
 	if err := os.MkdirAll(filepath.Join(home, "management"), 0o700); err != nil {
@@ -76,7 +76,7 @@ func TestKnownContext(t *testing.T) {
 	if err := os.WriteFile(SavedKubeconfig(home, "mgmt"), []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := knownContext(home, kubeconfig, "nosuch"); err == nil || !strings.HasSuffix(err.Error(), "and those created from this host: mgmt") {
+	if err := knownContext(home, kubeconfig, "nosuch"); err == nil || !strings.HasSuffix(err.Error(), "; the management clusters this host created: mgmt") {
 		t.Errorf("a misspelt name: %v", err)
 	}
 	if err := knownContext(home, kubeconfig, "mgmt"); err == nil || !strings.Contains(err.Error(), "`slipway management-cluster kubeconfig get mgmt --admin` writes it") {

@@ -90,11 +90,11 @@ func knownContext(home, path, name string) error {
 		return fmt.Errorf("management cluster %s has no context %s in the kubeconfig %s: `slipway management-cluster kubeconfig get %s --admin` writes it",
 			name, ContextName(name), path, name)
 	}
-	made := "none was created from this host"
+	made := "this host created none"
 	if len(names) > 0 {
-		made = "those created from this host: " + strings.Join(names, ", ")
+		made = "the management clusters this host created: " + strings.Join(names, ", ")
 	}
-	return fmt.Errorf("no management cluster %s: the kubeconfig %s has no context %s, and %s", name, path, ContextName(name), made)
+	return fmt.Errorf("no management cluster %s: the kubeconfig %s has no context %s; %s", name, path, ContextName(name), made)
 }
 
 // GuessedError refuses to act on a guessed management cluster where acting cannot be undone.

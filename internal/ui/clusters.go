@@ -1,24 +1,17 @@
 package ui
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runv1alpha3 "github.com/slipway-dev/slipway/api/run/v1alpha3"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/controllers/addons"
-	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/tkg"
 )
 
@@ -67,7 +60,7 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 					l.Packages = append(l.Packages, packageState{Name: p.RefName, State: packageStateOf(cb, p.RefName)})
 				}
 			}
-			if simulated, err := simulatedWorkloads(r.Context(), c, key, s.o.Workload.StandIns); err == nil {
+			if simulated, err := cluster.SimulatedWorkloads(r.Context(), c, key, s.o.Workload.StandIns, reachTimeout); err == nil {
 				l.Simulated, l.Reached = simulated, true
 			}
 			out[i] = l
@@ -75,54 +68,6 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	writeJSON(w, http.StatusOK, out)
-}
-
-// simulatedWorkloads lists, through the cluster's kubeconfig Secret (Cluster API's
-// remote.RESTConfig), the workloads whose pods are simulated (see simulated), sorted and each
-// once.
-func simulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey, standIns map[string]bool) ([]string, error) {
-	cfg, err := remote.RESTConfig(ctx, "slipway-ui", c, key)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = reachTimeout
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	out := []string{}
-	for i := range pods.Items {
-		if p := &pods.Items[i]; simulated(p, standIns) {
-			out = append(out, workloadOf(p))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// simulated says whether a pod is simulated: a container of it runs a stand-in image, by its
-// name or by one of the stand-ins' digests.
-func simulated(p *corev1.Pod, standIns map[string]bool) bool {
-	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image, standIns) })
-}
-
-// workloadOf names the workload a pod belongs to: its DaemonSet, StatefulSet or Job, the
-// Deployment of its ReplicaSet (the ReplicaSet's name without its hash), or the pod itself.
-func workloadOf(p *corev1.Pod) string {
-	name := p.Name
-	if owner := metav1.GetControllerOf(p); owner != nil {
-		name = owner.Name
-		if owner.Kind == "ReplicaSet" {
-			if hash := p.Labels["pod-template-hash"]; hash != "" {
-				name = strings.TrimSuffix(name, "-"+hash)
-			}
-		}
-	}
-	return p.Namespace + "/" + name
 }
 
 // packageStateOf reads a package's state from the ClusterBootstrap's conditions, named

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -87,56 +86,5 @@ func TestWorkloadInstaller(t *testing.T) {
 	}
 	if ran.File != want || ran.Client != client.Client(c) || !slices.Equal(ran.Environ, environ) {
 		t.Errorf("the flow ran on %s with client %v and environment %v", ran.File, ran.Client, ran.Environ)
-	}
-}
-
-// TestWorkloadOf names a simulated pod's workload as a user finds it with kubectl.
-func TestWorkloadOf(t *testing.T) {
-	controller := func(kind, name string) []metav1.OwnerReference {
-		return []metav1.OwnerReference{{Kind: kind, Name: name, Controller: ptr.To(true)}}
-	}
-	for _, tc := range []struct {
-		pod  corev1.Pod
-		want string
-	}{
-		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "calico-node-x7k2p", OwnerReferences: controller("DaemonSet", "calico-node")}}, "kube-system/calico-node"},
-		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "antrea-controller-5d9c8f7b6-abcde", Labels: map[string]string{"pod-template-hash": "5d9c8f7b6"},
-			OwnerReferences: controller("ReplicaSet", "antrea-controller-5d9c8f7b6")}}, "kube-system/antrea-controller"},
-		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lonely"}}, "default/lonely"},
-	} {
-		if got := workloadOf(&tc.pod); got != tc.want {
-			t.Errorf("%s: got %s, want %s", tc.pod.Name, got, tc.want)
-		}
-	}
-}
-
-// TestSimulated tells a simulated pod from a real one: a stand-in image, relocated or not.
-func TestSimulated(t *testing.T) {
-	pod := func(annotations map[string]string, images ...string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
-		for _, i := range images {
-			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Image: i})
-		}
-		return p
-	}
-	for _, tc := range []struct {
-		name string
-		pod  *corev1.Pod
-		want bool
-	}{
-		{"a stand-in image", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.26.3_vmware.2"), true},
-		{"a relocated stand-in, second container", pod(nil, "registry.example.com/tkg/metrics-server:v0.7.2_vmware.1",
-			"registry.example.com/tkg/pinniped:v0.25.0_vmware.1@sha256:0123"), true},
-		{"a stand-in locked by digest, as a package names it", pod(nil, "127.0.0.1:5000/tkg/calico-all/calico-node@sha256:0123"), true},
-		{"a built image", pod(nil, "projects.registry.vmware.com/tkg/metrics-server:v0.7.2_vmware.1"), false},
-		{"a built image locked by digest", pod(nil, "projects.registry.vmware.com/tkg/metrics-server@sha256:0123"), false},
-		{"a stand-in's name at another tag", pod(nil, "projects.registry.vmware.com/tkg/calico-all/calico-node:v3.99.0"), false},
-		{"a name that only ends like one", pod(nil, "example.com/my-calico-all/calico-node:v3.26.3_vmware.2"), false},
-		{"a stand-in copied into one repository, told by its digest", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:abcd"), true},
-		{"a built image copied into one repository", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:0123"), false},
-	} {
-		if got := simulated(tc.pod, map[string]bool{"sha256:abcd": true}); got != tc.want {
-			t.Errorf("%s: simulated %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

@@ -23,10 +23,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/slipway-dev/slipway/internal/assets"
 	slipwayclient "github.com/slipway-dev/slipway/internal/client"
 	"github.com/slipway-dev/slipway/internal/client/cluster"
 	"github.com/slipway-dev/slipway/internal/client/managementcluster"
 	"github.com/slipway-dev/slipway/internal/config"
+	"github.com/slipway-dev/slipway/internal/images"
 	localcluster "github.com/slipway-dev/slipway/internal/local/cluster"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/internal/statedir"
@@ -286,3 +288,14 @@ func OpenBrowser(browser, url string) error {
 
 // browserReadsPage is how long OpenBrowser's page is kept for the browser to read.
 var browserReadsPage = time.Minute
+
+// StandInDigests reads the digests of the stand-in images from the layout `make images` built,
+// by which a stand-in copied into one repository (a site's imgpkg copy), which keeps only its
+// digest, is told simulated; the others are told by their names without it.
+func StandInDigests() (map[string]bool, error) {
+	set, err := assets.Find()
+	if err != nil {
+		return nil, err
+	}
+	return images.StandInDigests(filepath.Join(set.Dir, images.LayoutDir))
+}

@@ -235,6 +235,9 @@ func progressOf(streams genericiooptions.IOStreams) *progress.Printer {
 	return progress.ForWriter(streams.ErrOut)
 }
 
+// simulatedTimeout bounds `cluster get`'s list of the workload cluster's pods.
+const simulatedTimeout = 5 * time.Second
+
 func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 	var treeOpts cluster.TreeOptions
 	cmd := &cobra.Command{
@@ -262,7 +265,15 @@ func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 				return nil
 			}
 			fmt.Fprint(streams.Out, "\n\nAdd-ons:\n\n")
-			return cluster.PrintPackages(streams.Out, cb)
+			if err := cluster.PrintPackages(streams.Out, cb); err != nil {
+				return err
+			}
+			// Without make images' layout, stand-ins are told by their names alone.
+			standIns, _ := cliutil.StandInDigests()
+			key := client.ObjectKey{Namespace: t.namespace, Name: args[0]}
+			simulated, err := cluster.SimulatedWorkloads(cmd.Context(), c, key, standIns, simulatedTimeout)
+			cluster.PrintSimulated(streams.Out, simulated, err)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&t.namespace, "namespace", "n", "default", "the namespace of the cluster")

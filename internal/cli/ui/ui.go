@@ -4,15 +4,12 @@ package ui
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/slipway-dev/slipway/internal/assets"
 	"github.com/slipway-dev/slipway/internal/cli/cliutil"
-	"github.com/slipway-dev/slipway/internal/images"
 	"github.com/slipway-dev/slipway/internal/statedir"
 	slipwayui "github.com/slipway-dev/slipway/internal/ui"
 )
@@ -42,13 +39,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// A stand-in copied into one repository (a site's imgpkg copy) keeps only its
-			// digest, which the layout `make images` built tells.
-			var standIns map[string]bool
-			set, err := assets.Find()
-			if err == nil {
-				standIns, err = images.StandInDigests(filepath.Join(set.Dir, images.LayoutDir))
-			}
+			standIns, err := cliutil.StandInDigests()
 			if err != nil {
 				fmt.Fprintf(streams.ErrOut, "Warning: %v: a stand-in image copied into one repository is not shown as simulated\n", err)
 			}

@@ -273,11 +273,12 @@ func TestVSphereFlows(t *testing.T) {
 		defer stopUI()
 		url := serveUI(t, uiCtx, "management-cluster", "create", "--ui", "--browser", "none", "--bind", "127.0.0.1:0",
 			"--package-repository", repo, "-t", "10m")
+		// Before the deploy, so that a failed one's kept bootstrap cluster goes too.
+		atTestEnd(func(t *testing.T) { deleteAddedClusters(t, store, before) })
 		start := time.Now()
 		printed := runBrowser(t, uiCtx, "management.mjs", url, "tkg-mgmt-vc", endpoint.Address, endpoint.Username, endpoint.Password, mgmtEndpoint)
 		t.Logf("management-cluster create on vSphere through the installer took %s", time.Since(start).Round(time.Second))
 		stopUI()
-		atTestEnd(func(t *testing.T) { deleteAddedClusters(t, store, before) })
 		_, deployLog, _ := strings.Cut(printed, "--- deploy log\n")
 		deployLog, _, _ = strings.Cut(deployLog, "--- end of deploy log")
 		checkLinesInOrder(t, "the installer's deploy", deployLog, "vSphere 7.0 Environment Detected.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,7 +57,10 @@ func (c *Client) interval() time.Duration {
 	return time.Second
 }
 
-// succeeded reads kapp-controller's conditions: done, and the useful error when failed.
+// succeeded reads kapp-controller's conditions: done, and the error when failed: its friendly
+// description ("Reconcile failed: …", which holds the error) and the useful error message it
+// adds (the failed step's standard error, which may hold only a tool's progress lines), or the
+// condition's message when it gives neither.
 func succeeded(status kappctrlv1alpha1.GenericStatus, generation int64) (bool, error) {
 	if status.ObservedGeneration != generation {
 		return false, nil
@@ -69,31 +73,46 @@ func succeeded(status kappctrlv1alpha1.GenericStatus, generation int64) (bool, e
 		case kappctrlv1alpha1.ReconcileSucceeded:
 			return true, nil
 		case kappctrlv1alpha1.ReconcileFailed:
-			msg := status.UsefulErrorMessage
-			if msg == "" {
-				msg = c.Message
+			var parts []string
+			for _, m := range []string{status.FriendlyDescription, status.UsefulErrorMessage} {
+				if m = strings.TrimSpace(m); m != "" && !slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(p, m) }) {
+					parts = append(parts, m)
+				}
 			}
-			return false, errors.New(msg)
+			if len(parts) == 0 {
+				// The condition's message, which points at the status's fields otherwise.
+				parts = append(parts, c.Message)
+			}
+			return false, errors.New(strings.Join(parts, "\n"))
 		}
 	}
 	return false, nil
 }
 
-// waitFor polls get until the object reconciles, fails, or the timeout passes. With
-// retryFailures, a failed reconcile is waited past (the controller retries it) and reported only
-// if it is still failing at the timeout.
-func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration, retryFailures bool, get func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, error)) error {
+// retried says which failed reconciles a wait goes past, as kapp-controller retries them: a
+// failure is reported once the object has failed this many times in a row (its status's
+// consecutiveReconcileFailures), or, with retryUntilTimeout, only if it still fails at the
+// timeout.
+type retried struct {
+	failures          int
+	retryUntilTimeout bool
+}
+
+// waitFor polls get until the object reconciles, fails past what retry allows, or the timeout
+// passes. get returns the object's status, generation and consecutive failures (0 where its kind
+// does not count them).
+func (c *Client) waitFor(ctx context.Context, what string, timeout time.Duration, retry retried, get func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, int, error)) error {
 	var last kappctrlv1alpha1.GenericStatus
 	var failed error
 	err := wait.PollUntilContextTimeout(ctx, c.interval(), timeout, true, func(ctx context.Context) (bool, error) {
-		status, generation, err := get(ctx)
+		status, generation, failures, err := get(ctx)
 		if err != nil {
 			return false, err
 		}
 		last = status
 		done, err := succeeded(status, generation)
 		failed = err
-		if err != nil && !retryFailures {
+		if err != nil && !retry.retryUntilTimeout && failures >= retry.failures {
 			return false, err
 		}
 		return done, nil

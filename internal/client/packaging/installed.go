@@ -184,10 +184,10 @@ func (c *Client) waitInstalled(ctx context.Context, o InstallOptions, done strin
 // returns the package's useful error message when it fails, or, with retryFailures, when it is
 // still failing at the timeout.
 func (c *Client) WaitReconciled(ctx context.Context, name, namespace string, timeout time.Duration, retryFailures bool) error {
-	return c.waitFor(ctx, "package install "+name, timeout, retryFailures, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+	return c.waitFor(ctx, "package install "+name, timeout, retried{retryUntilTimeout: retryFailures}, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, int, error) {
 		pi := &pkgingv1alpha1.PackageInstall{}
 		err := c.C.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pi)
-		return pi.Status.GenericStatus, pi.Generation, err
+		return pi.Status.GenericStatus, pi.Generation, 0, err
 	})
 }
 

@@ -28,6 +28,15 @@ type RepositoryRow struct {
 	Name, Repository, Tag, Status, Details, Namespace string
 }
 
+// repositoryFailures is how many failed reconciles in a row a repository's wait takes before it
+// reports the failure: kapp-controller retries a failed one 2 s and then 4 s later, and
+// v0.50.0 can fail a fetch or templating once without cause (its child reaper can take the exit
+// status its command waits for, "Templating dir: waitid: no child processes"; the bootstrap
+// cluster's tanzu-management repository failed once in CI on 2026-12-06 with only kbld's
+// progress lines to say why). A repository that cannot be fetched or templated is reported about
+// 6 s after its first failure.
+const repositoryFailures = 3
+
 // RepositoryAdd adds (or updates) a package repository of an imgpkg bundle and waits for its
 // packages to be available.
 func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
@@ -66,10 +75,10 @@ func (c *Client) RepositoryAdd(ctx context.Context, o RepositoryOptions) error {
 	} else {
 		c.Progress.Infof("Waiting for package repository to be added")
 	}
-	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, false, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, error) {
+	if err := c.waitFor(ctx, "package repository "+o.Name, o.WaitTimeout, retried{failures: repositoryFailures}, func(ctx context.Context) (kappctrlv1alpha1.GenericStatus, int64, int, error) {
 		r := &pkgingv1alpha1.PackageRepository{}
 		err := c.C.Get(ctx, client.ObjectKeyFromObject(repo), r)
-		return r.Status.GenericStatus, r.Generation, err
+		return r.Status.GenericStatus, r.Generation, r.Status.ConsecutiveReconcileFailures, err
 	}); err != nil {
 		return err
 	}

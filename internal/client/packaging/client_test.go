@@ -52,7 +52,9 @@ func TestWaitForGoesPastARepositorysFirstFailures(t *testing.T) {
 
 	// A package install's wait without retries reports its first failure.
 	err = c.waitFor(t.Context(), "package install p", time.Minute, retried{},
-		func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, int, error) { return failedStatus(), 1, 0, nil })
+		func(context.Context) (kappctrlv1alpha1.GenericStatus, int64, int, error) {
+			return failedStatus(), 1, 0, nil
+		})
 	if err == nil || !strings.Contains(err.Error(), "waitid: no child processes") {
 		t.Errorf("a package install that failed: %v", err)
 	}

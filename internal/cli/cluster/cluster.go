@@ -249,7 +249,8 @@ func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, tree, cb, err := cluster.Get(cmd.Context(), c, client.ObjectKey{Namespace: t.namespace, Name: args[0]}, treeOpts)
+			key := client.ObjectKey{Namespace: t.namespace, Name: args[0]}
+			s, tree, cb, err := cluster.Get(cmd.Context(), c, key, treeOpts)
 			if err != nil {
 				return err
 			}
@@ -270,7 +271,6 @@ func newGet(t *target, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			// Without make images' layout, stand-ins are told by their names alone.
 			standIns, _ := cliutil.StandInDigests()
-			key := client.ObjectKey{Namespace: t.namespace, Name: args[0]}
 			simulated, err := cluster.SimulatedWorkloads(cmd.Context(), c, key, standIns, simulatedTimeout)
 			cluster.PrintSimulated(streams.Out, simulated, err)
 			return nil

@@ -18,7 +18,7 @@ import (
 )
 
 // SimulatedWorkloads lists, through the cluster's kubeconfig Secret (Cluster API's
-// remote.RESTConfig), the workloads whose pods run stand-in images (see Simulated), sorted and
+// remote.RESTConfig), the workloads whose pods run stand-in images (see simulated), sorted and
 // each once; a cluster that does not answer within timeout is an error. standIns are the
 // stand-ins' digests (images.StandInDigests), which tell a stand-in copied into one repository.
 func SimulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectKey, standIns map[string]bool, timeout time.Duration) ([]string, error) {
@@ -37,24 +37,24 @@ func SimulatedWorkloads(ctx context.Context, c client.Client, key client.ObjectK
 	}
 	out := []string{}
 	for i := range pods.Items {
-		if p := &pods.Items[i]; Simulated(p, standIns) {
-			out = append(out, WorkloadOf(p))
+		if p := &pods.Items[i]; simulated(p, standIns) {
+			out = append(out, workloadOf(p))
 		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
 
-// Simulated says whether a pod is simulated: a container of it runs a stand-in image, by its
+// simulated says whether a pod is simulated: a container of it runs a stand-in image, by its
 // name or by one of the stand-ins' digests.
-func Simulated(p *corev1.Pod, standIns map[string]bool) bool {
+func simulated(p *corev1.Pod, standIns map[string]bool) bool {
 	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return images.IsStandIn(c.Image, standIns) })
 }
 
-// WorkloadOf names the workload a pod belongs to, as a user finds it with kubectl: its
+// workloadOf names the workload a pod belongs to, as a user finds it with kubectl: its
 // DaemonSet, StatefulSet or Job, the Deployment of its ReplicaSet (the ReplicaSet's name without
 // its hash), or the pod itself.
-func WorkloadOf(p *corev1.Pod) string {
+func workloadOf(p *corev1.Pod) string {
 	name := p.Name
 	if owner := metav1.GetControllerOf(p); owner != nil {
 		name = owner.Name

@@ -24,7 +24,7 @@ func TestWorkloadOf(t *testing.T) {
 			OwnerReferences: controller("ReplicaSet", "antrea-controller-5d9c8f7b6")}}, "kube-system/antrea-controller"},
 		{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lonely"}}, "default/lonely"},
 	} {
-		if got := WorkloadOf(&tc.pod); got != tc.want {
+		if got := workloadOf(&tc.pod); got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.pod.Name, got, tc.want)
 		}
 	}
@@ -55,7 +55,7 @@ func TestSimulated(t *testing.T) {
 		{"a stand-in copied into one repository, told by its digest", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:abcd"), true},
 		{"a built image copied into one repository", pod(nil, "127.0.0.1:5001/tkg/slipway-repo@sha256:0123"), false},
 	} {
-		if got := Simulated(tc.pod, map[string]bool{"sha256:abcd": true}); got != tc.want {
+		if got := simulated(tc.pod, map[string]bool{"sha256:abcd": true}); got != tc.want {
 			t.Errorf("%s: simulated %v, want %v", tc.name, got, tc.want)
 		}
 	}

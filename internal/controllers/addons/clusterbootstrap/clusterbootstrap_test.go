@@ -411,9 +411,13 @@ func TestClusterLifecycle(t *testing.T) {
 			}
 			return nil
 		})
-		if n := countEvents(t, "ClusterBootstrap", "wl", clusterbootstrap.ReasonPackageKicked); n != 1 {
-			t.Errorf("%d %s Events, want 1", n, clusterbootstrap.ReasonPackageKicked)
-		}
+		// The recorder writes Events after the reconcile that records them: one is waited for.
+		envtest.Eventually(t, 10*time.Second, "one Event "+clusterbootstrap.ReasonPackageKicked, func() error {
+			if n := countEvents(t, "ClusterBootstrap", "wl", clusterbootstrap.ReasonPackageKicked); n != 1 {
+				return fmt.Errorf("%d %s Events, want 1", n, clusterbootstrap.ReasonPackageKicked)
+			}
+			return nil
+		})
 
 		// A deploy the running kapp-controller started is its own: it is left alone.
 		app.Spec.Paused = false
